@@ -1,0 +1,174 @@
+package api
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAppendStringRoundTrips(t *testing.T) {
+	for _, s := range []string{"", "plain", "quote \" and \\ back", "ctl \x00\x01\x1f\n\r\t", "é 日本 🎉", "\u2028\u2029", "bad \xff utf8", "<script>&"} {
+		var got string
+		b := AppendString(nil, s)
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("AppendString(%q) = %s: not JSON: %v", s, b, err)
+		}
+		want := strings.ToValidUTF8(s, "\ufffd")
+		if got != want {
+			t.Errorf("round trip of %q = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	f.Add("hello")
+	f.Add("a\"b\\c\x00\xff\u2028")
+	f.Fuzz(func(t *testing.T, s string) {
+		b := AppendString(nil, s)
+		if !utf8.Valid(b) {
+			t.Fatalf("output not valid UTF-8: %q", b)
+		}
+		var got string
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("not JSON: %s: %v", b, err)
+		}
+		if got != strings.ToValidUTF8(s, "\ufffd") && utf8.ValidString(s) {
+			t.Fatalf("round trip %q != %q", got, s)
+		}
+	})
+}
+
+func TestDecodeInputShapes(t *testing.T) {
+	body := `{"model":"m","input":[
+	 {"role":"user","content":"hi"},
+	 {"type":"message","role":"developer","content":[{"type":"input_text","text":"sys"}]},
+	 {"type":"message","role":"assistant","id":"msg_1","status":"completed","content":[{"type":"output_text","text":"yo","annotations":[]}]},
+	 {"type":"function_call","id":"fc_1","name":"f","arguments":"{}","call_id":"call_1"},
+	 {"type":"function_call_output","call_id":"call_1","output":"{\"ok\":true}"},
+	 {"type":"item_reference","id":"msg_1"},
+	 {"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"}
+	],"unknown_field":{"x":1}}`
+	req, e := DecodeCreate([]byte(body))
+	if e != nil {
+		t.Fatal(e)
+	}
+	items, e := req.DecodeInput()
+	if e != nil {
+		t.Fatal(e)
+	}
+	wantTypes := []string{"message", "message", "message", "function_call", "function_call_output", "item_reference", "reasoning"}
+	if len(items) != len(wantTypes) {
+		t.Fatalf("got %d items", len(items))
+	}
+	for i, it := range items {
+		if it.Type != wantTypes[i] {
+			t.Errorf("item %d type %q, want %q", i, it.Type, wantTypes[i])
+		}
+	}
+	if items[0].Text() != "hi" || items[0].Content[0].Type != "input_text" {
+		t.Errorf("easy message not normalized: %+v", items[0])
+	}
+	if items[4].Text() != `{"ok":true}` {
+		t.Errorf("output text = %q", items[4].Text())
+	}
+	if got := string(items[6].AppendJSON(nil)); !strings.Contains(got, "encrypted_content") {
+		t.Errorf("reasoning not kept verbatim: %s", got)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	cases := []struct{ name, body, param, code string }{
+		{"not json", `{"model":`, "", "invalid_json"},
+		{"array body", `[1]`, "", "invalid_json"},
+		{"bad utf8", "{\"model\":\"\xff\"}", "", "invalid_json"},
+		{"wrong type", `{"model":5}`, "model", "invalid_type"},
+		{"unknown item", `{"input":[{"type":"computer_call"}]}`, "input[0].type", "invalid_value"},
+		{"bad role", `{"input":[{"role":"robot","content":"x"}]}`, "input[0].role", "invalid_value"},
+		{"call without call_id", `{"input":[{"type":"function_call","name":"f","arguments":"{}"}]}`, "input[0].call_id", "missing_required_parameter"},
+		{"output object", `{"input":[{"type":"function_call_output","call_id":"c","output":{}}]}`, "input[0].output", "invalid_type"},
+		{"input number", `{"input":5}`, "input", "invalid_type"},
+		{"deep nesting", `{"input":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "", "invalid_json"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, e := DecodeCreate([]byte(c.body))
+			if e == nil {
+				_, e = req.DecodeInput()
+			}
+			if e == nil {
+				t.Fatal("no error")
+			}
+			if e.Status != 400 || e.Param != c.param || e.Code != c.code {
+				t.Errorf("got status %d param %q code %q (%s), want 400 %q %q", e.Status, e.Param, e.Code, e.Message, c.param, c.code)
+			}
+		})
+	}
+}
+
+func FuzzDecodeCreate(f *testing.F) {
+	f.Add([]byte(`{"model":"spark","input":"hi","stream":true}`))
+	f.Add([]byte(`{"model":"spark","input":[{"type":"function_call_output","call_id":"c","output":"x"}],"tools":[{"type":"function","name":"f","parameters":{}}]}`))
+	f.Add([]byte(`{"input":[{"role":"assistant","content":[{"type":"output_text","text":"a"},{"type":"input_image","image_url":"x"}]}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, e := DecodeCreate(body)
+		if e != nil {
+			if e.Status != 400 || e.Message == "" {
+				t.Fatalf("bad error %+v", e)
+			}
+			return
+		}
+		items, e := req.DecodeInput()
+		if e != nil {
+			if e.Status != 400 {
+				t.Fatalf("bad error %+v", e)
+			}
+			return
+		}
+		_, _ = req.DecodeTools()
+		_ = req.ToolChoiceName()
+		for i := range items {
+			out := items[i].AppendJSON(nil)
+			if !json.Valid(out) {
+				t.Fatalf("item %d re-encodes to invalid JSON: %s", i, out)
+			}
+		}
+	})
+}
+
+func TestEventsAreValidJSON(t *testing.T) {
+	it := &Item{Type: TypeFunctionCall, ID: "fc_1", Status: "in_progress", CallID: "call_1", Name: "f"}
+	evs := [][]byte{
+		AppendResponseEvent(nil, EventCreated, 0, []byte(`{"id":"resp_1"}`)),
+		AppendOutputItemEvent(nil, EventOutputItemAdded, 1, 0, it),
+		AppendContentPartEvent(nil, EventContentPartAdded, 2, "msg_1", 0, 0, ""),
+		AppendTextDelta(nil, 3, "msg_1", 0, 0, "Hel\"lo\n"),
+		AppendTextDone(nil, 4, "msg_1", 0, 0, "Hello"),
+		AppendArgumentsDelta(nil, 5, "fc_1", 1, `{"a":`),
+		AppendArgumentsDone(nil, 6, "fc_1", 1, `{"a":1}`),
+		AppendStreamError(nil, 7, ServerError("boom")),
+		AppendWSError(nil, PreviousResponseNotFound("resp_x"), ""),
+		AppendHTTPError(nil, ResponseNotFound("resp_x")),
+	}
+	for i, b := range evs {
+		ev, err := DecodeEvent(b)
+		if err != nil {
+			t.Fatalf("event %d invalid: %s: %v", i, b, err)
+		}
+		if i < 7 && ev.SequenceNumber != i {
+			t.Errorf("event %d seq %d", i, ev.SequenceNumber)
+		}
+	}
+	ev, _ := DecodeEvent(evs[8])
+	if e := ev.AsError(); e == nil || e.Status != 400 || e.Code != "previous_response_not_found" {
+		t.Errorf("nested error decoded as %+v", e)
+	}
+}
+
+func BenchmarkAppendTextDelta(b *testing.B) {
+	buf := make([]byte, 0, 256)
+	for i := 0; b.Loop(); i++ {
+		buf = AppendTextDelta(buf[:0], i, "msg_0123456789abcdef0123456789abcdef0123456789abcdef", 0, 0, " token")
+	}
+	b.SetBytes(int64(len(buf)))
+}

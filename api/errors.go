@@ -1,0 +1,121 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// Error is an OpenAI-shaped error. Status is the HTTP status that goes with it;
+// over WebSocket it travels in the frame's "status" field.
+type Error struct {
+	Status  int
+	Type    string
+	Code    string
+	Message string
+	Param   string
+	// Headers are optional header-like strings (rate limits on a 429);
+	// Codex turns them into HTTP headers.
+	Headers map[string]string
+}
+
+func (e *Error) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+	}
+	return fmt.Sprintf("%d %s", e.Status, e.Message)
+}
+
+// Errorf builds an invalid_request_error with the given status.
+func Errorf(status int, param, code, format string, args ...any) *Error {
+	typ := "invalid_request_error"
+	switch {
+	case status >= 500:
+		typ = "server_error"
+	case status == http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	}
+	return &Error{Status: status, Type: typ, Code: code, Message: fmt.Sprintf(format, args...), Param: param}
+}
+
+// BadRequest is a 400 invalid_request_error.
+func BadRequest(param, code, format string, args ...any) *Error {
+	return Errorf(http.StatusBadRequest, param, code, format, args...)
+}
+
+// PreviousResponseNotFound is the error for an unknown or unreachable parent.
+func PreviousResponseNotFound(id string) *Error {
+	return BadRequest("previous_response_id", "previous_response_not_found",
+		"Previous response with id '%s' not found.", id)
+}
+
+// ResponseNotFound is the 404 for GET/DELETE of an unknown response.
+func ResponseNotFound(id string) *Error {
+	return Errorf(http.StatusNotFound, "", "", "Response with id '%s' not found.", id)
+}
+
+// ServerError is a 500 server_error that hides the internal cause.
+func ServerError(format string, args ...any) *Error {
+	return Errorf(http.StatusInternalServerError, "", "server_error", format, args...)
+}
+
+// AppendErrorBody appends {"message":…,"type":…,"param":…,"code":…}.
+func AppendErrorBody(b []byte, e *Error) []byte {
+	b = append(b, `{"message":`...)
+	b = AppendString(b, e.Message)
+	b = append(b, `,"type":`...)
+	b = AppendString(b, e.Type)
+	b = append(b, `,"param":`...)
+	b = appendNullableString(b, e.Param)
+	b = append(b, `,"code":`...)
+	b = appendNullableString(b, e.Code)
+	if len(e.Headers) > 0 {
+		b = append(b, `,"headers":{`...)
+		first := true
+		for _, k := range sortedKeys(e.Headers) {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = AppendString(b, k)
+			b = append(b, ':')
+			b = AppendString(b, e.Headers[k])
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// AppendHTTPError appends the HTTP error envelope {"error":{…}}.
+func AppendHTTPError(b []byte, e *Error) []byte {
+	b = append(b, `{"error":`...)
+	b = AppendErrorBody(b, e)
+	return append(b, '}')
+}
+
+// AppendWSError appends a request-level WebSocket error frame:
+// {"type":"error","status":N,"error":{…}}. streamID is omitted when empty.
+func AppendWSError(b []byte, e *Error, streamID string) []byte {
+	b = append(b, `{"type":"error","status":`...)
+	b = appendInt(b, int64(e.Status))
+	if streamID != "" {
+		b = append(b, `,"stream_id":`...)
+		b = AppendString(b, streamID)
+	}
+	b = append(b, `,"error":`...)
+	b = AppendErrorBody(b, e)
+	return append(b, '}')
+}
+
+// AppendStreamError appends the flat in-stream error event:
+// {"type":"error","code":…,"message":…,"param":…,"sequence_number":N}.
+func AppendStreamError(b []byte, seq int, e *Error) []byte {
+	b = append(b, `{"type":"error","code":`...)
+	b = appendNullableString(b, e.Code)
+	b = append(b, `,"message":`...)
+	b = AppendString(b, e.Message)
+	b = append(b, `,"param":`...)
+	b = appendNullableString(b, e.Param)
+	b = append(b, `,"sequence_number":`...)
+	b = appendInt(b, int64(seq))
+	return append(b, '}')
+}

@@ -1,0 +1,174 @@
+package api
+
+import "encoding/json"
+
+// Stream event types.
+const (
+	EventCreated           = "response.created"
+	EventInProgress        = "response.in_progress"
+	EventCompleted         = "response.completed"
+	EventIncomplete        = "response.incomplete"
+	EventFailed            = "response.failed"
+	EventOutputItemAdded   = "response.output_item.added"
+	EventOutputItemDone    = "response.output_item.done"
+	EventContentPartAdded  = "response.content_part.added"
+	EventContentPartDone   = "response.content_part.done"
+	EventOutputTextDelta   = "response.output_text.delta"
+	EventOutputTextDone    = "response.output_text.done"
+	EventArgumentsDelta    = "response.function_call_arguments.delta"
+	EventArgumentsDone     = "response.function_call_arguments.done"
+	EventError             = "error"
+	ClientResponseCreate   = "response.create"
+	ClientResponseProcesed = "response.processed"
+)
+
+// IsTerminal reports whether an event type ends a response's stream.
+func IsTerminal(typ string) bool {
+	switch typ {
+	case EventCompleted, EventIncomplete, EventFailed, EventError:
+		return true
+	}
+	return false
+}
+
+// The Append* functions below are the fast event encoder: each appends one
+// event's JSON to b without reflection. Response snapshots are passed in
+// already encoded, because they are encoded once per lifecycle event.
+
+func appendHead(b []byte, typ string, seq int) []byte {
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","sequence_number":`...)
+	return appendInt(b, int64(seq))
+}
+
+// AppendResponseEvent appends created/in_progress/completed/incomplete/failed.
+func AppendResponseEvent(b []byte, typ string, seq int, response []byte) []byte {
+	b = appendHead(b, typ, seq)
+	b = append(b, `,"response":`...)
+	b = append(b, response...)
+	return append(b, '}')
+}
+
+// AppendOutputItemEvent appends output_item.added or output_item.done.
+func AppendOutputItemEvent(b []byte, typ string, seq, outputIndex int, item *Item) []byte {
+	b = appendHead(b, typ, seq)
+	b = append(b, `,"output_index":`...)
+	b = appendInt(b, int64(outputIndex))
+	b = append(b, `,"item":`...)
+	b = item.AppendJSON(b)
+	return append(b, '}')
+}
+
+func appendItemRef(b []byte, itemID string, outputIndex int) []byte {
+	b = append(b, `,"item_id":`...)
+	b = AppendString(b, itemID)
+	b = append(b, `,"output_index":`...)
+	return appendInt(b, int64(outputIndex))
+}
+
+// AppendContentPartEvent appends content_part.added or content_part.done for
+// an output_text part.
+func AppendContentPartEvent(b []byte, typ string, seq int, itemID string, outputIndex, contentIndex int, text string) []byte {
+	b = appendHead(b, typ, seq)
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"content_index":`...)
+	b = appendInt(b, int64(contentIndex))
+	b = append(b, `,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":`...)
+	b = AppendString(b, text)
+	return append(b, "}}"...)
+}
+
+// AppendTextDelta appends response.output_text.delta: the hot path.
+func AppendTextDelta(b []byte, seq int, itemID string, outputIndex, contentIndex int, delta string) []byte {
+	b = appendHead(b, EventOutputTextDelta, seq)
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"content_index":`...)
+	b = appendInt(b, int64(contentIndex))
+	b = append(b, `,"delta":`...)
+	b = AppendString(b, delta)
+	return append(b, `,"logprobs":[]}`...)
+}
+
+// AppendTextDone appends response.output_text.done.
+func AppendTextDone(b []byte, seq int, itemID string, outputIndex, contentIndex int, text string) []byte {
+	b = appendHead(b, EventOutputTextDone, seq)
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"content_index":`...)
+	b = appendInt(b, int64(contentIndex))
+	b = append(b, `,"text":`...)
+	b = AppendString(b, text)
+	return append(b, `,"logprobs":[]}`...)
+}
+
+// AppendArgumentsDelta appends response.function_call_arguments.delta.
+func AppendArgumentsDelta(b []byte, seq int, itemID string, outputIndex int, delta string) []byte {
+	b = appendHead(b, EventArgumentsDelta, seq)
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"delta":`...)
+	b = AppendString(b, delta)
+	return append(b, '}')
+}
+
+// AppendArgumentsDone appends response.function_call_arguments.done, which
+// carries no name.
+func AppendArgumentsDone(b []byte, seq int, itemID string, outputIndex int, arguments string) []byte {
+	b = appendHead(b, EventArgumentsDone, seq)
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"arguments":`...)
+	b = AppendString(b, arguments)
+	return append(b, '}')
+}
+
+// Event is a decoded server event, for clients. Fields not relevant to an
+// event's type stay zero.
+type Event struct {
+	Type           string          `json:"type"`
+	SequenceNumber int             `json:"sequence_number"`
+	Response       *Response       `json:"response"`
+	OutputIndex    int             `json:"output_index"`
+	ContentIndex   int             `json:"content_index"`
+	ItemID         string          `json:"item_id"`
+	Item           json.RawMessage `json:"item"`
+	Delta          string          `json:"delta"`
+	Text           string          `json:"text"`
+	Arguments      string          `json:"arguments"`
+	StreamID       string          `json:"stream_id"`
+	// Request-level WebSocket errors are nested with a status; in-stream
+	// errors are flat (Code, Message, Param at the top).
+	Status  int             `json:"status"`
+	Error   *WireError      `json:"error"`
+	Code    string          `json:"code"`
+	Message string          `json:"message"`
+	Param   string          `json:"param"`
+	Raw     json.RawMessage `json:"-"`
+}
+
+// WireError is the JSON body of an error.
+type WireError struct {
+	Type    string `json:"type"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Param   string `json:"param"`
+}
+
+// DecodeEvent decodes one server event.
+func DecodeEvent(b []byte) (*Event, error) {
+	var ev Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return nil, err
+	}
+	ev.Raw = b
+	return &ev, nil
+}
+
+// AsError returns the event's error, nested or flat, or nil.
+func (ev *Event) AsError() *Error {
+	if ev.Type != EventError {
+		return nil
+	}
+	if ev.Error != nil {
+		return &Error{Status: ev.Status, Type: ev.Error.Type, Code: ev.Error.Code, Message: ev.Error.Message, Param: ev.Error.Param}
+	}
+	return &Error{Status: ev.Status, Type: "server_error", Code: ev.Code, Message: ev.Message, Param: ev.Param}
+}

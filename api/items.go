@@ -1,0 +1,338 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Item types the official SDKs send (DECISIONS.md). Anything else is a 400.
+const (
+	TypeMessage              = "message"
+	TypeFunctionCall         = "function_call"
+	TypeFunctionCallOutput   = "function_call_output"
+	TypeItemReference        = "item_reference"
+	TypeReasoning            = "reasoning"
+	TypeCustomToolCall       = "custom_tool_call"
+	TypeCustomToolCallOutput = "custom_tool_call_output"
+)
+
+// Part is one content part of a message. Text parts are decoded; every other
+// part (images, files, audio) is kept verbatim in Raw.
+type Part struct {
+	Type string
+	Text string
+	Raw  json.RawMessage
+}
+
+// Item is one input or output item, normalized: a message always has a type
+// and a part list, whatever shape the client sent.
+type Item struct {
+	Type      string
+	ID        string
+	Status    string
+	Role      string
+	Content   []Part
+	Name      string
+	Namespace string
+	Arguments string
+	CallID    string
+	// Output is a function_call_output's output as sent: a JSON string or a
+	// list of parts.
+	Output json.RawMessage
+	Phase  string
+	// Raw keeps opaque items (reasoning, custom tool calls) verbatim.
+	Raw json.RawMessage
+}
+
+type wireItem struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Status    string          `json:"status"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Name      string          `json:"name"`
+	Namespace string          `json:"namespace"`
+	Arguments string          `json:"arguments"`
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"`
+	Phase     string          `json:"phase"`
+}
+
+type wirePart struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	Refusal string `json:"refusal"`
+}
+
+var messageRoles = map[string]bool{"user": true, "assistant": true, "system": true, "developer": true}
+
+// DecodeItem decodes and validates one input item. param names the item's
+// place for error messages, e.g. "input[3]".
+func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
+	var w wireItem
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Item{}, BadRequest(param, "invalid_type", "Invalid '%s': expected an object (%s).", param, jsonProblem(err))
+	}
+	it := Item{Type: w.Type, ID: w.ID, Status: w.Status, Role: w.Role, Name: w.Name, Namespace: w.Namespace,
+		Arguments: w.Arguments, CallID: w.CallID, Phase: w.Phase}
+	switch w.Type {
+	case "", TypeMessage:
+		it.Type = TypeMessage
+		if !messageRoles[w.Role] {
+			return Item{}, BadRequest(param+".role", "invalid_value",
+				"Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system', and 'developer'.", w.Role)
+		}
+		parts, err := decodeContent(w.Content, w.Role, param+".content")
+		if err != nil {
+			return Item{}, err
+		}
+		it.Content = parts
+	case TypeFunctionCall:
+		if w.Name == "" {
+			return Item{}, BadRequest(param+".name", "missing_required_parameter", "Missing required parameter: '%s.name'.", param)
+		}
+		if w.CallID == "" {
+			return Item{}, BadRequest(param+".call_id", "missing_required_parameter", "Missing required parameter: '%s.call_id'.", param)
+		}
+	case TypeFunctionCallOutput:
+		if w.CallID == "" {
+			return Item{}, BadRequest(param+".call_id", "missing_required_parameter", "Missing required parameter: '%s.call_id'.", param)
+		}
+		out := bytes.TrimSpace(w.Output)
+		if len(out) == 0 || (out[0] != '"' && out[0] != '[') {
+			return Item{}, BadRequest(param+".output", "invalid_type",
+				"Invalid type for '%s.output': expected a string or an array of content parts.", param)
+		}
+		it.Output = append(json.RawMessage(nil), out...)
+	case TypeItemReference:
+		if w.ID == "" {
+			return Item{}, BadRequest(param+".id", "missing_required_parameter", "Missing required parameter: '%s.id'.", param)
+		}
+	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput:
+		it.Raw = append(json.RawMessage(nil), bytes.TrimSpace(raw)...)
+	default:
+		return Item{}, BadRequest(param+".type", "invalid_value",
+			"Invalid value: '%s'. Supported values are: 'message', 'function_call', 'function_call_output', 'item_reference', 'reasoning', 'custom_tool_call', and 'custom_tool_call_output'.", w.Type)
+	}
+	return it, nil
+}
+
+func decodeContent(raw json.RawMessage, role, param string) ([]Part, *Error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return nil, BadRequest(param, "missing_required_parameter", "Missing required parameter: '%s'.", param)
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, BadRequest(param, "invalid_type", "Invalid '%s': %s.", param, jsonProblem(err))
+		}
+		typ := "input_text"
+		if role == "assistant" {
+			typ = "output_text"
+		}
+		return []Part{{Type: typ, Text: s}}, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(raw, &raws); err != nil {
+		return nil, BadRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+	}
+	parts := make([]Part, 0, len(raws))
+	for i, pr := range raws {
+		var wp wirePart
+		if err := json.Unmarshal(pr, &wp); err != nil {
+			return nil, BadRequest(fmt.Sprintf("%s[%d]", param, i), "invalid_type", "Invalid content part: expected an object.")
+		}
+		switch wp.Type {
+		case "input_text", "output_text", "text", "summary_text", "reasoning_text":
+			parts = append(parts, Part{Type: wp.Type, Text: wp.Text})
+		case "refusal":
+			parts = append(parts, Part{Type: wp.Type, Text: wp.Refusal, Raw: append(json.RawMessage(nil), pr...)})
+		case "":
+			return nil, BadRequest(fmt.Sprintf("%s[%d].type", param, i), "missing_required_parameter", "Missing required parameter: '%s[%d].type'.", param, i)
+		default:
+			parts = append(parts, Part{Type: wp.Type, Raw: append(json.RawMessage(nil), bytes.TrimSpace(pr)...)})
+		}
+	}
+	return parts, nil
+}
+
+// Text is the item's readable text: a message's text parts joined, a call's
+// name and arguments, a tool output's text. It is what the model reads.
+func (it *Item) Text() string {
+	switch it.Type {
+	case TypeMessage:
+		if len(it.Content) == 1 {
+			return it.Content[0].Text
+		}
+		var sb strings.Builder
+		for i, p := range it.Content {
+			if i > 0 {
+				sb.WriteByte('\n')
+			}
+			sb.WriteString(p.Text)
+		}
+		return sb.String()
+	case TypeFunctionCall:
+		return it.Arguments
+	case TypeFunctionCallOutput:
+		return OutputText(it.Output)
+	default:
+		return string(it.Raw)
+	}
+}
+
+// OutputText returns a function_call_output's output as text: the string
+// itself, or the text parts of a part list joined by newlines.
+func OutputText(out json.RawMessage) string {
+	if len(out) == 0 {
+		return ""
+	}
+	if out[0] == '"' {
+		var s string
+		if json.Unmarshal(out, &s) == nil {
+			return s
+		}
+		return ""
+	}
+	var parts []wirePart
+	if json.Unmarshal(out, &parts) != nil {
+		return string(out)
+	}
+	var sb strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(p.Text)
+	}
+	return sb.String()
+}
+
+// MarshalJSON writes the item in its canonical wire shape.
+func (it Item) MarshalJSON() ([]byte, error) { return it.AppendJSON(nil), nil }
+
+// UnmarshalJSON decodes an item leniently (client side: Response.output).
+func (it *Item) UnmarshalJSON(b []byte) error {
+	dec, err := DecodeItem(b, "item")
+	if err != nil {
+		return err
+	}
+	*it = dec
+	return nil
+}
+
+// AppendJSON appends the item's canonical wire JSON.
+func (it *Item) AppendJSON(b []byte) []byte {
+	switch it.Type {
+	case TypeMessage:
+		b = append(b, '{')
+		b = appendIDField(b, it.ID)
+		b = append(b, `"type":"message"`...)
+		if it.Status != "" {
+			b = append(b, `,"status":`...)
+			b = AppendString(b, it.Status)
+		}
+		b = append(b, `,"role":`...)
+		b = AppendString(b, it.Role)
+		if it.Phase != "" {
+			b = append(b, `,"phase":`...)
+			b = AppendString(b, it.Phase)
+		}
+		b = append(b, `,"content":[`...)
+		for i := range it.Content {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = it.Content[i].AppendJSON(b)
+		}
+		return append(b, "]}"...)
+	case TypeFunctionCall:
+		b = append(b, '{')
+		b = appendIDField(b, it.ID)
+		b = append(b, `"type":"function_call"`...)
+		if it.Status != "" {
+			b = append(b, `,"status":`...)
+			b = AppendString(b, it.Status)
+		}
+		b = append(b, `,"arguments":`...)
+		b = AppendString(b, it.Arguments)
+		b = append(b, `,"call_id":`...)
+		b = AppendString(b, it.CallID)
+		b = append(b, `,"name":`...)
+		b = AppendString(b, it.Name)
+		if it.Namespace != "" {
+			b = append(b, `,"namespace":`...)
+			b = AppendString(b, it.Namespace)
+		}
+		return append(b, '}')
+	case TypeFunctionCallOutput:
+		b = append(b, '{')
+		b = appendIDField(b, it.ID)
+		b = append(b, `"type":"function_call_output","call_id":`...)
+		b = AppendString(b, it.CallID)
+		b = append(b, `,"output":`...)
+		if len(it.Output) == 0 {
+			b = append(b, `""`...)
+		} else {
+			b = append(b, it.Output...)
+		}
+		if it.Status != "" {
+			b = append(b, `,"status":`...)
+			b = AppendString(b, it.Status)
+		}
+		return append(b, '}')
+	case TypeItemReference:
+		b = append(b, `{"type":"item_reference","id":`...)
+		b = AppendString(b, it.ID)
+		return append(b, '}')
+	default:
+		if len(it.Raw) > 0 {
+			return append(b, it.Raw...)
+		}
+		b = append(b, `{"type":`...)
+		b = AppendString(b, it.Type)
+		return append(b, '}')
+	}
+}
+
+func appendIDField(b []byte, id string) []byte {
+	if id == "" {
+		return b
+	}
+	b = append(b, `"id":`...)
+	b = AppendString(b, id)
+	return append(b, ',')
+}
+
+// AppendJSON appends the part's wire JSON. output_text parts always carry
+// annotations and logprobs, as the SDKs expect.
+func (p *Part) AppendJSON(b []byte) []byte {
+	if len(p.Raw) > 0 {
+		return append(b, p.Raw...)
+	}
+	b = append(b, `{"type":`...)
+	b = AppendString(b, p.Type)
+	if p.Type == "output_text" {
+		b = append(b, `,"annotations":[],"logprobs":[]`...)
+	}
+	b = append(b, `,"text":`...)
+	b = AppendString(b, p.Text)
+	return append(b, '}')
+}
+
+// MarshalJSON lets encoding/json write parts.
+func (p Part) MarshalJSON() ([]byte, error) { return p.AppendJSON(nil), nil }
+
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if ok := asTypeError(err, &te); ok {
+		if te.Field != "" {
+			return fmt.Sprintf("'%s' has the wrong type, expected %s", te.Field, te.Type)
+		}
+		return fmt.Sprintf("expected %s, got %s", te.Type, te.Value)
+	}
+	return err.Error()
+}

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"encoding/json"
+)
+
+// Response is the Responses API Response object.
+type Response struct {
+	ID                 string             `json:"id"`
+	Object             string             `json:"object"`
+	CreatedAt          int64              `json:"created_at"`
+	Status             string             `json:"status"`
+	Background         bool               `json:"background"`
+	CompletedAt        *int64             `json:"completed_at"`
+	Error              *ResponseError     `json:"error"`
+	IncompleteDetails  *IncompleteDetails `json:"incomplete_details"`
+	Instructions       *string            `json:"instructions"`
+	MaxOutputTokens    *int               `json:"max_output_tokens"`
+	MaxToolCalls       *int               `json:"max_tool_calls"`
+	Model              string             `json:"model"`
+	Output             []Item             `json:"output"`
+	ParallelToolCalls  bool               `json:"parallel_tool_calls"`
+	PreviousResponseID *string            `json:"previous_response_id"`
+	PromptCacheKey     *string            `json:"prompt_cache_key"`
+	Reasoning          json.RawMessage    `json:"reasoning"`
+	SafetyIdentifier   *string            `json:"safety_identifier"`
+	ServiceTier        string             `json:"service_tier"`
+	Store              bool               `json:"store"`
+	Temperature        float64            `json:"temperature"`
+	Text               json.RawMessage    `json:"text"`
+	ToolChoice         json.RawMessage    `json:"tool_choice"`
+	Tools              json.RawMessage    `json:"tools"`
+	TopLogprobs        int                `json:"top_logprobs"`
+	TopP               float64            `json:"top_p"`
+	Truncation         string             `json:"truncation"`
+	Usage              *Usage             `json:"usage"`
+	User               *string            `json:"user"`
+	Metadata           map[string]string  `json:"metadata"`
+}
+
+// ResponseError is a failed response's error.
+type ResponseError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// IncompleteDetails says why a response stopped early.
+type IncompleteDetails struct {
+	Reason string `json:"reason"`
+}
+
+// Usage is token accounting over the whole reconstructed context.
+type Usage struct {
+	InputTokens         int                 `json:"input_tokens"`
+	InputTokensDetails  InputTokensDetails  `json:"input_tokens_details"`
+	OutputTokens        int                 `json:"output_tokens"`
+	OutputTokensDetails OutputTokensDetails `json:"output_tokens_details"`
+	TotalTokens         int                 `json:"total_tokens"`
+}
+
+// InputTokensDetails carries cached and cache-write counts; the newest SDK
+// schemas require cache_write_tokens and its details.
+type InputTokensDetails struct {
+	CachedTokens            int                     `json:"cached_tokens"`
+	CacheWriteTokens        int                     `json:"cache_write_tokens"`
+	CacheWriteTokensDetails CacheWriteTokensDetails `json:"cache_write_tokens_details"`
+}
+
+// CacheWriteTokensDetails is always zero here.
+type CacheWriteTokensDetails struct {
+	TTL30mTokens int `json:"ttl_30m_tokens"`
+	TTL12hTokens int `json:"ttl_12h_tokens"`
+}
+
+// OutputTokensDetails carries reasoning tokens, which are always 0 here.
+type OutputTokensDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// NewResponse fills the echoed request parameters and the defaults of a
+// Response that is about to start.
+func NewResponse(id string, createdAt int64, req *CreateRequest) *Response {
+	r := &Response{
+		ID: id, Object: "response", CreatedAt: createdAt, Status: "in_progress",
+		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, MaxToolCalls: req.MaxToolCalls,
+		Model: req.Model, Output: []Item{}, ParallelToolCalls: true,
+		Reasoning: json.RawMessage(`{"effort":null,"summary":null}`), ServiceTier: "default",
+		Store: req.Stored(), Temperature: 1, Text: json.RawMessage(`{"format":{"type":"text"},"verbosity":"medium"}`),
+		ToolChoice: json.RawMessage(`"auto"`), Tools: json.RawMessage(`[]`), TopP: 1, Truncation: "disabled",
+		Metadata: map[string]string{},
+	}
+	if req.Background != nil {
+		r.Background = *req.Background
+	}
+	if req.ParallelToolCalls != nil {
+		r.ParallelToolCalls = *req.ParallelToolCalls
+	}
+	if req.PreviousResponseID != "" {
+		r.PreviousResponseID = &req.PreviousResponseID
+	}
+	if req.PromptCacheKey != "" {
+		r.PromptCacheKey = &req.PromptCacheKey
+	}
+	if len(req.Reasoning) > 0 && string(req.Reasoning) != "null" {
+		r.Reasoning = req.Reasoning
+	}
+	if req.SafetyIdentifier != "" {
+		r.SafetyIdentifier = &req.SafetyIdentifier
+	}
+	if req.ServiceTier != "" {
+		r.ServiceTier = req.ServiceTier
+	}
+	if req.Temperature != nil {
+		r.Temperature = *req.Temperature
+	}
+	if len(req.Text) > 0 && string(req.Text) != "null" {
+		r.Text = req.Text
+	}
+	if len(req.ToolChoice) > 0 && string(req.ToolChoice) != "null" {
+		r.ToolChoice = req.ToolChoice
+	}
+	if len(req.Tools) > 0 && string(req.Tools) != "null" {
+		r.Tools = req.Tools
+	}
+	if req.TopLogprobs != nil {
+		r.TopLogprobs = *req.TopLogprobs
+	}
+	if req.TopP != nil {
+		r.TopP = *req.TopP
+	}
+	if req.Truncation != "" {
+		r.Truncation = req.Truncation
+	}
+	if req.User != "" {
+		r.User = &req.User
+	}
+	for k, v := range req.Metadata {
+		r.Metadata[k] = v
+	}
+	return r
+}
+
+// DeletedResponse is the body of DELETE /v1/responses/{id}.
+type DeletedResponse struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Deleted bool   `json:"deleted"`
+}
+
+// ItemList is the body of GET /v1/responses/{id}/input_items.
+type ItemList struct {
+	Object  string  `json:"object"`
+	Data    []Item  `json:"data"`
+	FirstID *string `json:"first_id"`
+	LastID  *string `json:"last_id"`
+	HasMore bool    `json:"has_more"`
+}
