@@ -1,0 +1,53 @@
+# agentloop: `make run` serves, `make test` runs every test (browser tests included).
+GO        ?= go
+PW_DIR    := $(CURDIR)/.pw
+E2E_ENV   := PLAYWRIGHT_DRIVER_PATH=$(PW_DIR) PLAYWRIGHT_NODEJS_PATH=$$(command -v node)
+PKGS      := ./...
+
+.PHONY: run build test unit e2e e2e-deps bench fuzz lint generate clean
+
+run:
+	$(GO) run ./cmd/agentloop serve
+
+build:
+	$(GO) build -o bin/agentloop ./cmd/agentloop
+
+## test: every test, with the race detector; installs the browser test set-up first.
+test: e2e-deps
+	$(E2E_ENV) $(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+## unit: every test but the browser tests.
+unit:
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+## e2e: browser tests only; screenshots land in e2e/screenshots.
+e2e: e2e-deps
+	$(E2E_ENV) $(GO) test -race -count=1 -v ./e2e/...
+	@echo "screenshots: $(CURDIR)/e2e/screenshots"
+
+e2e-deps:
+	sh scripts/e2e-setup.sh
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./server/ ./inference/ ./api/
+	$(GO) run ./cmd/agentloop bench overhead
+
+## fuzz: the long fuzz runs (each target FUZZTIME, default 30s).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreate$$' -fuzztime $(FUZZTIME) ./api/
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME) ./api/
+	$(GO) test -run '^$$' -fuzz '^FuzzHTTPCreate$$' -fuzztime $(FUZZTIME) ./server/
+	$(GO) test -run '^$$' -fuzz '^FuzzWebSocketMessage$$' -fuzztime $(FUZZTIME) ./server/
+	$(GO) test -run '^$$' -fuzz '^FuzzWorkspaceCall$$' -fuzztime $(FUZZTIME) ./scenario/
+	$(GO) test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./scenario/
+
+lint:
+	$(GO) vet ./...
+	$(GO) tool templ generate && git diff --exit-code -- '*_templ.go'
+
+generate:
+	$(GO) tool templ generate
+
+clean:
+	rm -rf bin .pw e2e/screenshots

@@ -1,0 +1,205 @@
+package app
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+
+	"agentloop/api"
+	"agentloop/server"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"golang.org/x/time/rate"
+)
+
+// KeyCookie carries the API key for browsers, which cannot set headers on
+// a WebSocket.
+const KeyCookie = "agentloop_key"
+
+// securityHeaders sets the page protections: a CSP without inline scripts,
+// no sniffing, no framing.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		return next(c)
+	}
+}
+
+// hostAllowlist rejects requests whose Host is not ours, against DNS
+// rebinding. Hostnames are compared without ports.
+func hostAllowlist(allowed []string) (echo.MiddlewareFunc, error) {
+	set := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
+	for _, h := range allowed {
+		h = strings.TrimSpace(strings.ToLower(h))
+		if h != "" {
+			set[strings.Trim(h, "[]")] = true
+		}
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			host := c.Request().Host
+			if h, _, err := net.SplitHostPort(host); err == nil {
+				host = h
+			}
+			host = strings.Trim(strings.ToLower(host), "[]")
+			if !set[host] {
+				return server.WriteError(c, api.Errorf(http.StatusMisdirectedRequest, "", "host_not_allowed",
+					"Host '%s' is not allowed; start the server with --allowed-hosts to serve it.", host))
+			}
+			return next(c)
+		}
+	}, nil
+}
+
+// checkBind refuses a wildcard bind without an explicit host list.
+func checkBind(addr string, allowed []string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	ip := net.ParseIP(host)
+	if (host == "" || (ip != nil && ip.IsUnspecified())) && len(allowed) == 0 {
+		return fmt.Errorf("--addr %q listens on every interface: name the hostnames clients use with --allowed-hosts", addr)
+	}
+	return nil
+}
+
+// keyAuth requires the API key on every route but the login endpoint and
+// static assets: as a Bearer token (SDKs) or as the cookie (pages), the
+// cookie only when the browser says the request is same-origin.
+func keyAuth(key string, loginPage echo.HandlerFunc) echo.MiddlewareFunc {
+	want := []byte(key)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			path := r.URL.Path
+			if path == "/login" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" {
+				return next(c)
+			}
+			if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
+				if subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(auth, "Bearer ")), want) == 1 {
+					return next(c)
+				}
+				return unauthorized(c, "Incorrect API key provided.")
+			}
+			if ck, err := r.Cookie(KeyCookie); err == nil && subtle.ConstantTimeCompare([]byte(ck.Value), want) == 1 {
+				switch r.Header.Get("Sec-Fetch-Site") {
+				case "same-origin", "none":
+					return next(c)
+				}
+			}
+			if isAPIPath(path) || loginPage == nil {
+				return unauthorized(c, "You didn't provide an API key. Provide it as 'Authorization: Bearer YOUR_KEY'.")
+			}
+			c.Response().Header().Set("Cache-Control", "no-store")
+			c.Response().WriteHeader(http.StatusUnauthorized)
+			return loginPage(c)
+		}
+	}
+}
+
+func isAPIPath(p string) bool {
+	for _, pre := range []string{"/v1/", "/baseline/v1/", "/api/", "/metrics", "/ui/"} {
+		if strings.HasPrefix(p, pre) || p+"/" == pre {
+			return true
+		}
+	}
+	return false
+}
+
+func unauthorized(c echo.Context, msg string) error {
+	return server.WriteError(c, &api.Error{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key", Message: msg})
+}
+
+// login takes {"key": "..."} as JSON and sets the HttpOnly, SameSite=Strict
+// cookie. It is state-changing, so it is JSON-only and same-origin only.
+func login(key string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := sameOriginJSON(c); err != nil {
+			return err
+		}
+		var body struct {
+			Key string `json:"key"`
+		}
+		if err := c.Bind(&body); err != nil {
+			return server.WriteError(c, api.BadRequest("key", "invalid_json", "Send {\"key\": \"...\"}."))
+		}
+		if subtle.ConstantTimeCompare([]byte(body.Key), []byte(key)) != 1 {
+			return unauthorized(c, "Incorrect API key provided.")
+		}
+		c.SetCookie(&http.Cookie{Name: KeyCookie, Value: body.Key, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+// sameOriginJSON guards state-changing routes: JSON bodies only, and never
+// from another site.
+func sameOriginJSON(c echo.Context) error {
+	r := c.Request()
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return server.WriteError(c, api.Errorf(http.StatusForbidden, "", "cross_site_request", "Cross-site requests are not allowed."))
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		return server.WriteError(c, api.Errorf(http.StatusUnsupportedMediaType, "", "unsupported_media_type", "Send a JSON body (Content-Type: application/json)."))
+	}
+	return nil
+}
+
+// SameOriginJSON is the guard for state-changing routes, for other packages.
+func SameOriginJSON(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := sameOriginJSON(c); err != nil || c.Response().Committed {
+			return err
+		}
+		return next(c)
+	}
+}
+
+// perAddressLimits limits request rate and concurrent connections per
+// client address. Both are off when zero.
+func perAddressLimits(rps float64, burst, conns int) echo.MiddlewareFunc {
+	var limiters sync.Map // ip -> *rate.Limiter
+	var mu sync.Mutex
+	open := map[string]int{}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ip := c.RealIP()
+			if rps > 0 {
+				l, _ := limiters.LoadOrStore(ip, rate.NewLimiter(rate.Limit(rps), max(burst, 1)))
+				if !l.(*rate.Limiter).Allow() {
+					e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for %s: %.0f requests per second. Please try again in 1s.", ip, rps)
+					e.Headers = map[string]string{"Retry-After": "1"}
+					return server.WriteError(c, e)
+				}
+			}
+			if conns > 0 {
+				mu.Lock()
+				if open[ip] >= conns {
+					mu.Unlock()
+					return server.WriteError(c, api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded",
+						"Too many concurrent connections from %s (limit %d).", ip, conns))
+				}
+				open[ip]++
+				mu.Unlock()
+				defer func() {
+					mu.Lock()
+					if open[ip]--; open[ip] == 0 {
+						delete(open, ip)
+					}
+					mu.Unlock()
+				}()
+			}
+			return next(c)
+		}
+	}
+}
+
+var _ = middleware.DefaultSkipper

@@ -1,0 +1,173 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"agentloop/server"
+	"agentloop/store"
+
+	"github.com/labstack/echo/v4"
+)
+
+// App is one running agentloop server.
+type App struct {
+	cfg      Config
+	log      *slog.Logger
+	DB       *store.DB
+	Shared   *server.Shared
+	V1       *server.Engine
+	Baseline *server.Engine
+	Echo     *echo.Echo
+
+	srv      *http.Server
+	ln       net.Listener
+	url      string
+	shutOnce sync.Once
+	shutErr  error
+	// onShutdown runs after the engines stop and before the store closes.
+	onShutdown []func(context.Context)
+}
+
+// New opens the store and builds the engines and routes. Call Serve next.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	db, err := store.Open(ctx, cfg.DB, log)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := db.MarkInterrupted(ctx); err != nil {
+		db.Close()
+		return nil, err
+	} else if n > 0 {
+		log.Info("runs interrupted by an earlier stop", "runs", n)
+	}
+	sh, err := server.NewShared(db, cfg.TraceRing, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	engineCfg := func(name string, caches bool) server.Config {
+		c := server.Defaults(name)
+		c.TokenCache, c.ModelCache = caches && cfg.TokenCache, caches && cfg.ModelCache
+		c.Unmodelled = cfg.Unmodelled
+		c.MaxBody, c.WSReadLimit, c.WSQueue, c.WSQueueBytes = cfg.MaxBody, cfg.WSReadLimit, cfg.WSQueue, cfg.WSQueueBytes
+		c.WSLifetime, c.WriteStall = cfg.WSLifetime, cfg.WriteStall
+		return c
+	}
+	a := &App{cfg: cfg, log: log, DB: db, Shared: sh,
+		V1: server.New(engineCfg("v1", true), sh), Baseline: server.New(engineCfg("baseline", false), sh)}
+	a.Echo = a.routes()
+	return a, nil
+}
+
+// Listen binds the configured address (port 0 picks a free port).
+func (a *App) Listen() (net.Listener, error) {
+	ln, err := net.Listen("tcp", a.cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	a.ln = ln
+	a.url = "http://" + ln.Addr().String()
+	return ln, nil
+}
+
+// URL is the base URL once listening.
+func (a *App) URL() string { return a.url }
+
+// Serve serves on ln until Shutdown.
+func (a *App) Serve(ln net.Listener) error {
+	if a.ln == nil {
+		a.ln, a.url = ln, "http://"+ln.Addr().String()
+	}
+	a.srv = &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+	err := a.srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Start listens and serves in the background; for tests and the race.
+func (a *App) Start() error {
+	ln, err := a.Listen()
+	if err != nil {
+		return err
+	}
+	a.srv = &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+	go func() {
+		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("serve", "err", err)
+		}
+	}()
+	return nil
+}
+
+// OnShutdown registers work that must end before the store closes.
+func (a *App) OnShutdown(f func(context.Context)) { a.onShutdown = append(a.onShutdown, f) }
+
+// Shutdown follows DECISIONS.md's order: stop accepting, give in-flight
+// streams the grace period, end what remains with a terminal event, close
+// WebSockets with 1001, flush the ledger, close the database.
+func (a *App) Shutdown(ctx context.Context) error {
+	a.shutOnce.Do(func() { a.shutErr = a.shutdown(ctx) })
+	return a.shutErr
+}
+
+func (a *App) shutdown(ctx context.Context) error {
+	grace, cancel := context.WithTimeout(ctx, a.cfg.Grace)
+	defer cancel()
+	httpDone := make(chan error, 1)
+	if a.srv != nil {
+		go func() { httpDone <- a.srv.Shutdown(grace) }()
+	} else {
+		httpDone <- nil
+	}
+	var wg sync.WaitGroup
+	for _, e := range []*server.Engine{a.V1, a.Baseline} {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.CloseConnections(grace) }()
+	}
+	wg.Wait()
+	var err error
+	select {
+	case err = <-httpDone:
+	case <-grace.Done():
+	}
+	if grace.Err() != nil {
+		// Grace is over: end every remaining stream with a terminal event.
+		a.V1.StopGenerating()
+		a.Baseline.StopGenerating()
+		last, cancel2 := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		if a.srv != nil {
+			err = a.srv.Shutdown(last)
+			if err != nil {
+				a.srv.Close()
+			}
+		}
+		cancel2()
+	}
+	for _, f := range a.onShutdown {
+		f(ctx)
+	}
+	a.V1.Close()
+	a.Baseline.Close()
+	a.Shared.Close()
+	if cerr := a.DB.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close store: %w", cerr)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = nil
+	}
+	return err
+}

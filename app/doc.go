@@ -1,0 +1,10 @@
+// Package app assembles one agentloop process: the store, the two engines
+// (/v1 with request-level caches, /baseline/v1 without) sharing one
+// simulated accelerator, the playground, metrics, and the access rules
+// (API key, host allowlist, per-address limits, security headers), all on
+// one Echo instance and one listener.
+//
+// It exists so that cmd/agentloop, the race command and the browser tests
+// start exactly the same server. It owns wiring and lifecycle only: it must
+// never implement a feature of the packages it wires.
+package app

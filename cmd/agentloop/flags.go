@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+var errHelp = errors.New("help requested")
+
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if errors.Is(err, errHelp) {
+		return 0
+	}
+	return 1
+}
+
+// parseFlags parses args, then fills every flag not given on the command
+// line from its AGENTLOOP_ environment variable.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		env := envName(f.Name)
+		if v := getenv(env); v != "" {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", env, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func envName(flagName string) string {
+	return "AGENTLOOP_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// byteSize is a flag like "32MiB", "16MB", "65536".
+type byteSize struct{ n *int64 }
+
+func (b byteSize) String() string {
+	if b.n == nil {
+		return ""
+	}
+	n := *b.n
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprint(n)
+}
+
+func (b byteSize) Set(s string) error {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.m
+			break
+		}
+	}
+	var n int64
+	if _, err := fmt.Sscan(s, &n); err != nil || n <= 0 {
+		return fmt.Errorf("not a positive size: %q", s)
+	}
+	*b.n = n * mult
+	return nil
+}
+
+// listFlag is a comma-separated list.
+type listFlag struct{ v *[]string }
+
+func (l listFlag) String() string {
+	if l.v == nil {
+		return ""
+	}
+	return strings.Join(*l.v, ",")
+}
+
+func (l listFlag) Set(s string) error {
+	*l.v = nil
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l.v = append(*l.v, p)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"agentloop/app"
+)
+
+// serverFlags registers the flags of a server process on fs.
+func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on; port 0 picks a free port")
+	fs.StringVar(&cfg.DB, "db", cfg.DB, "SQLite database file, created on first run")
+	fs.StringVar(&cfg.APIKey, "api-key", cfg.APIKey, "when set, every route needs it: Authorization: Bearer KEY (SDKs) or the login cookie (pages)")
+	fs.Var(listFlag{&cfg.AllowedHosts}, "allowed-hosts", "extra hostnames clients may use (comma-separated); required with a wildcard --addr")
+	fs.Var(byteSize{&cfg.MaxBody}, "max-body", "largest HTTP request body; larger gets 413")
+	fs.Var(byteSize{&cfg.WSReadLimit}, "ws-read-limit", "largest WebSocket message; larger closes with 1009")
+	fs.IntVar(&cfg.WSQueue, "ws-queue", cfg.WSQueue, "response.create messages queued per WebSocket before websocket_queue_full")
+	fs.Var(byteSize{&cfg.WSQueueBytes}, "ws-queue-bytes", "bytes of queued response.create bodies per WebSocket before websocket_queue_full")
+	fs.DurationVar(&cfg.WSLifetime, "ws-lifetime", cfg.WSLifetime, "WebSocket connection lifetime; then websocket_connection_limit_reached")
+	fs.DurationVar(&cfg.WriteStall, "write-stall", cfg.WriteStall, "abort a connection whose write has stalled this long")
+	fs.IntVar(&cfg.TraceRing, "trace-ring", cfg.TraceRing, "engine traces kept in memory")
+	fs.DurationVar(&cfg.Grace, "grace", cfg.Grace, "shutdown grace period for in-flight streams")
+	fs.BoolVar(&cfg.TokenCache, "token-cache", cfg.TokenCache, "/v1: cache rendered tokens per item content across requests")
+	fs.BoolVar(&cfg.ModelCache, "model-cache", cfg.ModelCache, "/v1: cache the resolved model configuration across requests")
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per client address (0 = off)")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of --rate-limit")
+	fs.IntVar(&cfg.ConnLimit, "conn-limit", cfg.ConnLimit, "concurrent connections per client address (0 = off)")
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg := app.Defaults()
+	fs := flag.NewFlagSet("agentloop serve", flag.ContinueOnError)
+	serverFlags(fs, &cfg)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: agentloop [serve] [flags]\n\nRuns the Responses engine (/v1, and /baseline/v1 without request-level caches) and the playground on one port.\n\nFlags (each also AGENTLOOP_<NAME>):\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, getenv, stderr); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	a, err := app.New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	ln, err := a.Listen()
+	if err != nil {
+		a.Shutdown(context.Background())
+		return err
+	}
+	fmt.Fprintf(stdout, "listening on %s\n", a.URL())
+	errc := make(chan error, 1)
+	go func() { errc <- a.Serve(ln) }()
+	select {
+	case err = <-errc:
+		a.Shutdown(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", cfg.Grace)
+	return a.Shutdown(context.Background())
+}

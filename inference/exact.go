@@ -1,0 +1,64 @@
+package inference
+
+import (
+	"strings"
+	"unicode"
+)
+
+// fillerWords continue a reply to an exact length. Each is one o200k token
+// and, led by a space, its own chunk of the encoding's split pattern, so
+// appending one adds exactly one token whatever precedes it (tests check).
+var fillerWords = []string{
+	" The", " model", " keeps", " writing", " so", " the", " stream", " reaches",
+	" its", " requested", " length", ".",
+}
+
+// exactText returns text of exactly n tokens: the head of base, cut on a token
+// boundary, continued with filler words. Re-tokenizing a concatenation can
+// merge tokens across the join, so every candidate is counted, and cuts that
+// do not hold are moved back.
+func exactText(tok *Tokenizer, base string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	pieces := tok.Pieces(base)
+	k := min(n, len(pieces))
+	for tries := 0; k > 0 && tries < 16; tries++ {
+		head := strings.Join(pieces[:k], "")
+		// A head ending in a partial rune or in whitespace would merge with
+		// what follows; step back to a cleaner cut.
+		if pieces[k-1] == "" || endsInSpace(head) {
+			k--
+			continue
+		}
+		text := head + filler(n-k)
+		if tok.Count(text) == n {
+			return text
+		}
+		k--
+	}
+	// Filler alone always holds: its first word without the leading space.
+	text := strings.TrimPrefix(filler(n), " ")
+	if tok.Count(text) != n {
+		// Not reachable with the filler words above; keep the contract visible.
+		panic("inference: filler text does not count exactly")
+	}
+	return text
+}
+
+func endsInSpace(s string) bool {
+	if s == "" {
+		return false
+	}
+	r := []rune(s[max(0, len(s)-4):])
+	return unicode.IsSpace(r[len(r)-1])
+}
+
+// filler returns n filler tokens.
+func filler(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(fillerWords[i%len(fillerWords)])
+	}
+	return b.String()
+}

@@ -1,0 +1,147 @@
+package inference
+
+import (
+	"strings"
+
+	"agentloop/scenario"
+)
+
+// Item is one input item as a policy sees it: the engine flattens the wire
+// shapes into this. Type is "message", "function_call", "function_call_output",
+// "reasoning", "custom_tool_call" or "custom_tool_call_output". For messages
+// Text holds all text parts joined; for custom tool calls Arguments holds the
+// raw input.
+type Item struct {
+	Type, Role, Text, Name, Arguments, CallID, Output, Namespace string
+}
+
+// Tool is a function tool offered to the model. The engine drops hosted
+// tools before a policy sees the request.
+type Tool struct {
+	Name, Description, Namespace string
+	Parameters                   map[string]any // JSON Schema of the arguments
+}
+
+// Request is what a policy decides on.
+type Request struct {
+	Instructions string
+	Items        []Item
+	Tools        []Tool
+	ToolChoice   string // "auto" (or ""), "none", "required", or the name of a function that must be called
+	Seed         int64
+	ExactTokens  int // > 0: reply with a message of exactly this many tokens (load tests: ignore_eos)
+}
+
+// Output item types.
+const (
+	OutputMessage      = "message"
+	OutputFunctionCall = "function_call"
+)
+
+// OutputItem is one item the model emits: a message or a function call.
+type OutputItem struct {
+	Type                             string // OutputMessage or OutputFunctionCall
+	Text, Name, Namespace, Arguments string
+}
+
+// Reply is everything the model emits for one response, in order.
+type Reply struct {
+	Items []OutputItem
+}
+
+// Policy decides what the model says or calls. Respond must be deterministic
+// for a request (including its Seed) and safe for concurrent use.
+type Policy interface {
+	Respond(req *Request) Reply
+}
+
+// NewRouter returns the policy the engine runs: the scenario policy when the
+// conversation carries an "agentloop-scenario: NAME seed: N" marker naming a
+// known scenario (in its first developer or system message, or in the
+// instructions), the chat policy otherwise.
+func NewRouter(tok *Tokenizer) Policy {
+	return &router{chat: NewChatPolicy(tok)}
+}
+
+type router struct {
+	chat Policy
+}
+
+func (r *router) Respond(req *Request) Reply {
+	if sc, seed, ok := scenarioOf(req); ok {
+		return playScenario(sc, seed, req)
+	}
+	return r.chat.Respond(req)
+}
+
+// scenarioOf finds the rollout a request belongs to, if any.
+func scenarioOf(req *Request) (*scenario.Scenario, int64, bool) {
+	for _, text := range markerCandidates(req) {
+		if name, seed, ok := scenario.ParseMarker(text); ok {
+			if sc, ok := scenario.Lookup(name); ok {
+				return sc, seed, true
+			}
+		}
+	}
+	return nil, 0, false
+}
+
+// markerCandidates returns the texts that may carry a scenario marker: the
+// first developer or system message, then the instructions.
+func markerCandidates(req *Request) []string {
+	var out []string
+	for _, it := range req.Items {
+		if it.Type == "message" && (it.Role == "developer" || it.Role == "system") {
+			out = append(out, it.Text)
+			break
+		}
+	}
+	if req.Instructions != "" {
+		out = append(out, req.Instructions)
+	}
+	return out
+}
+
+// lastUserText returns the text of the conversation's last user message.
+func lastUserText(items []Item) string {
+	for i := len(items) - 1; i >= 0; i-- {
+		if items[i].Type == "message" && items[i].Role == "user" {
+			return strings.TrimSpace(items[i].Text)
+		}
+	}
+	return ""
+}
+
+func isCall(it Item) bool { return it.Type == "function_call" || it.Type == "custom_tool_call" }
+func isOutput(it Item) bool {
+	return it.Type == "function_call_output" || it.Type == "custom_tool_call_output"
+}
+
+// answeredCall is a tool call and the output the client returned for it.
+type answeredCall struct {
+	Name, Arguments, Output string
+}
+
+// trailingOutputs returns the tool outputs that end the conversation, each
+// with its call, or nil when the last item is not a tool output.
+func trailingOutputs(items []Item) []answeredCall {
+	start := len(items)
+	for start > 0 && isOutput(items[start-1]) {
+		start--
+	}
+	if start == len(items) {
+		return nil
+	}
+	var out []answeredCall
+	for _, o := range items[start:] {
+		ac := answeredCall{Output: o.Output}
+		for i := start - 1; i >= 0; i-- {
+			if isCall(items[i]) && items[i].CallID == o.CallID {
+				ac.Name, ac.Arguments = items[i].Name, items[i].Arguments
+				break
+			}
+		}
+		out = append(out, ac)
+	}
+	return out
+}

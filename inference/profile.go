@@ -1,0 +1,120 @@
+package inference
+
+import (
+	"math"
+	"time"
+)
+
+// Profile describes one simulated model and the accelerator that serves it.
+// Streams of profiles with the same Name share one batch.
+//
+// Zero values turn modelled time off: BaseTTFT 0 and PrefillTPS <= 0 make
+// prefill instant, and DecodeTPS <= 0 releases every token at the first
+// token. MaxBatch <= 0 means an unbounded batch. See Profile.Unmodelled.
+type Profile struct {
+	Name          string
+	DecodeTPS     float64       // tokens/s per stream when the batch is light
+	PrefillTPS    float64       // uncached prompt tokens per second
+	BaseTTFT      time.Duration // fixed time before the first token
+	MaxBatch      int           // concurrent streams; beyond it, requests wait in the queue
+	BatchSlowdown float64       // fraction by which per-stream decode slows when the batch is full
+	Jitter        float64       // ± fraction applied to rates and TTFT, drawn from a hash
+}
+
+// The built-in profiles. The figures are plausible for hosted models of each
+// class, not measurements of any one of them:
+//
+//	profile  decode      prefill      base TTFT  batch  slowdown at full batch
+//	classic  65 tok/s    2,000 tok/s  400 ms     64     30 %
+//	spark    1000 tok/s  20,000 tok/s 80 ms      512    none (only queueing beyond 512)
+//	burst    4000 tok/s  50,000 tok/s 40 ms      256    15 %
+//
+// Every profile jitters its rates and TTFT by ±5 %, per request, from the
+// Job's JitterSeed.
+var builtinProfiles = []Profile{
+	{Name: "classic", DecodeTPS: 65, PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05},
+	{Name: "spark", DecodeTPS: 1000, PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05},
+	{Name: "burst", DecodeTPS: 4000, PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05},
+}
+
+// DefaultProfile is the profile that serves any model name that is not a
+// built-in profile's name.
+const DefaultProfile = "spark"
+
+// Profiles returns the built-in profiles, slowest first.
+func Profiles() []Profile {
+	return append([]Profile(nil), builtinProfiles...)
+}
+
+// ProfileFor returns the profile for a request's model name: "classic",
+// "spark" or "burst"; any other name runs spark (the caller echoes the model
+// name as sent).
+func ProfileFor(model string) Profile {
+	for _, p := range builtinProfiles {
+		if p.Name == model {
+			return p
+		}
+	}
+	for _, p := range builtinProfiles {
+		if p.Name == DefaultProfile {
+			return p
+		}
+	}
+	panic("inference: default profile missing")
+}
+
+// Unmodelled returns p with every modelled cost set to zero: no base TTFT,
+// instant prefill and decode, no jitter and no batch limit. The overhead
+// benchmark uses it so that only measured work remains.
+func (p Profile) Unmodelled() Profile {
+	p.BaseTTFT = 0
+	p.PrefillTPS = 0
+	p.DecodeTPS = 0
+	p.MaxBatch = 0
+	p.BatchSlowdown = 0
+	p.Jitter = 0
+	return p
+}
+
+// Salts that keep the jitter draws of one job independent of each other.
+const (
+	saltTTFT    = 0x5446_5446
+	saltPrefill = 0x5052_4546
+	saltDecode  = 0x4445_434f
+)
+
+// jitterFactor returns 1 ± jitter, drawn from seed and salt.
+func (p Profile) jitterFactor(seed, salt uint64) float64 {
+	j := math.Min(math.Max(p.Jitter, 0), 0.9)
+	return 1 + j*(2*unitDraw(seed, salt)-1)
+}
+
+// Prefill returns the job's modelled time from admission to its first token:
+// the base TTFT plus the uncached prompt tokens at the prefill rate, each
+// jittered from the job's seed.
+func (j Job) Prefill() time.Duration {
+	p := j.Profile
+	d := float64(p.BaseTTFT) * p.jitterFactor(j.JitterSeed, saltTTFT)
+	if p.PrefillTPS > 0 && j.PrefillTokens > 0 {
+		rate := p.PrefillTPS * p.jitterFactor(j.JitterSeed, saltPrefill)
+		d += float64(j.PrefillTokens) / rate * float64(time.Second)
+	}
+	return time.Duration(d)
+}
+
+// DecodeRate returns the job's decode rate in tokens/s when active streams
+// (this one included) share its accelerator, or 0 when decode is instant.
+// The rate falls linearly with the batch, by BatchSlowdown at a full batch.
+func (j Job) DecodeRate(active int) float64 {
+	p := j.Profile
+	if p.DecodeTPS <= 0 {
+		return 0
+	}
+	rate := p.DecodeTPS * p.jitterFactor(j.JitterSeed, saltDecode)
+	if p.MaxBatch > 0 && p.BatchSlowdown > 0 {
+		load := float64(min(max(active, 0), p.MaxBatch)) / float64(p.MaxBatch)
+		// Never slower than 5 % of the light-batch rate, so a stream always ends.
+		rate *= math.Max(1-p.BatchSlowdown*load, 0.05)
+	}
+	return rate
+}

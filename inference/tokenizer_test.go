@@ -1,0 +1,163 @@
+package inference
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+)
+
+func newTestTokenizer(tb testing.TB) *Tokenizer {
+	tb.Helper()
+	tok, err := NewTokenizer()
+	if err != nil {
+		tb.Fatalf("NewTokenizer: %v", err)
+	}
+	return tok
+}
+
+var tokenizerSamples = []string{
+	"",
+	"hello world",
+	"func main() {\n\tfmt.Println(\"hi\")\n}\n",
+	"🦀 crab and 🫠🫡 faces",
+	"日本語のテキスト",
+	"𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math letters ẞ 龘靐",
+	"   leading and trailing spaces   \n\n\r\n",
+	`{"location":"Paris","unit":"celsius","days":[1,2,3]}`,
+	"<|endoftext|> is plain text here",
+	"delete \x7f key",
+}
+
+func TestTokenizerEncodesO200k(t *testing.T) {
+	tok := newTestTokenizer(t)
+	// Ids from OpenAI's tiktoken for o200k_base; another encoding gives others.
+	if got, want := tok.Encode("hello world"), []int{24912, 2375}; !slices.Equal(got, want) {
+		t.Fatalf("Encode(hello world) = %v, want %v", got, want)
+	}
+}
+
+func TestTokenizerRoundTrip(t *testing.T) {
+	tok := newTestTokenizer(t)
+	for _, s := range tokenizerSamples {
+		ids := tok.Encode(s)
+		if got := tok.Decode(ids); got != s {
+			t.Errorf("Decode(Encode(%q)) = %q", s, got)
+		}
+		if n := tok.Count(s); n != len(ids) {
+			t.Errorf("Count(%q) = %d, Encode gave %d tokens", s, n, len(ids))
+		}
+	}
+	if got := tok.Decode([]int{24912, -1, 1 << 30, 2375}); got != "hello world" {
+		t.Errorf("Decode with unknown ids = %q, want the known ids' text", got)
+	}
+}
+
+// checkPieces asserts the contract the engine streams by.
+func checkPieces(t *testing.T, tok *Tokenizer, s string) []string {
+	t.Helper()
+	pieces := tok.Pieces(s)
+	if got, want := strings.Join(pieces, ""), strings.ToValidUTF8(s, "\uFFFD"); got != want {
+		t.Fatalf("Pieces(%q) join to %q", s, got)
+	}
+	if n := tok.Count(s); len(pieces) != n {
+		t.Fatalf("Pieces(%q) has %d pieces, Count is %d", s, len(pieces), n)
+	}
+	for i, p := range pieces {
+		if !utf8.ValidString(p) {
+			t.Fatalf("Pieces(%q)[%d] = %q is not valid UTF-8", s, i, p)
+		}
+	}
+	if len(pieces) > 0 && pieces[len(pieces)-1] == "" {
+		t.Fatalf("Pieces(%q) ends with an empty piece: text would be lost", s)
+	}
+	return pieces
+}
+
+func TestTokenizerPieces(t *testing.T) {
+	tok := newTestTokenizer(t)
+	for _, s := range tokenizerSamples {
+		checkPieces(t, tok, s)
+	}
+	// 🦀 is three byte-level tokens: the rune rides on the last of them.
+	if got, want := checkPieces(t, tok, "🦀 crab"), []string{"", "", "🦀", " crab"}; !slices.Equal(got, want) {
+		t.Fatalf("Pieces(🦀 crab) = %q, want %q", got, want)
+	}
+	checkPieces(t, tok, "bad \xff\xfe bytes \xe2\x82")
+}
+
+func TestTokenizerConcurrentUse(t *testing.T) {
+	tok := newTestTokenizer(t)
+	want := make([][]int, len(tokenizerSamples))
+	for i, s := range tokenizerSamples {
+		want[i] = tok.Encode(s)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for w := range 8 {
+		wg.Go(func() {
+			other := newTestTokenizer(t)
+			for r := range 20 {
+				i := (w + r) % len(tokenizerSamples)
+				if got := other.Encode(tokenizerSamples[i]); !slices.Equal(got, want[i]) {
+					errs <- tokenizerSamples[i]
+				}
+				other.Decode(want[i])
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for s := range errs {
+		t.Errorf("concurrent Encode(%q) differed", s)
+	}
+}
+
+func FuzzPieces(f *testing.F) {
+	tok := newTestTokenizer(f)
+	for _, s := range tokenizerSamples {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkPieces(t, tok, s)
+		valid := strings.ToValidUTF8(s, "\uFFFD")
+		if got := tok.Decode(tok.Encode(s)); got != valid {
+			t.Fatalf("Decode(Encode(%q)) = %q", s, got)
+		}
+	})
+}
+
+func BenchmarkTokenizerEncode(b *testing.B) {
+	tok := newTestTokenizer(b)
+	text := strings.Repeat("The agent reads main.go, runs `go test ./...` and fixes the failing assertion in parser_test.go. ", 40)
+	n := tok.Count(text)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tok.Encode(text)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
+}
+
+func BenchmarkTokenizerCount(b *testing.B) {
+	tok := newTestTokenizer(b)
+	text := strings.Repeat("{\"path\":\"src/lib.rs\",\"line\":42,\"message\":\"expected `;`, found `}`\"}\n", 40)
+	n := tok.Count(text)
+	for b.Loop() {
+		tok.Count(text)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
+}
+
+func TestTokenizerKeepsDEL(t *testing.T) {
+	tok := newTestTokenizer(t)
+	if got := tok.Decode([]int{delToken}); got != "\x7f" {
+		t.Fatalf("token %d decodes to %q, want DEL", delToken, got)
+	}
+	for _, s := range []string{"\x7f", "a\x7fb", "x \x7f\x7f. y\x7f"} {
+		if got := tok.Decode(tok.Encode(s)); got != s {
+			t.Errorf("Decode(Encode(%q)) = %q", s, got)
+		}
+		checkPieces(t, tok, s)
+	}
+}

@@ -1,0 +1,196 @@
+package scenario
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// syntaxError is the first structural problem found in a source file.
+type syntaxError struct {
+	line, col int
+	msg       string
+}
+
+func (e *syntaxError) Error() string { return fmt.Sprintf("%d:%d: %s", e.line, e.col, e.msg) }
+
+// checkSyntax is the cheap stand-in for a compiler's parser that run_tests
+// uses: brackets must balance outside strings and comments. It catches the
+// damage a bad patch usually does (a lost closing brace, a cut-off string).
+func checkSyntax(p, src string) *syntaxError {
+	var lang string
+	switch path.Ext(p) {
+	case ".go":
+		lang = "go"
+	case ".py":
+		lang = "py"
+	case ".ts", ".tsx", ".js", ".mjs":
+		lang = "ts"
+	default:
+		return nil
+	}
+	type open struct {
+		ch        byte
+		line, col int
+		template  bool // a ${ inside a template literal
+	}
+	var stack []open
+	line, col := 1, 0
+	i := 0
+	next := func() byte {
+		c := src[i]
+		i++
+		if c == '\n' {
+			line++
+			col = 0
+		} else {
+			col++
+		}
+		return c
+	}
+	startsWith := func(s string) bool { return strings.HasPrefix(src[i:], s) }
+	// scanString consumes a quoted string whose opening quote was consumed.
+	scanString := func(q byte, multiline, escapes bool) *syntaxError {
+		sl, sc := line, col
+		for i < len(src) {
+			c := next()
+			switch {
+			case c == '\\' && escapes && i < len(src):
+				next()
+			case c == q:
+				return nil
+			case c == '\n' && !multiline:
+				return &syntaxError{sl, sc, "string literal not terminated"}
+			}
+		}
+		return &syntaxError{sl, sc, "string literal not terminated"}
+	}
+	closer := map[byte]byte{')': '(', ']': '[', '}': '{'}
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case (lang == "go" || lang == "ts") && startsWith("//"):
+			for i < len(src) && src[i] != '\n' {
+				next()
+			}
+			continue
+		case (lang == "go" || lang == "ts") && startsWith("/*"):
+			sl, sc := line, col+1
+			next()
+			next()
+			for i < len(src) && !startsWith("*/") {
+				next()
+			}
+			if i >= len(src) {
+				return &syntaxError{sl, sc, "comment not terminated"}
+			}
+			next()
+			next()
+			continue
+		case lang == "py" && c == '#':
+			for i < len(src) && src[i] != '\n' {
+				next()
+			}
+			continue
+		case lang == "py" && (startsWith(`"""`) || startsWith(`'''`)):
+			q := src[i : i+3]
+			sl, sc := line, col+1
+			next()
+			next()
+			next()
+			for i < len(src) && !startsWith(q) {
+				if src[i] == '\\' && i+1 < len(src) {
+					next()
+				}
+				next()
+			}
+			if i >= len(src) {
+				return &syntaxError{sl, sc, "unterminated triple-quoted string literal"}
+			}
+			next()
+			next()
+			next()
+			continue
+		case c == '"' || c == '\'':
+			next()
+			if err := scanString(c, false, true); err != nil {
+				return err
+			}
+			continue
+		case c == '`' && lang == "go":
+			next()
+			if err := scanString('`', true, false); err != nil {
+				return err
+			}
+			continue
+		case c == '`' && lang == "ts":
+			sl, sc := line, col+1
+			next()
+			closed := false
+			for i < len(src) {
+				if src[i] == '\\' && i+1 < len(src) {
+					next()
+					next()
+					continue
+				}
+				if startsWith("${") {
+					next()
+					next()
+					stack = append(stack, open{'{', line, col, true})
+					closed = true // resumes as code; the matching } returns here
+					break
+				}
+				if next() == '`' {
+					closed = true
+					break
+				}
+			}
+			if !closed {
+				return &syntaxError{sl, sc, "unterminated template literal"}
+			}
+			continue
+		}
+		next()
+		switch c {
+		case '(', '[', '{':
+			stack = append(stack, open{c, line, col, false})
+		case ')', ']', '}':
+			if len(stack) == 0 || stack[len(stack)-1].ch != closer[c] {
+				return &syntaxError{line, col, fmt.Sprintf("unexpected %c", c)}
+			}
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if top.template {
+				// Back inside the template literal: scan to its end or the next ${.
+				sl, sc := line, col
+				closed := false
+				for i < len(src) {
+					if src[i] == '\\' && i+1 < len(src) {
+						next()
+						next()
+						continue
+					}
+					if startsWith("${") {
+						next()
+						next()
+						stack = append(stack, open{'{', line, col, true})
+						closed = true
+						break
+					}
+					if next() == '`' {
+						closed = true
+						break
+					}
+				}
+				if !closed {
+					return &syntaxError{sl, sc, "unterminated template literal"}
+				}
+			}
+		}
+	}
+	if len(stack) > 0 {
+		want := map[byte]byte{'(': ')', '[': ']', '{': '}'}[stack[len(stack)-1].ch]
+		return &syntaxError{line, col + 1, fmt.Sprintf("unexpected EOF, expected %c", want)}
+	}
+	return nil
+}

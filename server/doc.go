@@ -1,0 +1,13 @@
+// Package server is the Responses engine: the HTTP+SSE and WebSocket
+// transports, the request pipeline (parse, validate, resolve, load, render,
+// safety, queue, prefill, generate, finalize), the connection-scoped cache
+// and the request-level caches, and traces.
+//
+// The honesty rule binds every line here: no stage asks which transport it
+// serves. A WebSocket continuation is faster only because the connection
+// cache already holds what the other paths must rebuild. Modelled costs come
+// from inference and are applied the same way to every request.
+//
+// server never imports store's SQL or web; it declares the narrow Store
+// interface it needs.
+package server

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"agentloop/inference"
+)
+
+// Config holds one engine's settings. Two engines share one Shared: /v1 with
+// the request-level caches on, /baseline/v1 with them off.
+type Config struct {
+	Name string // "v1" or "baseline"
+	// TokenCache caches rendered tokens per item content across requests.
+	TokenCache bool
+	// ModelCache caches the resolved model configuration across requests.
+	ModelCache bool
+	// Unmodelled turns every modelled cost off (the overhead benchmark).
+	Unmodelled bool
+
+	MaxBody      int64
+	WSReadLimit  int64
+	WSQueue      int
+	WSQueueBytes int64
+	WSLifetime   time.Duration
+	WriteStall   time.Duration
+}
+
+// Defaults are the flag defaults of DECISIONS.md.
+func Defaults(name string) Config {
+	return Config{
+		Name: name, TokenCache: true, ModelCache: true,
+		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
+		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second,
+	}
+}
+
+// Shared is what both engines of one process share: one simulated
+// accelerator, one prefix cache, one tokenizer, the store and the traces.
+type Shared struct {
+	Store     Store
+	Scheduler *inference.Scheduler
+	Prefix    *inference.PrefixCache
+	Tokenizer *inference.Tokenizer
+	Policy    inference.Policy
+	Traces    *TraceRing
+	Metrics   *Metrics
+	Log       *slog.Logger
+}
+
+// NewShared builds the shared parts around a store.
+func NewShared(st Store, traceRing int, log *slog.Logger) (*Shared, error) {
+	tok, err := inference.NewTokenizer()
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Shared{
+		Store: st, Scheduler: inference.NewScheduler(), Prefix: inference.NewPrefixCache(1 << 20),
+		Tokenizer: tok, Policy: inference.NewRouter(tok), Traces: NewTraceRing(traceRing),
+		Metrics: NewMetrics(), Log: log,
+	}, nil
+}
+
+// Close stops the scheduler.
+func (s *Shared) Close() { s.Scheduler.Close() }
+
+// Engine is one Responses API engine.
+type Engine struct {
+	cfg    Config
+	sh     *Shared
+	safety *Safety
+	tokens *tokenCache  // nil when TokenCache is off
+	models *configCache // nil when ModelCache is off
+
+	connsMu sync.Mutex
+	conns   map[*wsConn]struct{}
+	closing bool
+	stalls  *stallWatch
+
+	stop     chan struct{} // closed when in-flight generations must end
+	stopOnce sync.Once
+}
+
+// New returns an engine over shared parts.
+func New(cfg Config, sh *Shared) *Engine {
+	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), conns: map[*wsConn]struct{}{}, stop: make(chan struct{})}
+	if cfg.TokenCache {
+		e.tokens = newTokenCache(8 << 20)
+	}
+	if cfg.ModelCache {
+		e.models = newConfigCache(4096)
+	}
+	e.stalls = newStallWatch(cfg.WriteStall)
+	return e
+}
+
+// Name is the engine's name in traces: "v1" or "baseline".
+func (e *Engine) Name() string { return e.cfg.Name }
+
+// ResetCaches empties the request-level caches for one prompt_cache_key
+// partition ("" empties all), so that no race repeat starts warm.
+func (e *Engine) ResetCaches(partition string) {
+	if e.tokens != nil {
+		e.tokens.reset(partition)
+	}
+	if e.models != nil {
+		e.models.reset(partition)
+	}
+	if partition == "" {
+		e.sh.Prefix.ResetAll()
+	} else {
+		e.sh.Prefix.Reset(partition)
+	}
+}
+
+// StopGenerating ends every in-flight generation with a terminal
+// response.failed event: the last step of a graceful shutdown's grace.
+func (e *Engine) StopGenerating() { e.stopOnce.Do(func() { close(e.stop) }) }

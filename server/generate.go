@@ -1,0 +1,430 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentloop/api"
+	"agentloop/inference"
+	"agentloop/store"
+)
+
+// sink receives a response's events. Each event is one complete JSON object;
+// flush ends a batch (SSE flushes, WebSocket frames are already sent).
+type sink interface {
+	event(typ string, b []byte) error
+	flush() error
+}
+
+// discard is the sink of a non-streaming request.
+type discard struct{}
+
+func (discard) event(string, []byte) error { return nil }
+func (discard) flush() error               { return nil }
+
+// plannedItem is one output item and the token pieces it streams as.
+type plannedItem struct {
+	item   api.Item
+	pieces []string
+}
+
+// plan turns the policy's reply into output items with ids and pieces, cut
+// at max_output_tokens.
+func (e *Engine) plan(tu *turn, reply inference.Reply) (items []plannedItem, total int, truncated bool) {
+	limit := -1
+	if tu.req.MaxOutputTokens != nil {
+		limit = *tu.req.MaxOutputTokens
+	}
+	for _, out := range reply.Items {
+		var it api.Item
+		var text string
+		switch out.Type {
+		case "function_call":
+			it = api.Item{Type: api.TypeFunctionCall, ID: api.NewID("fc"), Status: "completed", Name: out.Name,
+				Namespace: out.Namespace, CallID: api.NewCallID(), Arguments: out.Arguments}
+			text = out.Arguments
+		default:
+			it = api.Item{Type: api.TypeMessage, ID: api.NewID("msg"), Status: "completed", Role: "assistant",
+				Content: []api.Part{{Type: "output_text", Text: out.Text}}}
+			text = out.Text
+		}
+		pieces := e.sh.Tokenizer.Pieces(text)
+		if len(pieces) == 0 {
+			pieces = []string{""}
+		}
+		if limit >= 0 && total+len(pieces) > limit {
+			pieces = pieces[:limit-total]
+			truncated = true
+			cut := strings.Join(pieces, "")
+			it.Status = "incomplete"
+			if it.Type == api.TypeFunctionCall {
+				it.Arguments = cut
+			} else {
+				it.Content[0].Text = cut
+			}
+			if len(pieces) == 0 {
+				break
+			}
+		}
+		items = append(items, plannedItem{item: it, pieces: pieces})
+		total += len(pieces)
+		if truncated {
+			break
+		}
+	}
+	return items, total, truncated
+}
+
+// streamer turns released tokens into events. When the consumer is behind,
+// all released tokens of an item go out as one delta.
+type streamer struct {
+	out    sink
+	buf    []byte
+	seq    int
+	items  []plannedItem
+	cur    int // item being streamed
+	piece  int // next piece within it
+	opened bool
+	sent   int
+}
+
+func (s *streamer) emit(typ string) error {
+	err := s.out.event(typ, s.buf)
+	s.seq++
+	s.buf = s.buf[:0]
+	return err
+}
+
+func (s *streamer) open(idx int, it *api.Item) error {
+	started := *it
+	started.Status = "in_progress"
+	if started.Type == api.TypeMessage {
+		started.Content = []api.Part{}
+	} else {
+		started.Arguments = ""
+	}
+	s.buf = api.AppendOutputItemEvent(s.buf, api.EventOutputItemAdded, s.seq, idx, &started)
+	if err := s.emit(api.EventOutputItemAdded); err != nil {
+		return err
+	}
+	if it.Type == api.TypeMessage {
+		s.buf = api.AppendContentPartEvent(s.buf, api.EventContentPartAdded, s.seq, it.ID, idx, 0, "")
+		return s.emit(api.EventContentPartAdded)
+	}
+	return nil
+}
+
+func (s *streamer) close(idx int, it *api.Item) error {
+	if it.Type == api.TypeMessage {
+		text := it.Content[0].Text
+		s.buf = api.AppendTextDone(s.buf, s.seq, it.ID, idx, 0, text)
+		if err := s.emit(api.EventOutputTextDone); err != nil {
+			return err
+		}
+		s.buf = api.AppendContentPartEvent(s.buf, api.EventContentPartDone, s.seq, it.ID, idx, 0, text)
+		if err := s.emit(api.EventContentPartDone); err != nil {
+			return err
+		}
+	} else {
+		s.buf = api.AppendArgumentsDone(s.buf, s.seq, it.ID, idx, it.Arguments)
+		if err := s.emit(api.EventArgumentsDone); err != nil {
+			return err
+		}
+	}
+	s.buf = api.AppendOutputItemEvent(s.buf, api.EventOutputItemDone, s.seq, idx, it)
+	return s.emit(api.EventOutputItemDone)
+}
+
+// advance emits events for tokens up to released.
+func (s *streamer) advance(released int) error {
+	for s.cur < len(s.items) && s.sent < released {
+		pi := &s.items[s.cur]
+		if !s.opened {
+			if err := s.open(s.cur, &pi.item); err != nil {
+				return err
+			}
+			s.opened = true
+		}
+		n := min(released-s.sent, len(pi.pieces)-s.piece)
+		delta := pi.pieces[s.piece]
+		if n > 1 {
+			delta = strings.Join(pi.pieces[s.piece:s.piece+n], "")
+		}
+		if pi.item.Type == api.TypeMessage {
+			s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.cur, 0, delta)
+			if err := s.emit(api.EventOutputTextDelta); err != nil {
+				return err
+			}
+		} else {
+			s.buf = api.AppendArgumentsDelta(s.buf, s.seq, pi.item.ID, s.cur, delta)
+			if err := s.emit(api.EventArgumentsDelta); err != nil {
+				return err
+			}
+		}
+		s.piece += n
+		s.sent += n
+		if s.piece == len(pi.pieces) {
+			if err := s.close(s.cur, &pi.item); err != nil {
+				return err
+			}
+			s.cur++
+			s.piece = 0
+			s.opened = false
+		}
+	}
+	return nil
+}
+
+// outcome is how a generation ended.
+type outcome struct {
+	response *api.Response
+	snapshot []byte
+	state    *chainState
+	err      *api.Error // set when the response failed after streaming began
+}
+
+// generate runs queue, prefill and generate, streams the events to out and
+// finalizes. It returns the final state for the connection cache.
+func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
+	t := tu.trace
+	req := tu.req
+	resp := api.NewResponse(api.NewID("resp"), time.Now().Unix(), req)
+	tu.response = resp
+	t.ResponseID = resp.ID
+
+	snapshot, _ := json.Marshal(resp)
+	st := &streamer{out: out, buf: make([]byte, 0, 512)}
+	st.buf = api.AppendResponseEvent(st.buf, api.EventCreated, st.seq, snapshot)
+	writeErr := st.emit(api.EventCreated)
+	if writeErr == nil {
+		st.buf = api.AppendResponseEvent(st.buf, api.EventInProgress, st.seq, snapshot)
+		writeErr = st.emit(api.EventInProgress)
+	}
+	if writeErr == nil {
+		writeErr = out.flush()
+	}
+
+	// The model decides, then the accelerator paces it.
+	ready := time.Now()
+	var items []plannedItem
+	var total int
+	var truncated bool
+	if req.Generates() {
+		items, total, truncated = e.plan(tu, e.sh.Policy.Respond(tu.policyRequest()))
+	}
+	matched := e.sh.Prefix.Match(tu.partition, tu.tokens)
+	job := inference.Job{Profile: tu.model.profile, PrefillTokens: len(tu.tokens) - matched, OutputTokens: total,
+		JitterSeed: jitterSeed(tu)}
+	gen := e.sh.Scheduler.Submit(job)
+	st.items = items
+	cancelled, stopped := false, false
+	for writeErr == nil && !(gen.Done() && st.sent >= gen.Released()) {
+		select {
+		case <-gen.Ready():
+		case <-ctx.Done():
+			cancelled = true
+		case <-e.stop:
+			stopped = true
+		}
+		if cancelled || stopped {
+			break
+		}
+		writeErr = st.advance(gen.Released())
+		if writeErr == nil && st.sent > 0 {
+			writeErr = out.flush()
+		}
+	}
+	if cancelled || stopped || writeErr != nil {
+		gen.Cancel()
+	}
+	tm := gen.Timings()
+	e.recordModelled(t, ready, tm, job)
+
+	// finalize
+	from := time.Now()
+	output := make([]ctxItem, 0, len(items))
+	for i := range items {
+		if i < st.cur || (i == st.cur && st.sent == total) {
+			output = append(output, ctxItem{Item: items[i].item})
+		}
+	}
+	resp.Output = make([]api.Item, len(output))
+	for i := range output {
+		resp.Output[i] = output[i].Item
+	}
+	usage := &api.Usage{InputTokens: len(tu.tokens), OutputTokens: st.sent}
+	usage.InputTokensDetails.CachedTokens = inference.BillableCached(matched)
+	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
+	resp.Usage = usage
+	now := time.Now().Unix()
+	terminal := api.EventCompleted
+	var failure *api.Error
+	switch {
+	case cancelled || writeErr != nil:
+		resp.Status = "cancelled"
+		terminal = ""
+	case stopped:
+		resp.Status = "failed"
+		resp.Error = &api.ResponseError{Code: "server_error", Message: "The server is shutting down; the response was cut short."}
+		terminal = api.EventFailed
+		failure = api.Errorf(503, "", "server_error", "%s", resp.Error.Message)
+	case truncated:
+		resp.Status = "incomplete"
+		resp.IncompleteDetails = &api.IncompleteDetails{Reason: "max_output_tokens"}
+		terminal = api.EventIncomplete
+	default:
+		resp.Status = "completed"
+		resp.CompletedAt = &now
+	}
+
+	// The state a continuation needs: context + output tokens.
+	state := &chainState{id: resp.ID, response: resp, context: tu.context, output: output, stored: req.Stored(),
+		model: tu.model, tokens: tu.tokens, callIDs: tu.callIDs}
+	if req.Instructions != nil {
+		state.instructions = *req.Instructions
+	}
+	outTokens := 0
+	if len(output) > 0 {
+		before := len(state.tokens)
+		state.tokens, _ = e.renderItems(state.tokens, tu.partition, output)
+		outTokens = len(state.tokens) - before
+		for i := range output {
+			if output[i].Type == api.TypeFunctionCall {
+				state.callIDs[output[i].CallID] = struct{}{}
+			}
+		}
+	}
+	if terminal == api.EventCompleted || terminal == api.EventIncomplete {
+		e.sh.Prefix.Insert(tu.partition, state.tokens)
+	}
+	snapshot, _ = json.Marshal(resp)
+	ledger := store.LedgerRow{ResponseID: resp.ID, CreatedAt: resp.CreatedAt, Model: req.Model, Transport: t.Transport,
+		Engine: t.Engine, InputTokens: usage.InputTokens, CachedTokens: usage.InputTokensDetails.CachedTokens,
+		OutputTokens: usage.OutputTokens}
+	if (terminal == api.EventCompleted || terminal == api.EventIncomplete) && req.Stored() && e.sh.Store != nil {
+		ledger.Stored = true
+		if err := e.persist(ctx, tu, state, snapshot, ledger); err != nil {
+			e.sh.Log.Error("persist response", "id", resp.ID, "err", err)
+			failure = api.Errorf(503, "", "server_error", "The response could not be stored: %s", storeReason(err))
+			resp.Status = "failed"
+			resp.Error = &api.ResponseError{Code: "server_error", Message: failure.Message}
+			resp.CompletedAt = nil
+			terminal = api.EventFailed
+			snapshot, _ = json.Marshal(resp)
+			state = nil
+		}
+	} else if e.sh.Store != nil {
+		e.sh.Store.AppendLedger(ledger)
+	}
+	t.measure(StageFinalize, from, len(output), outTokens, len(snapshot))
+	e.sh.Traces.Add(t)
+	e.sh.Metrics.observe(t, tm, st.sent, resp.Status)
+
+	if terminal != "" {
+		st.buf = api.AppendResponseEvent(st.buf, terminal, st.seq, snapshot)
+		if err := st.emit(terminal); err == nil {
+			_ = out.flush()
+		}
+	}
+	if terminal == "" || terminal == api.EventFailed {
+		return outcome{response: resp, snapshot: snapshot, err: failure}
+	}
+	return outcome{response: resp, snapshot: snapshot, state: state}
+}
+
+func storeReason(err error) string {
+	switch {
+	case store.IsBusy(err):
+		return "the database is locked."
+	case store.IsFull(err):
+		return "the disk is full."
+	}
+	return "a storage error occurred."
+}
+
+// persist stores a store:true response with its ledger row, in one
+// transaction, before its terminal event goes out.
+func (e *Engine) persist(ctx context.Context, tu *turn, state *chainState, snapshot []byte, ledger store.LedgerRow) error {
+	toStore := func(items []ctxItem, input bool) []store.Item {
+		out := make([]store.Item, len(items))
+		for i := range items {
+			it := &items[i]
+			if it.key == 0 && input {
+				if it.ID == "" {
+					it.ID = api.NewID(idPrefix(it.Type))
+				}
+				if it.Status == "" && (it.Type == api.TypeMessage || it.Type == api.TypeFunctionCallOutput) {
+					it.Status = "completed"
+				}
+			}
+			out[i] = store.Item{Key: it.key, ItemID: it.ID, Type: it.Type}
+			if it.key == 0 {
+				out[i].JSON = it.AppendJSON(nil)
+			}
+		}
+		return out
+	}
+	rec := &store.Response{ID: state.id, CreatedAt: state.response.CreatedAt, Model: tu.req.Model,
+		PreviousResponseID: tu.req.PreviousResponseID, Snapshot: snapshot, Tools: tu.req.Tools,
+		Context: toStore(state.context, true), InputStart: tu.inputStart, Output: toStore(state.output, false),
+		RenderedTokens: len(state.tokens)}
+	// Storing must finish even if the client has gone: the response exists.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := e.sh.Store.SaveResponse(sctx, rec, ledger); err != nil {
+		return err
+	}
+	for i := range rec.Context {
+		state.context[i].key = rec.Context[i].Key
+	}
+	for i := range rec.Output {
+		state.output[i].key = rec.Output[i].Key
+	}
+	return nil
+}
+
+func idPrefix(typ string) string {
+	switch typ {
+	case api.TypeFunctionCall:
+		return "fc"
+	case api.TypeFunctionCallOutput:
+		return "fco"
+	case api.TypeReasoning:
+		return "rs"
+	}
+	return "msg"
+}
+
+func jitterSeed(tu *turn) uint64 {
+	last := ""
+	if n := len(tu.context); n > 0 {
+		last = tu.context[n-1].Text()
+		if len(last) > 256 {
+			last = last[:256]
+		}
+	}
+	return inference.JitterSeed(tu.seed, strconv.Itoa(len(tu.context)), last)
+}
+
+func (e *Engine) recordModelled(t *Trace, ready time.Time, tm inference.GenerationTimings, job inference.Job) {
+	end := time.Now()
+	admitted := orAfter(tm.Admitted, ready, end)
+	first := orAfter(tm.FirstToken, admitted, end)
+	last := orAfter(tm.LastToken, first, end)
+	t.model(StageQueue, ready, admitted, 0)
+	t.model(StagePrefill, admitted, first, job.PrefillTokens)
+	t.model(StageGenerate, first, last, job.OutputTokens)
+}
+
+func orAfter(ts, floor, fallback time.Time) time.Time {
+	if ts.IsZero() {
+		return fallback
+	}
+	if ts.Before(floor) {
+		return floor
+	}
+	return ts
+}

@@ -1,0 +1,188 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"agentloop/api"
+	"agentloop/server"
+	"agentloop/store"
+
+	"github.com/labstack/echo/v4"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// harness is a real engine on a real socket with a real SQLite file.
+type harness struct {
+	t        *testing.T
+	srv      *httptest.Server
+	db       *store.DB
+	sh       *server.Shared
+	v1       *server.Engine
+	baseline *server.Engine
+	client   openai.Client
+}
+
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func newHarness(t *testing.T, tweak ...func(*server.Config)) *harness {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "agentloop.db"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := server.NewShared(db, 1000, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.Defaults("v1")
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	base := cfg
+	base.Name, base.TokenCache, base.ModelCache = "baseline", false, false
+	h := &harness{t: t, db: db, sh: sh, v1: server.New(cfg, sh), baseline: server.New(base, sh)}
+	e := echo.New()
+	h.v1.Register(e.Group("/v1"))
+	h.baseline.Register(e.Group("/baseline/v1"))
+	server.RegisterTraces(e.Group("/api"), sh.Traces)
+	h.srv = httptest.NewServer(e)
+	h.client = openai.NewClient(option.WithBaseURL(h.srv.URL+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h.v1.CloseConnections(ctx)
+		h.baseline.CloseConnections(ctx)
+		h.srv.Close()
+		h.v1.Close()
+		h.baseline.Close()
+		sh.Close()
+		db.Close()
+	})
+	return h
+}
+
+func (h *harness) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	h.t.Cleanup(cancel)
+	return ctx
+}
+
+// post sends a raw body and returns the status and body.
+func (h *harness) post(path, body string) (int, []byte) {
+	h.t.Helper()
+	resp, err := http.Post(h.srv.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// sseEvents posts a streaming body and returns the decoded events.
+func (h *harness) sseEvents(path, body string) []*api.Event {
+	h.t.Helper()
+	resp, err := http.Post(h.srv.URL+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		h.t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	var evs []*api.Event
+	for _, block := range bytes.Split(raw, []byte("\n\n")) {
+		if len(bytes.TrimSpace(block)) == 0 {
+			continue
+		}
+		lines := bytes.SplitN(block, []byte("\n"), 2)
+		if len(lines) != 2 || !bytes.HasPrefix(lines[0], []byte("event: ")) || !bytes.HasPrefix(lines[1], []byte("data: ")) {
+			h.t.Fatalf("bad SSE framing: %q", block)
+		}
+		ev, err := api.DecodeEvent(bytes.TrimPrefix(lines[1], []byte("data: ")))
+		if err != nil {
+			h.t.Fatalf("bad event JSON %q: %v", lines[1], err)
+		}
+		if string(bytes.TrimPrefix(lines[0], []byte("event: "))) != ev.Type {
+			h.t.Fatalf("event line %q does not match type %q", lines[0], ev.Type)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func decodeError(t *testing.T, b []byte) api.WireError {
+	t.Helper()
+	var env struct {
+		Error *api.WireError `json:"error"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil || env.Error == nil {
+		t.Fatalf("not an OpenAI error envelope: %s", b)
+	}
+	return *env.Error
+}
+
+// checkGrammar asserts PROTOCOL.md's event grammar on one response's events.
+func checkGrammar(t *testing.T, evs []*api.Event) {
+	t.Helper()
+	if len(evs) < 3 {
+		t.Fatalf("only %d events", len(evs))
+	}
+	if evs[0].Type != api.EventCreated || evs[1].Type != api.EventInProgress {
+		t.Fatalf("stream starts with %s, %s", evs[0].Type, evs[1].Type)
+	}
+	id := evs[0].Response.ID
+	opened := map[string]bool{}
+	texts := map[string]string{}
+	for i, ev := range evs {
+		if ev.SequenceNumber != i {
+			t.Fatalf("event %d (%s) has sequence_number %d", i, ev.Type, ev.SequenceNumber)
+		}
+		if ev.Response != nil && ev.Response.ID != id {
+			t.Fatalf("response id changed from %s to %s", id, ev.Response.ID)
+		}
+		switch ev.Type {
+		case api.EventOutputItemAdded:
+			var it api.Item
+			if err := json.Unmarshal(ev.Item, &it); err != nil || it.ID == "" {
+				t.Fatalf("added item without id: %s", ev.Item)
+			}
+			opened[it.ID] = true
+		case api.EventOutputTextDelta, api.EventArgumentsDelta:
+			if !opened[ev.ItemID] {
+				t.Fatalf("delta for unopened item %s", ev.ItemID)
+			}
+			texts[ev.ItemID] += ev.Delta
+		case api.EventOutputTextDone:
+			if texts[ev.ItemID] != ev.Text {
+				t.Fatalf("deltas %q != done text %q", texts[ev.ItemID], ev.Text)
+			}
+		case api.EventArgumentsDone:
+			if texts[ev.ItemID] != ev.Arguments {
+				t.Fatalf("deltas %q != done arguments %q", texts[ev.ItemID], ev.Arguments)
+			}
+		}
+		if api.IsTerminal(ev.Type) != (i == len(evs)-1) {
+			t.Fatalf("terminal event %s at %d of %d", ev.Type, i, len(evs))
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"agentloop/api"
+	"agentloop/store"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Register mounts the engine on g (e.g. /v1 or /baseline/v1).
+func (e *Engine) Register(g *echo.Group) {
+	g.POST("/responses", e.handleCreate)
+	g.GET("/responses", e.handleWebSocket)
+	g.GET("/responses/:id", e.handleGet)
+	g.DELETE("/responses/:id", e.handleDelete)
+	g.GET("/responses/:id/input_items", e.handleInputItems)
+}
+
+// RegisterTraces mounts GET /api/traces/:id on g.
+func RegisterTraces(g *echo.Group, traces *TraceRing) {
+	g.GET("/traces/:id", func(c echo.Context) error {
+		t, ok := traces.Get(c.Param("id"))
+		if !ok {
+			return WriteError(c, api.Errorf(http.StatusNotFound, "", "", "No trace for response '%s'.", c.Param("id")))
+		}
+		return c.JSON(http.StatusOK, t)
+	})
+}
+
+// WriteError writes an OpenAI-shaped JSON error.
+func WriteError(c echo.Context, e *api.Error) error {
+	if c.Response().Committed {
+		return nil
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	for k, v := range e.Headers {
+		h.Set(k, v)
+	}
+	c.Response().WriteHeader(e.Status)
+	_, err := c.Response().Write(api.AppendHTTPError(nil, e))
+	return err
+}
+
+func (e *Engine) handleCreate(c echo.Context) error {
+	started := time.Now()
+	r := c.Request()
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, e.cfg.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return WriteError(c, api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large",
+				"Request body too large: the limit is %d bytes.", e.cfg.MaxBody))
+		}
+		return WriteError(c, api.BadRequest("", "invalid_body", "The request body could not be read."))
+	}
+	t := newTrace("http", e.cfg.Name, started)
+	req, items, aerr := e.parse(t, started, body)
+	if aerr != nil {
+		e.sh.Metrics.rejected("http", aerr.Status)
+		return WriteError(c, aerr)
+	}
+	ctx := r.Context()
+	tu, aerr := e.prepare(ctx, t, req, items, len(body), nil)
+	if aerr != nil {
+		e.sh.Metrics.rejected("http", aerr.Status)
+		return WriteError(c, aerr)
+	}
+	if !req.Streaming() {
+		res := e.generate(ctx, tu, discard{})
+		if res.err != nil {
+			return WriteError(c, res.err)
+		}
+		if res.response.Status == "cancelled" {
+			return nil
+		}
+		c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		c.Response().WriteHeader(http.StatusOK)
+		_, err := c.Response().Write(res.snapshot)
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.Response().WriteHeader(http.StatusOK)
+	s := newSSESink(c.Response(), e.cfg.WriteStall)
+	e.generate(ctx, tu, s)
+	return nil
+}
+
+// sseSink frames events as SSE into a buffer and flushes once per batch.
+type sseSink struct {
+	w     *bufio.Writer
+	rc    *http.ResponseController
+	f     http.Flusher
+	stall time.Duration
+}
+
+func newSSESink(w http.ResponseWriter, stall time.Duration) *sseSink {
+	s := &sseSink{w: bufio.NewWriterSize(w, 16<<10), rc: http.NewResponseController(w), stall: stall}
+	s.f, _ = w.(http.Flusher)
+	return s
+}
+
+func (s *sseSink) event(typ string, b []byte) error {
+	s.w.WriteString("event: ")
+	s.w.WriteString(typ)
+	s.w.WriteString("\ndata: ")
+	s.w.Write(b)
+	_, err := s.w.WriteString("\n\n")
+	return err
+}
+
+func (s *sseSink) flush() error {
+	if s.stall > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.stall))
+	}
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	if s.f != nil {
+		s.f.Flush()
+	}
+	return nil
+}
+
+func (e *Engine) handleGet(c echo.Context) error {
+	id := c.Param("id")
+	if e.sh.Store == nil {
+		return WriteError(c, api.ResponseNotFound(id))
+	}
+	r, err := e.sh.Store.GetResponse(c.Request().Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return WriteError(c, api.ResponseNotFound(id))
+	}
+	if err != nil {
+		return WriteError(c, storeError(err))
+	}
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	c.Response().WriteHeader(http.StatusOK)
+	_, err = c.Response().Write(r.Snapshot)
+	return err
+}
+
+func (e *Engine) handleDelete(c echo.Context) error {
+	id := c.Param("id")
+	if e.sh.Store == nil {
+		return WriteError(c, api.ResponseNotFound(id))
+	}
+	err := e.sh.Store.DeleteResponse(c.Request().Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return WriteError(c, api.ResponseNotFound(id))
+	}
+	if err != nil {
+		return WriteError(c, storeError(err))
+	}
+	return c.JSON(http.StatusOK, api.DeletedResponse{ID: id, Object: "response", Deleted: true})
+}
+
+func (e *Engine) handleInputItems(c echo.Context) error {
+	id := c.Param("id")
+	limit := 20
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			return WriteError(c, api.BadRequest("limit", "integer_out_of_range", "Invalid 'limit': expected an integer between 1 and 100."))
+		}
+		limit = n
+	}
+	order := c.QueryParam("order")
+	switch order {
+	case "":
+		order = "desc"
+	case "asc", "desc":
+	default:
+		return WriteError(c, api.BadRequest("order", "invalid_value", "Invalid value: '%s'. Supported values are: 'asc' and 'desc'.", order))
+	}
+	if e.sh.Store == nil {
+		return WriteError(c, api.ResponseNotFound(id))
+	}
+	items, more, err := e.sh.Store.InputItems(c.Request().Context(), id, c.QueryParam("after"), limit, order)
+	if errors.Is(err, store.ErrNotFound) {
+		return WriteError(c, api.ResponseNotFound(id))
+	}
+	if err != nil {
+		return WriteError(c, storeError(err))
+	}
+	b := append([]byte(nil), `{"object":"list","data":[`...)
+	for i, it := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it.JSON...)
+	}
+	b = append(b, `],"first_id":`...)
+	if len(items) > 0 {
+		b = api.AppendString(b, items[0].ItemID)
+		b = append(b, `,"last_id":`...)
+		b = api.AppendString(b, items[len(items)-1].ItemID)
+	} else {
+		b = append(b, `null,"last_id":null`...)
+	}
+	b = append(b, `,"has_more":`...)
+	b = strconv.AppendBool(b, more)
+	b = append(b, '}')
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+func storeError(err error) *api.Error {
+	return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err))
+}
+
+var _ = context.Background

@@ -1,0 +1,323 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"agentloop/api"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+)
+
+// wsConn is one WebSocket-mode connection: a reader that queues creates in
+// FIFO order, and a processor that runs them one at a time and owns the
+// connection cache (the latest response).
+type wsConn struct {
+	e      *Engine
+	c      *websocket.Conn
+	ctx    context.Context // cancelled when the client goes away
+	cancel context.CancelFunc
+	queue  chan wsEntry
+
+	queued      atomic.Int64 // creates waiting with a body
+	queuedBytes atomic.Int64
+	writing     atomic.Int64 // unix nanos when the current write began, 0 when idle
+	drain       chan struct{}
+	drainOnce   sync.Once
+
+	cache *chainState // processor goroutine only
+}
+
+type wsEntry struct {
+	body    []byte
+	started time.Time
+	reply   *api.Error // answered in its turn instead of being run
+}
+
+func (e *Engine) handleWebSocket(c echo.Context) error {
+	r := c.Request()
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return WriteError(c, api.Errorf(http.StatusUpgradeRequired, "", "websocket_upgrade_required",
+			"GET /responses opens a WebSocket: send an Upgrade: websocket request."))
+	}
+	if e.isClosing() {
+		return WriteError(c, api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The server is shutting down."))
+	}
+	conn, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return nil // Accept has written the HTTP error
+	}
+	conn.SetReadLimit(e.cfg.WSReadLimit)
+	// The connection outlives the handler's request context.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}),
+		queue: make(chan wsEntry, max(4*e.cfg.WSQueue, 16))}
+	if !e.track(wc) {
+		conn.Close(websocket.StatusGoingAway, "server shutting down")
+		cancel()
+		return nil
+	}
+	defer e.untrack(wc)
+	defer cancel()
+	defer conn.CloseNow()
+	e.sh.Metrics.connOpened()
+	defer e.sh.Metrics.connClosed()
+	go wc.read()
+	wc.process()
+	return nil
+}
+
+// read reads frames until the connection ends. It never runs a request: it
+// only queues, so that pings are answered while a response streams.
+func (wc *wsConn) read() {
+	defer wc.cancel()
+	cfg := wc.e.cfg
+	for {
+		typ, r, err := wc.c.Reader(wc.ctx)
+		if err != nil {
+			return
+		}
+		started := time.Now()
+		body, err := io.ReadAll(r)
+		if err != nil {
+			return // over the read limit the library closes with 1009
+		}
+		ent := wsEntry{started: started}
+		switch {
+		case typ != websocket.MessageText:
+			ent.reply = api.BadRequest("", "invalid_message", "Binary frames are not supported: send each message as one JSON object in a text frame.")
+		case wc.queued.Load() >= int64(cfg.WSQueue) || wc.queuedBytes.Load()+int64(len(body)) > cfg.WSQueueBytes:
+			ent.reply = api.Errorf(http.StatusTooManyRequests, "", "websocket_queue_full",
+				"Too many queued response.create messages on this connection (limit %d creates or %d bytes). Wait for responses to finish before sending more.",
+				cfg.WSQueue, cfg.WSQueueBytes)
+		default:
+			ent.body = body
+			wc.queued.Add(1)
+			wc.queuedBytes.Add(int64(len(body)))
+		}
+		select {
+		case wc.queue <- ent: // blocks past the hard bound: TCP backpressure
+		case <-wc.ctx.Done():
+			return
+		}
+	}
+}
+
+func (wc *wsConn) process() {
+	lifetime := time.NewTimer(wc.e.cfg.WSLifetime)
+	defer lifetime.Stop()
+	for {
+		select {
+		case <-wc.ctx.Done():
+			return
+		case <-wc.drain:
+			wc.c.Close(websocket.StatusGoingAway, "server shutting down")
+			return
+		case <-lifetime.C:
+			wc.limitReached()
+			return
+		case ent := <-wc.queue:
+			if ent.body != nil {
+				wc.queued.Add(-1)
+				wc.queuedBytes.Add(-int64(len(ent.body)))
+			}
+			wc.handle(ent)
+		}
+	}
+}
+
+func (wc *wsConn) limitReached() {
+	e := api.BadRequest("", "websocket_connection_limit_reached",
+		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(wc.e.cfg.WSLifetime))
+	_ = wc.write(api.AppendWSError(nil, e, ""))
+	wc.c.Close(websocket.StatusNormalClosure, "connection lifetime reached")
+}
+
+func lifetimeText(d time.Duration) string {
+	if d >= time.Minute && d%time.Minute == 0 {
+		return strings.TrimSuffix(d.String(), "0s") + " minutes"
+	}
+	return d.String()
+}
+
+func (wc *wsConn) handle(ent wsEntry) {
+	e := wc.e
+	if ent.reply != nil {
+		e.sh.Metrics.rejected("websocket", ent.reply.Status)
+		_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
+		return
+	}
+	t := newTrace("websocket", e.cfg.Name, ent.started)
+	req, items, aerr := e.parse(t, ent.started, ent.body)
+	if aerr == nil {
+		switch req.Type {
+		case api.ClientResponseCreate:
+		case api.ClientResponseProcesed:
+			return
+		case "":
+			aerr = api.BadRequest("type", "missing_required_parameter", "Missing required parameter: 'type'.")
+		default:
+			aerr = api.BadRequest("type", "invalid_value", "Invalid value: '%s'. Supported values are: 'response.create' and 'response.processed'.", req.Type)
+		}
+	}
+	if aerr == nil && req.Background != nil && *req.Background {
+		aerr = api.BadRequest("background", "unsupported_parameter", "'background' is not supported over WebSocket.")
+	}
+	if aerr == nil && req.StreamID != nil {
+		aerr = api.BadRequest("stream_id", "unsupported_parameter", "This engine serves the default lane only: omit 'stream_id'.")
+	}
+	var tu *turn
+	if aerr == nil {
+		tu, aerr = e.prepare(wc.ctx, t, req, items, len(ent.body), wc.cache)
+	}
+	if aerr != nil {
+		if req != nil && wc.cache != nil && req.PreviousResponseID == wc.cache.id {
+			wc.cache = nil // a failed continuation evicts its parent
+		}
+		e.sh.Metrics.rejected("websocket", aerr.Status)
+		_ = wc.write(api.AppendWSError(nil, aerr, ""))
+		return
+	}
+	res := e.generate(wc.ctx, tu, wc)
+	switch {
+	case res.state != nil:
+		wc.cache = res.state
+	case wc.cache != nil && req.PreviousResponseID == wc.cache.id:
+		wc.cache = nil
+	}
+}
+
+// event writes one frame; the stall watchdog aborts a write that hangs.
+func (wc *wsConn) event(_ string, b []byte) error { return wc.write(b) }
+
+func (wc *wsConn) flush() error { return nil }
+
+func (wc *wsConn) write(b []byte) error {
+	wc.writing.Store(time.Now().UnixNano())
+	err := wc.c.Write(wc.ctx, websocket.MessageText, b)
+	wc.writing.Store(0)
+	return err
+}
+
+// track registers a connection; it fails once the engine is closing.
+func (e *Engine) track(wc *wsConn) bool {
+	e.connsMu.Lock()
+	defer e.connsMu.Unlock()
+	if e.closing {
+		return false
+	}
+	e.conns[wc] = struct{}{}
+	e.stalls.start(e)
+	return true
+}
+
+func (e *Engine) untrack(wc *wsConn) {
+	e.connsMu.Lock()
+	delete(e.conns, wc)
+	e.connsMu.Unlock()
+}
+
+func (e *Engine) isClosing() bool {
+	e.connsMu.Lock()
+	defer e.connsMu.Unlock()
+	return e.closing
+}
+
+// Connections reports how many WebSocket connections are open.
+func (e *Engine) Connections() int {
+	e.connsMu.Lock()
+	defer e.connsMu.Unlock()
+	return len(e.conns)
+}
+
+// CloseConnections is the WebSocket part of graceful shutdown: it refuses
+// new connections, lets each connection finish the response in flight
+// (within ctx), then closes them all with 1001.
+func (e *Engine) CloseConnections(ctx context.Context) {
+	e.connsMu.Lock()
+	e.closing = true
+	conns := make([]*wsConn, 0, len(e.conns))
+	for wc := range e.conns {
+		conns = append(conns, wc)
+	}
+	e.connsMu.Unlock()
+	for _, wc := range conns {
+		wc.drainOnce.Do(func() { close(wc.drain) })
+	}
+	for e.Connections() > 0 {
+		select {
+		case <-ctx.Done():
+			e.connsMu.Lock()
+			for wc := range e.conns {
+				wc.c.Close(websocket.StatusGoingAway, "server shutting down")
+				wc.cancel()
+			}
+			e.connsMu.Unlock()
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	e.stalls.stop()
+}
+
+// stallWatch is the one write-stall watchdog of an engine: it aborts any
+// connection whose current write has not finished within the stall limit.
+// A stalled socket cannot take a close frame, so it is closed outright.
+type stallWatch struct {
+	limit time.Duration
+	once  sync.Once
+	done  chan struct{}
+	stops sync.Once
+}
+
+func newStallWatch(limit time.Duration) *stallWatch {
+	return &stallWatch{limit: limit, done: make(chan struct{})}
+}
+
+func (s *stallWatch) start(e *Engine) {
+	if s.limit <= 0 {
+		return
+	}
+	s.once.Do(func() {
+		tick := min(max(s.limit/4, 10*time.Millisecond), time.Second)
+		go func() {
+			t := time.NewTicker(tick)
+			defer t.Stop()
+			for {
+				select {
+				case <-s.done:
+					return
+				case now := <-t.C:
+					e.abortStalled(now, s.limit)
+				}
+			}
+		}()
+	})
+}
+
+func (s *stallWatch) stop() { s.stops.Do(func() { close(s.done) }) }
+
+func (e *Engine) abortStalled(now time.Time, limit time.Duration) {
+	e.connsMu.Lock()
+	defer e.connsMu.Unlock()
+	for wc := range e.conns {
+		if since := wc.writing.Load(); since != 0 && now.Sub(time.Unix(0, since)) > limit {
+			e.sh.Log.Warn("websocket write stalled; aborting connection", "stalled_for", now.Sub(time.Unix(0, since)))
+			e.sh.Metrics.stallAborted()
+			wc.cancel()
+			wc.c.CloseNow()
+		}
+	}
+}
+
+// Close stops the engine's background work.
+func (e *Engine) Close() { e.stalls.stop() }
+
+var _ = errors.New

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+func ledgerRow(i int) LedgerRow {
+	return LedgerRow{ResponseID: fmt.Sprintf("resp_%d", i), CreatedAt: int64(1700000000 + i), Model: "agentloop-small",
+		Transport: "ws", Engine: "agentloop", InputTokens: 100 + i, CachedTokens: i, OutputTokens: 7, Stored: i%2 == 0}
+}
+
+func TestLedgerGroupCommit(t *testing.T) {
+	cases := []struct {
+		name     string
+		writers  int
+		perEach  int
+		capacity int
+		maxBatch int
+	}{
+		{"one writer", 1, 500, 1024, 4096},
+		// A tiny queue makes appenders wait for room: back-pressure, no loss.
+		{"concurrent writers, tiny queue", 8, 200, 4, 4096},
+		{"batches split by size", 4, 250, 64, 16},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db, _ := openTest(t, func(o *options) {
+				o.ledgerCapacity = c.capacity
+				o.ledgerMaxBatch = c.maxBatch
+			})
+			var wg sync.WaitGroup
+			for w := range c.writers {
+				wg.Go(func() {
+					for i := range c.perEach {
+						db.AppendLedger(ledgerRow(w*c.perEach + i))
+					}
+				})
+			}
+			wg.Wait()
+			if err := db.FlushLedger(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := db.LedgerRows(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.writers * c.perEach
+			if len(rows) != want {
+				t.Fatalf("%d durable rows after flush, want %d", len(rows), want)
+			}
+			seen := map[string]bool{}
+			for _, r := range rows {
+				seen[r.ResponseID] = true
+			}
+			if len(seen) != want {
+				t.Errorf("%d distinct rows, want %d", len(seen), want)
+			}
+		})
+	}
+}
+
+func TestLedgerRowRoundTrip(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	want := []LedgerRow{ledgerRow(1), ledgerRow(2), ledgerRow(1)}
+	for _, r := range want {
+		db.AppendLedger(r)
+	}
+	if err := db.FlushLedger(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.LedgerRows(ctx, "resp_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[2] {
+		t.Errorf("rows of resp_1 = %+v, want %+v", got, []LedgerRow{want[0], want[2]})
+	}
+}
+
+// Rows become durable on their own, without a flush.
+func TestLedgerCommitsWithoutFlush(t *testing.T) {
+	db, _ := openTest(t)
+	db.AppendLedger(ledgerRow(1))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rows, err := db.LedgerRows(context.Background(), "resp_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ledger row never became durable without a flush")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestLedgerCloseFlushes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentloop.db")
+	db, err := openUnmanaged(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		db.AppendLedger(ledgerRow(i))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// After close the ledger refuses politely.
+	db.AppendLedger(ledgerRow(999))
+	if err := db.FlushLedger(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("flush after close: got %v, want ErrClosed", err)
+	}
+
+	db = openAt(t, path)
+	rows, err := db.LedgerRows(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 300 {
+		t.Errorf("%d rows after close and reopen, want 300", len(rows))
+	}
+}
+
+// While the database is locked the batch is kept and retried, not dropped.
+func TestLedgerRetriesWhileLocked(t *testing.T) {
+	db, path := openTest(t, func(o *options) { o.busyTimeout = 20 * time.Millisecond })
+	ctx := context.Background()
+	release := lockWriter(t, path)
+	for i := range 10 {
+		db.AppendLedger(ledgerRow(i))
+	}
+	err := db.FlushLedger(ctx)
+	if !IsBusy(err) {
+		t.Fatalf("flush while locked: got %v, want a busy error", err)
+	}
+	release()
+	db.AppendLedger(ledgerRow(10))
+	if err := db.FlushLedger(ctx); err != nil {
+		t.Fatalf("flush after unlock: %v", err)
+	}
+	rows, err := db.LedgerRows(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 11 {
+		t.Errorf("%d rows, want 11: rows were lost while the database was locked", len(rows))
+	}
+}
+
+func TestFlushLedgerHonoursContext(t *testing.T) {
+	db, path := openTest(t, func(o *options) { o.busyTimeout = 500 * time.Millisecond })
+	lockWriter(t, path)
+	db.AppendLedger(ledgerRow(1))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := db.FlushLedger(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+func BenchmarkAppendLedger(b *testing.B) {
+	db, _ := openTest(b, func(o *options) { o.ledgerCapacity = 65536 })
+	row := ledgerRow(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		db.AppendLedger(row)
+	}
+	b.StopTimer()
+	if err := db.FlushLedger(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}

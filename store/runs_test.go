@@ -1,0 +1,293 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func createRun(t *testing.T, db *DB, id, scenario, profile string, at time.Time) *Run {
+	t.Helper()
+	r := &Run{ID: id, CreatedAt: at, Scenario: scenario, Profile: profile, Config: []byte(`{"repeats":2}`)}
+	if err := db.CreateRun(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func spansFor(names ...string) []Span {
+	var out []Span
+	for i, n := range names {
+		out = append(out, Span{ResponseID: "resp_x", Name: n, Kind: "engine", StartNS: int64(100 * (len(names) - i)),
+			DurationNS: 50, Items: int64(i), Tokens: 10, Bytes: 1000})
+	}
+	return out
+}
+
+func TestRunLifecycle(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	run := createRun(t, db, "run_1", "repo-edit", "fast", t0)
+	if run.Status != RunQueued || !run.UpdatedAt.Equal(t0) {
+		t.Errorf("defaults: status %q updated %v, want queued and %v", run.Status, run.UpdatedAt, t0)
+	}
+	if err := db.CreateRun(ctx, &Run{ID: "run_1", Scenario: "x", Profile: "y"}); !errors.Is(err, ErrExists) {
+		t.Errorf("duplicate run: got %v, want ErrExists", err)
+	}
+
+	for _, l := range []Lane{
+		{RunID: "run_1", Name: "ws", Status: RunRunning},
+		{RunID: "run_1", Name: "http", Status: RunRunning},
+		{RunID: "run_1", Name: "ws", Status: RunPassed, Summary: []byte(`{"p50_ms":12}`)},
+		{RunID: "run_1", Name: "ws", Status: RunPassed}, // nil summary keeps the stored one
+	} {
+		if err := db.SaveLane(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.UpdateRun(ctx, "run_1", RunPassed, []byte(`{"speedup":1.4}`)); err != nil {
+		t.Fatal(err)
+	}
+	got, lanes, err := db.GetRun(ctx, "run_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != RunPassed || string(got.Summary) != `{"speedup":1.4}` || string(got.Config) != `{"repeats":2}` ||
+		!got.CreatedAt.Equal(t0) || !got.UpdatedAt.After(t0) || got.Scenario != "repo-edit" || got.Profile != "fast" {
+		t.Errorf("run = %+v", *got)
+	}
+	wantLanes := []Lane{
+		{RunID: "run_1", Name: "ws", Status: RunPassed, Summary: []byte(`{"p50_ms":12}`)},
+		{RunID: "run_1", Name: "http", Status: RunRunning},
+	}
+	if len(lanes) != len(wantLanes) {
+		t.Fatalf("lanes = %+v, want %+v", lanes, wantLanes)
+	}
+	for i, w := range wantLanes {
+		if l := lanes[i]; l.RunID != w.RunID || l.Name != w.Name || l.Status != w.Status || !bytes.Equal(l.Summary, w.Summary) {
+			t.Errorf("lane %d = %+v, want %+v", i, l, w)
+		}
+	}
+
+	// Turns saved out of order come back ordered by lane, repeat, index.
+	turns := []struct {
+		lane          string
+		repeat, index int
+		spans         []Span
+	}{
+		{"ws", 1, 0, spansFor("decode", "infer")},
+		{"ws", 0, 1, spansFor("decode")},
+		{"http", 0, 0, spansFor("decode", "load", "infer")},
+		{"ws", 0, 0, nil},
+	}
+	for _, tu := range turns {
+		turn := &Turn{RunID: "run_1", Lane: tu.lane, Repeat: tu.repeat, Index: tu.index,
+			ResponseID: fmt.Sprintf("resp_%s_%d_%d", tu.lane, tu.repeat, tu.index),
+			Timings:    []byte(`{"ttfb_ms":3}`), Request: []byte(`{"input":[]}`), Output: []byte(`[]`)}
+		if err := db.SaveTurn(ctx, turn, tu.spans); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Saving a turn again replaces its spans.
+	if err := db.SaveTurn(ctx, &Turn{RunID: "run_1", Lane: "ws", Repeat: 1, Index: 0, ResponseID: "resp_again"}, spansFor("only")); err != nil {
+		t.Fatal(err)
+	}
+	gotTurns, gotSpans, err := db.RunTurns(ctx, "run_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, tu := range gotTurns {
+		order = append(order, fmt.Sprintf("%s/%d/%d", tu.Lane, tu.Repeat, tu.Index))
+	}
+	if got, want := strings.Join(order, " "), "http/0/0 ws/0/0 ws/0/1 ws/1/0"; got != want {
+		t.Errorf("turn order %q, want %q", got, want)
+	}
+	if last := gotTurns[len(gotTurns)-1]; last.ResponseID != "resp_again" || last.Timings != nil {
+		t.Errorf("replaced turn = %+v", last)
+	}
+	if first := gotTurns[0]; string(first.Timings) != `{"ttfb_ms":3}` || string(first.Request) != `{"input":[]}` || string(first.Output) != `[]` {
+		t.Errorf("turn blobs = %+v", first)
+	}
+	var spanOrder []string
+	for _, s := range gotSpans {
+		spanOrder = append(spanOrder, fmt.Sprintf("%s/%d/%d:%s", s.Lane, s.Repeat, s.TurnIndex, s.Name))
+		if s.RunID != "run_1" || s.DurationNS != 50 || s.Tokens != 10 || s.Bytes != 1000 || s.Kind != "engine" {
+			t.Errorf("span = %+v", s)
+		}
+	}
+	// Within a turn spans are ordered by start; spansFor starts them in reverse.
+	want := "http/0/0:infer http/0/0:load http/0/0:decode ws/0/1:decode ws/1/0:only"
+	if got := strings.Join(spanOrder, " "); got != want {
+		t.Errorf("span order %q, want %q", got, want)
+	}
+
+	if err := db.DeleteRun(ctx, "run_1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"runs", "lanes", "turns", "spans"} {
+		if n := countRows(t, db, table); n != 0 {
+			t.Errorf("%s: %d rows after deleting the run", table, n)
+		}
+	}
+	if err := db.DeleteRun(ctx, "run_1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second delete: got %v, want ErrNotFound", err)
+	}
+}
+
+func TestRunsMissing(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		call func() error
+	}{
+		{"get", func() error { _, _, err := db.GetRun(ctx, "run_x"); return err }},
+		{"turns", func() error { _, _, err := db.RunTurns(ctx, "run_x"); return err }},
+		{"update", func() error { return db.UpdateRun(ctx, "run_x", RunPassed, nil) }},
+		{"lane", func() error { return db.SaveLane(ctx, &Lane{RunID: "run_x", Name: "ws", Status: RunRunning}) }},
+		{"turn", func() error { return db.SaveTurn(ctx, &Turn{RunID: "run_x", Lane: "ws"}, spansFor("a")) }},
+		{"delete", func() error { return db.DeleteRun(ctx, "run_x") }},
+	}
+	for _, c := range cases {
+		if err := c.call(); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: got %v, want ErrNotFound", c.name, err)
+		} else if !strings.Contains(err.Error(), "run_x") {
+			t.Errorf("%s: error %q does not name the run", c.name, err)
+		}
+	}
+}
+
+func TestUpdateRunRejectsUnknownStatus(t *testing.T) {
+	db, _ := openTest(t)
+	createRun(t, db, "run_1", "s", "p", t0)
+	err := db.UpdateRun(context.Background(), "run_1", "exploded", nil)
+	if err == nil || errors.Is(err, ErrNotFound) {
+		t.Fatalf("got %v, want a constraint error", err)
+	}
+	got, _, err := db.GetRun(context.Background(), "run_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != RunQueued {
+		t.Errorf("status %q after a rejected update, want queued", got.Status)
+	}
+}
+
+func TestListRuns(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	createRun(t, db, "run_a", "repo-edit", "fast", t0)
+	createRun(t, db, "run_b", "repo-edit", "slow", t0.Add(time.Hour))
+	createRun(t, db, "run_c", "chat", "fast", t0.Add(2*time.Hour))
+	createRun(t, db, "run_d", "repo-edit", "fast", t0.Add(3*time.Hour))
+	cases := []struct {
+		name   string
+		filter RunFilter
+		want   string
+	}{
+		{"all newest first", RunFilter{}, "run_d run_c run_b run_a"},
+		{"scenario", RunFilter{Scenario: "repo-edit"}, "run_d run_b run_a"},
+		{"profile", RunFilter{Profile: "fast"}, "run_d run_c run_a"},
+		{"scenario and profile", RunFilter{Scenario: "repo-edit", Profile: "fast"}, "run_d run_a"},
+		{"since is inclusive", RunFilter{Since: t0.Add(time.Hour)}, "run_d run_c run_b"},
+		{"until is exclusive", RunFilter{Until: t0.Add(2 * time.Hour)}, "run_b run_a"},
+		{"window", RunFilter{Since: t0.Add(time.Hour), Until: t0.Add(3 * time.Hour)}, "run_c run_b"},
+		{"limit", RunFilter{Limit: 2}, "run_d run_c"},
+		{"nothing", RunFilter{Scenario: "none"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			runs, err := db.ListRuns(ctx, c.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, r := range runs {
+				ids = append(ids, r.ID)
+			}
+			if got := strings.Join(ids, " "); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestMarkInterrupted(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	statuses := []string{RunQueued, RunRunning, RunPassed, RunFailed, RunInterrupted}
+	for _, s := range statuses {
+		r := &Run{ID: "run_" + s, CreatedAt: t0, Scenario: "s", Profile: "p", Status: s}
+		if err := db.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SaveLane(ctx, &Lane{RunID: r.ID, Name: "ws", Status: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.MarkInterrupted(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("MarkInterrupted = %d, want 2", n)
+	}
+	want := map[string]string{RunQueued: RunInterrupted, RunRunning: RunInterrupted,
+		RunPassed: RunPassed, RunFailed: RunFailed, RunInterrupted: RunInterrupted}
+	for _, s := range statuses {
+		run, lanes, err := db.GetRun(ctx, "run_"+s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != want[s] || len(lanes) != 1 || lanes[0].Status != want[s] {
+			t.Errorf("run left %s: now %q with lanes %+v, want %q", s, run.Status, lanes, want[s])
+		}
+	}
+	if n, err := db.MarkInterrupted(ctx); err != nil || n != 0 {
+		t.Errorf("second MarkInterrupted = %d, %v; want 0", n, err)
+	}
+}
+
+// A turn with its spans is all or nothing.
+func TestSaveTurnIsAtomic(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	createRun(t, db, "run_1", "s", "p", t0)
+	good := &Turn{RunID: "run_1", Lane: "ws", ResponseID: "resp_good"}
+	if err := db.SaveTurn(ctx, good, spansFor("decode", "infer")); err != nil {
+		t.Fatal(err)
+	}
+	bad := spansFor("decode", "broken", "infer")
+	bad[1].DurationNS = -1 // violates the schema's CHECK, midway through the spans
+
+	cases := []struct {
+		name string
+		turn *Turn
+	}{
+		{"new turn", &Turn{RunID: "run_1", Lane: "ws", Index: 1, ResponseID: "resp_bad"}},
+		{"replacing a turn", &Turn{RunID: "run_1", Lane: "ws", Index: 0, ResponseID: "resp_bad"}},
+	}
+	for _, c := range cases {
+		err := db.SaveTurn(ctx, c.turn, bad)
+		if err == nil {
+			t.Fatalf("%s: a span with a negative duration was accepted", c.name)
+		}
+		if !strings.Contains(err.Error(), "store: save turn run_1/ws/0/") {
+			t.Errorf("%s: error %q does not say which turn", c.name, err)
+		}
+		turns, spans, err := db.RunTurns(ctx, "run_1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(turns) != 1 || turns[0].ResponseID != "resp_good" || len(spans) != 2 {
+			t.Errorf("%s: after a failed save: turns %+v, %d spans; want only the good turn and its 2 spans", c.name, turns, len(spans))
+		}
+	}
+}

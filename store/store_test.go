@@ -1,0 +1,395 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testLog sends the store's log to t.Log.
+func testLog(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// openTest opens a fresh database file in t.TempDir, closed at cleanup.
+func openTest(t testing.TB, tune ...func(*options)) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agentloop.db")
+	return openAt(t, path, tune...), path
+}
+
+func openAt(t testing.TB, path string, tune ...func(*options)) *DB {
+	t.Helper()
+	o := defaultOptions()
+	o.ledgerCapacity = 1024
+	for _, f := range tune {
+		f(&o)
+	}
+	db, err := open(context.Background(), path, testLog(t), o)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return db
+}
+
+func countRows(t testing.TB, db *DB, table string) int {
+	t.Helper()
+	var n int
+	if err := db.r.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
+		t.Fatalf("count %s: %v", table, err)
+	}
+	return n
+}
+
+// lockWriter opens an independent connection to path and holds the write
+// lock until the returned function is called.
+func lockWriter(t testing.TB, path string) (release func()) {
+	t.Helper()
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatalf("take the write lock: %v", err)
+	}
+	released := false
+	release = func() {
+		if released {
+			return
+		}
+		released = true
+		if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+			t.Errorf("release the write lock: %v", err)
+		}
+		conn.Close()
+		other.Close()
+	}
+	t.Cleanup(release)
+	return release
+}
+
+func TestOpenCreatesFileAndMigrationsAreIdempotent(t *testing.T) {
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 {
+		t.Fatal("no embedded migrations")
+	}
+	// A directory that does not exist yet: the first run creates it.
+	path := filepath.Join(t.TempDir(), "nested", "dir", "agentloop.db")
+	for n := 1; n <= 3; n++ {
+		db, err := openUnmanaged(t, path)
+		if err != nil {
+			t.Fatalf("open #%d: %v", n, err)
+		}
+		if got := countRows(t, db, "schema_migrations"); got != len(ms) {
+			t.Errorf("open #%d: %d schema_migrations rows, want %d", n, got, len(ms))
+		}
+		// The schema is usable after every open.
+		if got := countRows(t, db, "responses"); got != n-1 {
+			t.Errorf("open #%d: %d responses, want %d", n, got, n-1)
+		}
+		r := &Response{ID: fmt.Sprintf("resp_%d", n), Snapshot: []byte(`{}`)}
+		if err := db.SaveResponse(context.Background(), r, LedgerRow{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.IntegrityCheck(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database file: %v", err)
+	}
+}
+
+// openUnmanaged opens path without a cleanup: the caller closes it.
+func openUnmanaged(t testing.TB, path string) (*DB, error) {
+	return open(context.Background(), path, testLog(t), defaultOptions())
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	db, path := openTest(t)
+	if _, err := db.w.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'future.sql', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2, err := openUnmanaged(t, path)
+	if err == nil {
+		db2.Close()
+		t.Fatal("open of a database from a newer binary succeeded")
+	}
+	if !strings.Contains(err.Error(), "newer") {
+		t.Errorf("error %q does not say the schema is newer", err)
+	}
+}
+
+func TestPragmasOnBothPools(t *testing.T) {
+	db, _ := openTest(t, func(o *options) { o.busyTimeout = 1234 * time.Millisecond })
+	ctx := context.Background()
+	pools := []struct {
+		name      string
+		pool      *sql.DB
+		conns     int
+		queryOnly int
+	}{
+		{"writer", db.w, 1, 0},
+		{"reader", db.r, 4, 1},
+	}
+	for _, p := range pools {
+		t.Run(p.name, func(t *testing.T) {
+			if got := p.pool.Stats().MaxOpenConnections; got != p.conns {
+				t.Errorf("max open connections %d, want %d", got, p.conns)
+			}
+			// Hold every connection of the pool at once, so each is checked.
+			var conns []*sql.Conn
+			for range p.conns {
+				c, err := p.pool.Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns = append(conns, c)
+			}
+			defer func() {
+				for _, c := range conns {
+					c.Close()
+				}
+			}()
+			for i, c := range conns {
+				for _, want := range []struct {
+					pragma string
+					value  string
+				}{
+					{"journal_mode", "wal"},
+					{"foreign_keys", "1"},
+					{"busy_timeout", "1234"},
+					{"synchronous", "1"}, // NORMAL
+					{"query_only", fmt.Sprint(p.queryOnly)},
+				} {
+					var got string
+					if err := c.QueryRowContext(ctx, "PRAGMA "+want.pragma).Scan(&got); err != nil {
+						t.Fatalf("conn %d: PRAGMA %s: %v", i, want.pragma, err)
+					}
+					if got != want.value {
+						t.Errorf("conn %d: PRAGMA %s = %q, want %q", i, want.pragma, got, want.value)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The writer must BEGIN IMMEDIATE: it takes the write lock at BEGIN, so a
+// busy database fails there and not at a lock upgrade mid-transaction.
+func TestWriterBeginsImmediate(t *testing.T) {
+	db, path := openTest(t)
+	tx, err := db.w.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = other.Exec("BEGIN IMMEDIATE; ROLLBACK;")
+	if !IsBusy(err) {
+		t.Fatalf("a second writer during our empty transaction got %v, want SQLITE_BUSY", err)
+	}
+}
+
+func TestBusyDatabase(t *testing.T) {
+	db, path := openTest(t, func(o *options) { o.busyTimeout = 50 * time.Millisecond })
+	ctx := context.Background()
+	release := lockWriter(t, path)
+
+	cases := []struct {
+		name string
+		op   string
+		call func() error
+	}{
+		{"save response", "store: save response resp_busy:", func() error {
+			return db.SaveResponse(ctx, &Response{ID: "resp_busy", Snapshot: []byte(`{}`)}, LedgerRow{})
+		}},
+		{"create run", "store: create run run_busy:", func() error {
+			return db.CreateRun(ctx, &Run{ID: "run_busy", Scenario: "s", Profile: "p"})
+		}},
+		{"save turn", "store: save turn run_busy/ws/0/0:", func() error {
+			return db.SaveTurn(ctx, &Turn{RunID: "run_busy", Lane: "ws"}, nil)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call()
+			if !IsBusy(err) {
+				t.Fatalf("got %v, want an error IsBusy recognizes", err)
+			}
+			if IsFull(err) {
+				t.Errorf("IsFull(%v) = true", err)
+			}
+			if !strings.HasPrefix(err.Error(), c.op) || !strings.Contains(err.Error(), "locked") {
+				t.Errorf("error %q should start with %q and say the database is locked", err, c.op)
+			}
+		})
+	}
+	// Reads are not blocked by a writer in WAL mode.
+	if _, err := db.ListRuns(ctx, RunFilter{}); err != nil {
+		t.Errorf("read while locked: %v", err)
+	}
+	release()
+	if err := db.SaveResponse(ctx, &Response{ID: "resp_busy", Snapshot: []byte(`{}`)}, LedgerRow{}); err != nil {
+		t.Fatalf("save after the lock was released: %v", err)
+	}
+}
+
+func TestErrorClassifiers(t *testing.T) {
+	cases := []struct {
+		name       string
+		err        error
+		busy, full bool
+	}{
+		{"nil", nil, false, false},
+		{"plain", errors.New("database is locked"), false, false},
+		{"not found", ErrNotFound, false, false},
+	}
+	for _, c := range cases {
+		if got := IsBusy(c.err); got != c.busy {
+			t.Errorf("%s: IsBusy = %v, want %v", c.name, got, c.busy)
+		}
+		if got := IsFull(c.err); got != c.full {
+			t.Errorf("%s: IsFull = %v, want %v", c.name, got, c.full)
+		}
+	}
+}
+
+// A full database (max_page_count reached stands in for a full disk) fails
+// the save with an error IsFull recognizes and leaves nothing of it behind.
+func TestDatabaseFull(t *testing.T) {
+	db, _ := openTest(t)
+	ctx := context.Background()
+	parent := &Response{ID: "resp_parent", Snapshot: []byte(`{}`), Output: []Item{message("msg_a", "assistant", "hi")}}
+	if err := db.SaveResponse(ctx, parent, LedgerRow{}); err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	if err := db.w.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	// The writer pool has one connection, so the limit sticks to it.
+	if _, err := db.w.Exec(fmt.Sprintf("PRAGMA max_page_count = %d", pages+2)); err != nil {
+		t.Fatal(err)
+	}
+	items := countRows(t, db, "items")
+	var refs int
+	if err := db.r.QueryRow(`SELECT SUM(refs) FROM item_refs`).Scan(&refs); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]Item, 20)
+	for i := range big {
+		big[i] = message(fmt.Sprintf("msg_%d", i), "user", strings.Repeat("x", 4096))
+	}
+	child := &Response{ID: "resp_full", Snapshot: []byte(`{}`), PreviousResponseID: parent.ID,
+		Context: append(append([]Item{}, parent.Output...), big...), InputStart: 1}
+	err := db.SaveResponse(ctx, child, LedgerRow{Model: "m"})
+	if !IsFull(err) {
+		t.Fatalf("got %v, want an error IsFull recognizes", err)
+	}
+	if !strings.HasPrefix(err.Error(), "store: save response resp_full:") {
+		t.Errorf("error %q does not say which save failed", err)
+	}
+	if _, err := db.GetResponse(ctx, "resp_full"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("failed response is visible: %v", err)
+	}
+	if got := countRows(t, db, "items"); got != items {
+		t.Errorf("items %d after a failed save, want %d", got, items)
+	}
+	var refsAfter int
+	if err := db.r.QueryRow(`SELECT SUM(refs) FROM item_refs`).Scan(&refsAfter); err != nil {
+		t.Fatal(err)
+	}
+	if refsAfter != refs {
+		t.Errorf("reference counts sum to %d after a failed save, want %d", refsAfter, refs)
+	}
+	if got := countRows(t, db, "usage_ledger"); got != 1 {
+		t.Errorf("usage_ledger %d after a failed save, want 1", got)
+	}
+	for i, it := range child.Context[1:] {
+		if it.Key != 0 {
+			t.Errorf("new item %d got key %d from a failed save", i, it.Key)
+		}
+	}
+	if err := db.IntegrityCheck(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestDataSourceNameEscapesPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a dir?with#odd%chars")
+	db := openAt(t, filepath.Join(dir, "x.db"))
+	if err := db.SaveResponse(context.Background(), &Response{ID: "resp_1", Snapshot: []byte(`{}`)}, LedgerRow{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.db")); err != nil {
+		t.Errorf("database not at the path given: %v", err)
+	}
+}
+
+func TestIntegrityCheckFindsBadReferenceCounts(t *testing.T) {
+	cases := []struct {
+		name, corrupt, want string
+	}{
+		{"count too high", `UPDATE item_refs SET refs = refs + 1 WHERE key = (SELECT MIN(key) FROM item_refs)`, "listed by 1 responses, counted 2"},
+		{"count missing", `DELETE FROM item_refs WHERE key = (SELECT MIN(key) FROM item_refs)`, "counted -1"},
+		{"item missing", `PRAGMA foreign_keys = OFF; DELETE FROM items WHERE key = (SELECT MIN(key) FROM items); PRAGMA foreign_keys = ON;`, "missing items"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			db, _ := openTest(t)
+			ctx := context.Background()
+			r := &Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []Item{message("msg_1", "user", "hi")}}
+			if err := db.SaveResponse(ctx, r, LedgerRow{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.IntegrityCheck(ctx); err != nil {
+				t.Fatalf("before corruption: %v", err)
+			}
+			if _, err := db.w.Exec(c.corrupt); err != nil {
+				t.Fatal(err)
+			}
+			err := db.IntegrityCheck(ctx)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error mentioning %q", err, c.want)
+			}
+		})
+	}
+}
