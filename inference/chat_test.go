@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -355,11 +354,7 @@ func FuzzArguments(f *testing.F) {
 		if json.Unmarshal([]byte(schema), &m) != nil {
 			return
 		}
-		start := time.Now()
 		args := argumentsFor(m, question, 7)
-		if time.Since(start) > 300*time.Millisecond {
-			t.Fatalf("slow: %v", time.Since(start))
-		}
 		if !json.Valid([]byte(args)) || len(args) > 8<<20 {
 			t.Fatalf("arguments are not JSON or too large (%d bytes)", len(args))
 		}

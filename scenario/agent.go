@@ -464,6 +464,7 @@ func (a *agent) buildPatch(edits []edit, wrong bool) (string, []edit) {
 		sort.Slice(locs, func(i, j int) bool { return locs[i].at < locs[j].at })
 		fmt.Fprintf(&b, "%s%s\n", patchUpdate, p)
 		const ctx = 3
+		prevEnd := 0 // the applier looks for a header only after the previous hunk
 		for gi := 0; gi < len(locs); {
 			// Group edits whose context windows touch into one hunk.
 			gj := gi + 1
@@ -474,7 +475,7 @@ func (a *agent) buildPatch(edits []edit, wrong bool) (string, []edit) {
 			from := max(first.at-ctx, 0)
 			to := min(last.at+last.n+ctx, len(lines))
 			header := ""
-			for i := from - 1; i >= 0; i-- {
+			for i := from - 1; i >= prevEnd; i-- {
 				if declarationRE.MatchString(lines[i]) {
 					header = strings.TrimSpace(lines[i])
 					break
@@ -505,6 +506,7 @@ func (a *agent) buildPatch(edits []edit, wrong bool) (string, []edit) {
 			for ; pos < to; pos++ {
 				fmt.Fprintf(&b, " %s\n", lines[pos])
 			}
+			prevEnd = to
 			gi = gj
 		}
 	}

@@ -25,8 +25,8 @@ func TestLedgerGroupCommit(t *testing.T) {
 	}{
 		{"one writer", 1, 500, 1024, 4096},
 		// A tiny queue makes appenders wait for room: back-pressure, no loss.
-		{"concurrent writers, tiny queue", 8, 200, 4, 4096},
-		{"batches split by size", 4, 250, 64, 16},
+		{"concurrent writers, tiny queue", 8, 100, 4, 4096},
+		{"batches split by size", 4, 100, 64, 16},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

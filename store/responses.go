@@ -61,7 +61,7 @@ func (db *DB) SaveResponse(ctx context.Context, r *Response, ledger LedgerRow) e
 		}
 		defer insert.Close()
 		var added []int64
-		store := func(items []Item, keys []int64, output bool) error {
+		assign := func(items []Item, keys []int64, output bool) error {
 			for i, it := range items {
 				if it.Key != 0 {
 					replacement, isStale := stale[it.Key]
@@ -88,10 +88,10 @@ func (db *DB) SaveResponse(ctx context.Context, r *Response, ledger LedgerRow) e
 			}
 			return nil
 		}
-		if err := store(r.Context, contextKeys, false); err != nil {
+		if err := assign(r.Context, contextKeys, false); err != nil {
 			return err
 		}
-		if err := store(r.Output, outputKeys, true); err != nil {
+		if err := assign(r.Output, outputKeys, true); err != nil {
 			return err
 		}
 		if len(added) > 0 {

@@ -304,10 +304,10 @@ func TestFindOutputItem(t *testing.T) {
 	}{
 		{"msg_a2", &chain[1].Output[0], false},
 		{"fc_1", &r4.Output[0], false},
-		{"msg_in", nil, true},  // an input item, not something the engine created
-		{"msg_u1", nil, true},  // likewise
-		{"fc_404", nil, true},  // never stored
-		{"", nil, true},        // empty ids never match
+		{"msg_in", nil, true}, // an input item, not something the engine created
+		{"msg_u1", nil, true}, // likewise
+		{"fc_404", nil, true}, // never stored
+		{"", nil, true},       // empty ids never match
 	}
 	for _, c := range cases {
 		got, err := db.FindOutputItem(ctx, c.id)

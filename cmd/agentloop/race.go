@@ -1,11 +1,209 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"agentloop/app"
+	"agentloop/rollout"
 )
 
 func runRace(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return errors.New("race: not built yet")
+	cfg := rollout.Config{}
+	fs := flag.NewFlagSet("agentloop race", flag.ContinueOnError)
+	fs.StringVar(&cfg.Scenario, "scenario", "", "scenario to run (see --list-scenarios); default: the first")
+	fs.StringVar(&cfg.Profile, "profile", "spark", "model profile: classic (~65 tok/s), spark (~1000 tok/s), burst (~4000 tok/s)")
+	rtt := fs.Duration("rtt", 0, "network round trip added by the latency proxy, e.g. 20ms")
+	toolTime := fs.Duration("tool-time", 0, "modelled tool execution time per tool call, e.g. 100ms")
+	lanes := fs.String("lanes", strings.Join(rollout.AllLanes, ","), "lanes to race: "+strings.Join(rollout.AllLanes, ","))
+	fs.Int64Var(&cfg.Seed, "seed", 1, "scenario seed")
+	fs.BoolVar(&cfg.Sequential, "sequential", false, "run lanes one after another (interleaved over repeats) instead of together")
+	fs.IntVar(&cfg.Repeats, "repeats", 1, "repeats per lane; the median is reported")
+	fs.IntVar(&cfg.BandwidthKbps, "bandwidth", 0, "proxy bandwidth limit per direction in kbit/s (0 = none)")
+	fs.BoolVar(&cfg.TLS, "tls", false, "serve the in-process engine over TLS (self-signed) so new connections pay real handshakes")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
+	serverURL := fs.String("server", "", "ask the agentloop server at this URL to run the race (it shows live in the browser)")
+	apiKey := fs.String("api-key", "", "API key of --server, if it has one")
+	dbPath := fs.String("db", "./agentloop.db", "SQLite database of the in-process engine (without --server)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: agentloop race [flags]\n\nRaces a scripted coding-agent rollout over several transports against the engine and prints each lane's total,\nmedian per-turn overhead and speedup. Exits non-zero if any lane fails its success check.\n\nFlags (each also AGENTLOOP_<NAME>):\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, getenv, stderr); err != nil {
+		return err
+	}
+	if *list {
+		for _, s := range rollout.Scenarios() {
+			fmt.Fprintf(stdout, "%-18s %s\n", s.Name, s.Title)
+		}
+		return nil
+	}
+	cfg.RTTms = float64(*rtt) / float64(time.Millisecond)
+	cfg.ToolTimeMs = float64(*toolTime) / float64(time.Millisecond)
+	cfg.Lanes = strings.Split(*lanes, ",")
+	if err := rollout.Normalize(&cfg); err != nil {
+		return err
+	}
+	var rec *rollout.RunRecord
+	var err error
+	if *serverURL != "" {
+		rec, err = raceOnServer(ctx, strings.TrimRight(*serverURL, "/"), *apiKey, cfg, stderr)
+	} else {
+		rec, err = raceInProcess(ctx, *dbPath, cfg, stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rec); err != nil {
+			return err
+		}
+	} else {
+		printRace(stdout, rec)
+	}
+	if rec.Status != rollout.StatusPassed {
+		return &exitError{code: 1, err: fmt.Errorf("race %s %s", rec.ID, rec.Status)}
+	}
+	return nil
+}
+
+func raceInProcess(ctx context.Context, dbPath string, cfg rollout.Config, stderr io.Writer) (*rollout.RunRecord, error) {
+	acfg := app.Defaults()
+	acfg.Addr, acfg.DB = "127.0.0.1:0", dbPath
+	a, err := app.New(ctx, acfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Shutdown(context.Background())
+	var url string
+	runner := (*rollout.Runner)(nil)
+	if cfg.TLS {
+		tlsURL, clientTLS, err := a.StartTLS()
+		if err != nil {
+			return nil, err
+		}
+		url = tlsURL
+		runner = rollout.NewRunner(url, a.DB, nil)
+		runner.TLS = clientTLS
+	} else {
+		if err := a.Start(); err != nil {
+			return nil, err
+		}
+		url = a.URL()
+		runner = rollout.NewRunner(url, a.DB, nil)
+	}
+	fmt.Fprintf(stderr, "engine on %s; racing %s on %s (rtt %.0fms, tool time %.0fms, lanes %s)\n", url, cfg.Scenario, cfg.Profile,
+		cfg.RTTms, cfg.ToolTimeMs, strings.Join(cfg.Lanes, ","))
+	id, _, err := runner.Run(ctx, cfg, nil)
+	if id == "" {
+		return nil, err
+	}
+	return rollout.LoadRun(context.WithoutCancel(ctx), a.DB, id)
+}
+
+// raceOnServer asks a running server to run the race, then follows it.
+func raceOnServer(ctx context.Context, base, key string, cfg rollout.Config, stderr io.Writer) (*rollout.RunRecord, error) {
+	body, _ := json.Marshal(cfg)
+	do := func(method, path string, body []byte) ([]byte, int, error) {
+		req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
+		if err != nil {
+			return nil, 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return b, resp.StatusCode, err
+	}
+	b, status, err := do("POST", "/api/runs", body)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK && status != http.StatusCreated && status != http.StatusAccepted {
+		return nil, fmt.Errorf("POST /api/runs: %d %s", status, b)
+	}
+	var started struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &started); err != nil || started.ID == "" {
+		return nil, fmt.Errorf("POST /api/runs: unexpected answer %s", b)
+	}
+	fmt.Fprintf(stderr, "race %s started; watch it live at %s/race?run=%s\n", started.ID, base, started.ID)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		b, status, err := do("GET", "/api/runs/"+started.ID, nil)
+		if err != nil {
+			return nil, err
+		}
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("GET /api/runs/%s: %d %s", started.ID, status, b)
+		}
+		var rec rollout.RunRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, err
+		}
+		switch rec.Status {
+		case rollout.StatusPassed, rollout.StatusFailed, rollout.StatusInterrupted:
+			return &rec, nil
+		}
+	}
+}
+
+func printRace(w io.Writer, rec *rollout.RunRecord) {
+	c := rec.Config
+	fmt.Fprintf(w, "run %s  scenario %s  profile %s  rtt %.0fms  tool time %.0fms  repeats %d%s\n", rec.ID, c.Scenario, c.Profile,
+		c.RTTms, c.ToolTimeMs, c.Repeats, map[bool]string{true: "  (sequential)", false: "  (lanes together, sharing the CPU)"}[c.Sequential])
+	fmt.Fprintf(w, "%-15s %-7s %10s %6s %12s %9s %9s %10s %14s\n", "lane", "status", "total", "turns", "med.overhead", "cached", "uploaded", "vs http", "vs http-opt")
+	if rec.Summary == nil {
+		return
+	}
+	for _, l := range rec.Summary.Lanes {
+		fmt.Fprintf(w, "%-15s %-7s %10s %6d %12s %8.0f%% %9s %10s %14s\n", l.Lane, l.Status,
+			time.Duration(l.TotalNS).Round(time.Millisecond), l.Turns, time.Duration(l.MedianOverNS).Round(10*time.Microsecond),
+			100*l.CachedShare, bytesText(l.BytesSent), savedText(rec.Summary.SavedVsHTTP, l.Lane), savedText(rec.Summary.SavedVsOptimized, l.Lane))
+		if l.Error != "" {
+			fmt.Fprintf(w, "    error: %s\n", l.Error)
+		}
+	}
+}
+
+func savedText(m map[string]float64, lane string) string {
+	v, ok := m[lane]
+	if !ok {
+		return "-"
+	}
+	if v >= 0 {
+		return fmt.Sprintf("%.0f%% sooner", 100*v)
+	}
+	return fmt.Sprintf("%.0f%% later", -100*v)
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0fKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
 }

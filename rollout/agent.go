@@ -1,0 +1,166 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"agentloop/api"
+	"agentloop/scenario"
+)
+
+// maxTurns bounds a rollout whose plan never finishes.
+const maxTurns = 60
+
+// laneRun is one lane of one repeat: the agent loop.
+type laneRun struct {
+	lane     string
+	repeat   int
+	sc       *scenario.Scenario
+	cfg      Config
+	cacheKey string
+	tr       Transport
+	// onTurn is called after each turn (for the live view and the store).
+	onTurn func(Turn)
+
+	start time.Time
+	turns []Turn
+}
+
+func messageItem(role, text string) json.RawMessage {
+	typ := "input_text"
+	if role == "assistant" {
+		typ = "output_text"
+	}
+	b, _ := json.Marshal(map[string]any{"type": "message", "role": role, "content": []map[string]string{{"type": typ, "text": text}}})
+	return b
+}
+
+func toolsJSON(sc *scenario.Scenario) json.RawMessage {
+	tools := make([]map[string]any, len(sc.Tools))
+	for i, t := range sc.Tools {
+		tools[i] = map[string]any{"type": "function", "name": t.Name, "description": t.Description, "parameters": t.Parameters, "strict": false}
+	}
+	b, _ := json.Marshal(tools)
+	return b
+}
+
+// run drives the scenario to its end and checks success.
+func (l *laneRun) run(ctx context.Context) error {
+	ws := l.sc.NewWorkspace()
+	req := Request{Tools: toolsJSON(l.sc), Model: l.cfg.Profile, CacheKey: l.cacheKey, Seed: l.cfg.Seed}
+	developer := messageItem("developer", l.sc.DeveloperMessage(l.cfg.Seed))
+	task := messageItem("user", l.sc.Task)
+	req.History = []json.RawMessage{developer, task}
+	req.New = req.History
+	l.start = time.Now()
+	if err := l.tr.Open(ctx, req); err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer l.tr.Close()
+	if w, ok := l.tr.(*wsTransport); ok {
+		// Codex's flow: warm up with the developer message, then send the
+		// rest as a continuation.
+		warm := req
+		warm.History = req.History[:1]
+		res, err := w.Warmup(ctx, warm)
+		if err != nil {
+			return fmt.Errorf("warmup: %w", err)
+		}
+		req.Previous = res.Response.ID
+		req.New = req.History[1:]
+		l.record(-1, res, nil, 0, "")
+	}
+	for turn := 0; turn < maxTurns; turn++ {
+		if err := ctx.Err(); err != nil {
+			return errStopped
+		}
+		res, err := l.tr.Turn(ctx, req)
+		if err != nil {
+			l.recordError(turn, err)
+			return fmt.Errorf("turn %d: %w", turn, err)
+		}
+		var calls []Call
+		var text string
+		var newItems []json.RawMessage
+		for _, it := range res.Response.Output {
+			raw := it.AppendJSON(nil)
+			req.History = append(req.History, raw)
+			switch it.Type {
+			case api.TypeFunctionCall:
+				calls = append(calls, Call{Name: it.Name, Arguments: it.Arguments, CallID: it.CallID})
+			case api.TypeMessage:
+				text += it.Text()
+			}
+		}
+		// The tools run here, for real, on the workspace.
+		toolStart := time.Now()
+		for i := range calls {
+			out, err := ws.Call(calls[i].Name, calls[i].Arguments)
+			if err != nil {
+				out = "error: " + err.Error()
+			}
+			calls[i].Output = out
+			item, _ := json.Marshal(map[string]string{"type": "function_call_output", "call_id": calls[i].CallID, "output": out})
+			newItems = append(newItems, item)
+		}
+		measuredTool := time.Since(toolStart)
+		if len(calls) > 0 && l.cfg.ToolTime() > 0 {
+			select {
+			case <-time.After(l.cfg.ToolTime()):
+			case <-ctx.Done():
+				return errStopped
+			}
+		}
+		l.record(turn, res, calls, measuredTool, text)
+		if len(calls) == 0 {
+			break
+		}
+		req.History = append(req.History, newItems...)
+		req.New = newItems
+		req.Previous = res.Response.ID
+	}
+	if err := l.sc.Check(ws); err != nil {
+		return fmt.Errorf("success check: %w", err)
+	}
+	return nil
+}
+
+func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool time.Duration, text string) {
+	off := func(t time.Time) int64 {
+		if t.IsZero() {
+			return 0
+		}
+		return t.Sub(l.start).Nanoseconds()
+	}
+	t := Turn{Lane: l.lane, Repeat: l.repeat, Index: index, ResponseID: res.Response.ID,
+		SentNS: off(res.Sent), FirstEventNS: off(res.FirstEvent), FirstTokenNS: off(res.FirstToken), LastTokenNS: off(res.LastToken),
+		DoneNS: off(res.Done), SentUnixNS: res.Sent.UnixNano(), BytesSent: res.BytesSent, BytesReceived: res.BytesRecv,
+		Calls: calls, Text: text}
+	if len(calls) > 0 {
+		t.ToolNS = (measuredTool + l.cfg.ToolTime()).Nanoseconds()
+		t.Stages = append(t.Stages, StageTime{Name: StageTool, DurationNS: measuredTool.Nanoseconds(), Kind: "measured"})
+		if l.cfg.ToolTime() > 0 {
+			t.Stages = append(t.Stages, StageTime{Name: StageTool, DurationNS: l.cfg.ToolTime().Nanoseconds(), Kind: "modelled"})
+		}
+	}
+	if res.NewConn {
+		t.ConnectNS = l.cfg.RTT().Nanoseconds()
+	}
+	if u := res.Response.Usage; u != nil {
+		t.InputTokens, t.CachedTokens, t.OutputTokens = u.InputTokens, u.InputTokensDetails.CachedTokens, u.OutputTokens
+	}
+	l.turns = append(l.turns, t)
+	if l.onTurn != nil {
+		l.onTurn(t)
+	}
+}
+
+func (l *laneRun) recordError(index int, err error) {
+	t := Turn{Lane: l.lane, Repeat: l.repeat, Index: index, Error: err.Error(), SentNS: time.Since(l.start).Nanoseconds()}
+	l.turns = append(l.turns, t)
+	if l.onTurn != nil {
+		l.onTurn(t)
+	}
+}

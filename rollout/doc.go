@@ -1,0 +1,10 @@
+// Package rollout is the client side of an agent: it runs a scenario's
+// tools on an in-memory workspace, talks to the engine over one of several
+// transports (stateless HTTP, chained HTTP, WebSocket mode), through a
+// latency proxy that delays real bytes, and records every turn's timing
+// merged with the engine's trace. The race runs lanes side by side (or one
+// after another) and stores everything in SQLite.
+//
+// rollout talks to the engine only over sockets: it must never import the
+// server package or call the engine in-process.
+package rollout

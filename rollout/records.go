@@ -1,0 +1,86 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"agentloop/store"
+)
+
+// RunRecord is a stored run, decoded.
+type RunRecord struct {
+	ID        string        `json:"id"`
+	CreatedAt time.Time     `json:"created_at"`
+	UpdatedAt time.Time     `json:"updated_at"`
+	Status    string        `json:"status"`
+	Config    Config        `json:"config"`
+	Summary   *Summary      `json:"summary,omitempty"`
+	Lanes     []LaneSummary `json:"lanes"`
+	Turns     []Turn        `json:"turns,omitempty"`
+}
+
+func decodeRun(r *store.Run, lanes []store.Lane) RunRecord {
+	rec := RunRecord{ID: r.ID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Status: r.Status}
+	_ = json.Unmarshal(r.Config, &rec.Config)
+	if len(r.Summary) > 0 {
+		var s Summary
+		if json.Unmarshal(r.Summary, &s) == nil {
+			rec.Summary = &s
+		}
+	}
+	for _, l := range lanes {
+		ls := LaneSummary{Lane: l.Name}
+		if len(l.Summary) > 0 {
+			_ = json.Unmarshal(l.Summary, &ls)
+		}
+		ls.Lane, ls.Status = l.Name, l.Status
+		rec.Lanes = append(rec.Lanes, ls)
+	}
+	return rec
+}
+
+// LoadRun reads a run with every turn; store.ErrNotFound when missing.
+func LoadRun(ctx context.Context, db *store.DB, id string) (*RunRecord, error) {
+	r, lanes, err := db.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	rec := decodeRun(r, lanes)
+	turns, _, err := db.RunTurns(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range turns {
+		var t Turn
+		if json.Unmarshal(st.Timings, &t) != nil {
+			continue
+		}
+		var out struct {
+			Text  string `json:"text"`
+			Calls []Call `json:"calls"`
+		}
+		if json.Unmarshal(st.Output, &out) == nil {
+			t.Text, t.Calls = out.Text, out.Calls
+		}
+		rec.Turns = append(rec.Turns, t)
+	}
+	return &rec, nil
+}
+
+// ListRuns lists stored runs, newest first, without turns.
+func ListRuns(ctx context.Context, db *store.DB, f store.RunFilter) ([]RunRecord, error) {
+	runs, err := db.ListRuns(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunRecord, 0, len(runs))
+	for i := range runs {
+		_, lanes, err := db.GetRun(ctx, runs[i].ID)
+		if err != nil {
+			continue
+		}
+		out = append(out, decodeRun(&runs[i], lanes))
+	}
+	return out, nil
+}

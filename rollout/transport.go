@@ -1,0 +1,272 @@
+package rollout
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"time"
+
+	"agentloop/api"
+
+	"github.com/coder/websocket"
+)
+
+// Request is one turn as the agent sees it: the whole conversation so far,
+// the items that are new since the last response, and that response's id.
+// Each transport decides what it really sends.
+type Request struct {
+	Tools    json.RawMessage
+	History  []json.RawMessage // every item so far, new ones included
+	New      []json.RawMessage // items since the previous response
+	Previous string            // previous response id ("" on the first turn)
+	Model    string
+	CacheKey string
+	Seed     int64
+}
+
+// Result is what came back, with client-side timings.
+type Result struct {
+	Response   *api.Response
+	Sent       time.Time
+	FirstEvent time.Time
+	FirstToken time.Time
+	LastToken  time.Time
+	Done       time.Time
+	BytesSent  int64
+	BytesRecv  int64
+	NewConn    bool // this request paid for a new connection
+}
+
+// Transport is one lane's way of talking to the engine.
+type Transport interface {
+	// Open prepares the lane (the WebSocket dials and warms up here).
+	Open(ctx context.Context, first Request) error
+	Turn(ctx context.Context, req Request) (*Result, error)
+	Close()
+}
+
+// NewTransport returns the transport of a lane. base is the engine's base
+// URL as the lane reaches it (through the proxy); tlsConf is set when the
+// engine's listener speaks TLS.
+func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config) (Transport, error) {
+	hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, TLSClientConfig: tlsConf,
+		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, DisableCompression: true}}
+	switch lane {
+	case LaneHTTP:
+		return &httpTransport{client: hc, d: d, url: base + "/baseline/v1/responses"}, nil
+	case LaneHTTPOptimized:
+		return &httpTransport{client: hc, d: d, url: base + "/v1/responses"}, nil
+	case LaneHTTPChained:
+		return &httpTransport{client: hc, d: d, url: base + "/v1/responses", chained: true}, nil
+	case LaneWS:
+		return &wsTransport{client: hc, d: d, url: "ws" + strings.TrimPrefix(base, "http") + "/v1/responses"}, nil
+	}
+	return nil, fmt.Errorf("unknown lane %q", lane)
+}
+
+func createBody(req Request, stored bool, items []json.RawMessage, previous string) map[string]any {
+	body := map[string]any{
+		"model": req.Model, "input": items, "tools": req.Tools, "tool_choice": "auto", "parallel_tool_calls": false,
+		"store": stored, "stream": true, "prompt_cache_key": req.CacheKey,
+		"metadata": map[string]string{"agentloop_seed": fmt.Sprint(req.Seed)},
+	}
+	if previous != "" {
+		body["previous_response_id"] = previous
+	}
+	return body
+}
+
+// collector turns events into a Result.
+type collector struct {
+	res *Result
+}
+
+func (c *collector) event(b []byte) (done bool, err error) {
+	now := time.Now()
+	if c.res.FirstEvent.IsZero() {
+		c.res.FirstEvent = now
+	}
+	ev, err := api.DecodeEvent(b)
+	if err != nil {
+		return false, fmt.Errorf("bad event %q: %w", truncate(string(b), 200), err)
+	}
+	switch ev.Type {
+	case api.EventOutputTextDelta, api.EventArgumentsDelta:
+		if c.res.FirstToken.IsZero() {
+			c.res.FirstToken = now
+		}
+		c.res.LastToken = now
+	case api.EventError:
+		return true, ev.AsError()
+	}
+	if api.IsTerminal(ev.Type) {
+		c.res.Done = now
+		c.res.Response = ev.Response
+		if ev.Response.Status != "completed" {
+			msg := ev.Response.Status
+			if ev.Response.Error != nil {
+				msg += ": " + ev.Response.Error.Message
+			}
+			return true, fmt.Errorf("response %s", msg)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// httpTransport is the stateless lanes (full input, store:false) and the
+// chained lane (previous_response_id, store:true), over SSE.
+type httpTransport struct {
+	client  *http.Client
+	d       *dialer
+	url     string
+	chained bool
+}
+
+func (t *httpTransport) Open(context.Context, Request) error { return nil }
+func (t *httpTransport) Close()                              { t.client.CloseIdleConnections() }
+
+func (t *httpTransport) Turn(ctx context.Context, req Request) (*Result, error) {
+	var body map[string]any
+	if t.chained {
+		body = createBody(req, true, req.New, req.Previous)
+		if req.Previous == "" {
+			body["input"] = req.History
+		}
+	} else {
+		body = createBody(req, false, req.History, "")
+	}
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { res.NewConn = !info.Reused }}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), "POST", t.url, bytes.NewReader(payload))
+	if err != nil {
+		return nil, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "text/event-stream")
+	sent0, recv0 := t.d.sent.Load(), t.d.received.Load()
+	res.Sent = time.Now()
+	resp, err := t.client.Do(hreq)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return nil, fmt.Errorf("POST %s: %d %s", t.url, resp.StatusCode, b)
+	}
+	c := collector{res: res}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.HasPrefix(line, []byte("data: ")) {
+			continue
+		}
+		done, err := c.event(line[len("data: "):])
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if res.Response == nil {
+		return nil, fmt.Errorf("stream closed before response.completed")
+	}
+	res.BytesSent, res.BytesRecv = t.d.sent.Load()-sent0, t.d.received.Load()-recv0
+	return res, nil
+}
+
+// wsTransport is WebSocket mode: one connection, a warmup, then
+// previous_response_id with only the new items, store:false.
+type wsTransport struct {
+	client  *http.Client
+	d       *dialer
+	url     string
+	conn    *websocket.Conn
+	newConn bool
+}
+
+func (t *wsTransport) Open(ctx context.Context, first Request) error {
+	conn, _, err := websocket.Dial(ctx, t.url, &websocket.DialOptions{HTTPClient: t.client, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return err
+	}
+	conn.SetReadLimit(64 << 20)
+	t.conn, t.newConn = conn, true
+	return nil
+}
+
+// Warmup sends generate:false with the first items and returns its id.
+func (t *wsTransport) Warmup(ctx context.Context, req Request) (*Result, error) {
+	body := createBody(req, false, req.History, "")
+	body["generate"] = false
+	return t.send(ctx, body)
+}
+
+func (t *wsTransport) Turn(ctx context.Context, req Request) (*Result, error) {
+	items := req.New
+	if req.Previous == "" {
+		items = req.History
+	}
+	return t.send(ctx, createBody(req, false, items, req.Previous))
+}
+
+func (t *wsTransport) send(ctx context.Context, body map[string]any) (*Result, error) {
+	body["type"] = "response.create"
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{NewConn: t.newConn}
+	t.newConn = false
+	sent0, recv0 := t.d.sent.Load(), t.d.received.Load()
+	res.Sent = time.Now()
+	if err := t.conn.Write(ctx, websocket.MessageText, payload); err != nil {
+		return nil, err
+	}
+	c := collector{res: res}
+	for {
+		_, b, err := t.conn.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		done, err := c.event(b)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+	}
+	res.BytesSent, res.BytesRecv = t.d.sent.Load()-sent0, t.d.received.Load()-recv0
+	return res, nil
+}
+
+func (t *wsTransport) Close() {
+	if t.conn != nil {
+		t.conn.Close(websocket.StatusNormalClosure, "")
+	}
+}
