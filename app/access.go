@@ -35,7 +35,7 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 
 // hostAllowlist rejects requests whose Host is not ours, against DNS
 // rebinding. Hostnames are compared without ports.
-func hostAllowlist(allowed []string) (echo.MiddlewareFunc, error) {
+func hostAllowlist(allowed []string) echo.MiddlewareFunc {
 	set := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
 	for _, h := range allowed {
 		h = strings.TrimSpace(strings.ToLower(h))
@@ -56,7 +56,17 @@ func hostAllowlist(allowed []string) (echo.MiddlewareFunc, error) {
 			}
 			return next(c)
 		}
-	}, nil
+	}
+}
+
+// bindHosts is the host of a specific (non-wildcard) bind address, which
+// clients may always use.
+func bindHosts(addr string) []string {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || host == "" || (ip != nil && ip.IsUnspecified()) {
+		return nil
+	}
+	return []string{host}
 }
 
 // checkBind refuses a wildcard bind without an explicit host list.

@@ -40,6 +40,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if err := checkBind(cfg.Addr, cfg.AllowedHosts); err != nil {
+		return nil, err
+	}
 	db, err := store.Open(ctx, cfg.DB, log)
 	if err != nil {
 		return nil, err

@@ -16,9 +16,7 @@ func (a *App) routes() *echo.Echo {
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.HTTPErrorHandler = a.errorHandler
 	e.Use(securityHeaders)
-	if allow, err := hostAllowlist(a.cfg.AllowedHosts); err == nil {
-		e.Use(allow)
-	}
+	e.Use(hostAllowlist(append(bindHosts(a.cfg.Addr), a.cfg.AllowedHosts...)))
 	if a.cfg.RateLimit > 0 || a.cfg.ConnLimit > 0 {
 		e.Use(perAddressLimits(a.cfg.RateLimit, a.cfg.RateBurst, a.cfg.ConnLimit))
 	}

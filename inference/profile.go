@@ -6,7 +6,8 @@ import (
 )
 
 // Profile describes one simulated model and the accelerator that serves it.
-// Streams of profiles with the same Name share one batch.
+// Jobs with equal Profiles share one batch on a Scheduler; a modified copy
+// (for example Unmodelled) gets an accelerator of its own.
 //
 // Zero values turn modelled time off: BaseTTFT 0 and PrefillTPS <= 0 make
 // prefill instant, and DecodeTPS <= 0 releases every token at the first
@@ -73,6 +74,17 @@ func (p Profile) Unmodelled() Profile {
 	p.MaxBatch = 0
 	p.BatchSlowdown = 0
 	p.Jitter = 0
+	return p
+}
+
+// sanitized replaces NaN fields with 0 (no modelled cost). Profiles key the
+// scheduler's batches, and a NaN key could never be found again.
+func (p Profile) sanitized() Profile {
+	for _, f := range []*float64{&p.DecodeTPS, &p.PrefillTPS, &p.BatchSlowdown, &p.Jitter} {
+		if math.IsNaN(*f) {
+			*f = 0
+		}
+	}
 	return p
 }
 

@@ -19,8 +19,11 @@ type Job struct {
 	JitterSeed    uint64 // hash of (seed, response context), see JitterSeed
 }
 
-// GenerationTimings are the moments a generation reached each phase. A field
-// stays zero until its phase is reached.
+// GenerationTimings are the moments a generation reached each phase, read
+// from the scheduler's clock when it acted: a token is released up to about
+// MinTick after it fell due. A field stays zero until its phase is reached.
+// The trace's modelled spans are queue = Admitted-Submitted, prefill =
+// FirstToken-Admitted and generate = LastToken-FirstToken.
 type GenerationTimings struct {
 	Submitted  time.Time // Submit was called
 	Admitted   time.Time // left the queue and took a batch slot
@@ -121,14 +124,20 @@ type Scheduler struct {
 
 // NewScheduler starts a scheduler's loop. Close stops it.
 func NewScheduler() *Scheduler {
-	s := &Scheduler{
+	s := newScheduler()
+	go s.run()
+	return s
+}
+
+// newScheduler returns a scheduler without its loop: tests drive it with
+// their own clock through submitAt, cancelAt and advanceLocked.
+func newScheduler() *Scheduler {
+	return &Scheduler{
 		accels:  make(map[Profile]*accelerator),
 		wake:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	go s.run()
-	return s
 }
 
 func (s *Scheduler) run() {
@@ -167,7 +176,13 @@ func (s *Scheduler) poke() {
 // beyond its accelerator's batch waits in a FIFO queue. A job whose costs are
 // all zero (see Profile.Unmodelled) is complete when Submit returns.
 func (s *Scheduler) Submit(job Job) *Generation {
-	now := time.Now()
+	g := s.submitAt(job, time.Now())
+	s.poke()
+	return g
+}
+
+func (s *Scheduler) submitAt(job Job, now time.Time) *Generation {
+	job.Profile = job.Profile.sanitized()
 	g := &Generation{
 		sched:       s,
 		job:         job,
@@ -193,7 +208,6 @@ func (s *Scheduler) Submit(job Job) *Generation {
 	// until now, then admits the new job if there is room.
 	s.advanceLocked(now)
 	s.mu.Unlock()
-	s.poke()
 	return g
 }
 
@@ -387,13 +401,17 @@ func (g *Generation) Timings() GenerationTimings {
 // job is admitted at once. It is for a consumer that went away; calling it on
 // a finished generation does nothing.
 func (g *Generation) Cancel() {
+	g.cancelAt(time.Now())
+	g.sched.poke()
+}
+
+func (g *Generation) cancelAt(now time.Time) {
 	s := g.sched
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if g.phase == phaseDone {
-		s.mu.Unlock()
 		return
 	}
-	now := time.Now()
 	s.advanceLocked(now) // the others decoded at the old batch size until now
 	if g.phase != phaseDone {
 		acc := g.acc
@@ -405,6 +423,4 @@ func (g *Generation) Cancel() {
 		g.endLocked(now, true)
 		s.advanceLocked(now) // admit the next queued job into the freed slot
 	}
-	s.mu.Unlock()
-	s.poke()
 }

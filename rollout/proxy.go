@@ -152,10 +152,13 @@ func (p *Proxy) pipe(dst, src net.Conn, notBefore time.Time) {
 		for {
 			n, err := src.Read(buf)
 			if n > 0 {
-				due := time.Now().Add(oneWay)
-				if due.Before(notBefore) {
-					due = notBefore
+				// Nothing leaves before the handshake's round trip is over,
+				// then each chunk takes half a round trip.
+				sent := time.Now()
+				if sent.Before(notBefore) {
+					sent = notBefore
 				}
+				due := sent.Add(oneWay)
 				line <- chunk{b: append([]byte(nil), buf[:n]...), due: due}
 			}
 			if err != nil {

@@ -446,6 +446,7 @@ func (a *agent) buildPatch(edits []edit, wrong bool) (string, []edit) {
 	}
 	var b strings.Builder
 	var included []edit
+	usedWrong := false // one misremembered header per patch is enough
 	for _, p := range order {
 		v := a.views[p]
 		if !v.complete() {
@@ -481,8 +482,13 @@ func (a *agent) buildPatch(edits []edit, wrong bool) (string, []edit) {
 					break
 				}
 			}
-			if wrong && gi == 0 && first.e.wrongHeader != "" {
-				header = first.e.wrongHeader
+			if wrong && !usedWrong {
+				for _, l := range locs[gi:gj] {
+					if l.e.wrongHeader != "" {
+						header, usedWrong = l.e.wrongHeader, true
+						break
+					}
+				}
 			}
 			if header != "" {
 				fmt.Fprintf(&b, "@@ %s\n", header)

@@ -350,7 +350,9 @@ func buildStockroom() map[string]string {
 	for _, c := range stockroomChannels {
 		files[c.file()] = render("channel.py.tmpl", c)
 		files[c.testFile()] = render("channel_test.py.tmpl", c)
-		files["docs/channels/"+c.Module+".md"] = render("channel.md.tmpl", c)
+		if c.Webhooks || c.Callback {
+			files["docs/channels/"+c.Module+".md"] = render("channel.md.tmpl", c)
+		}
 	}
 	return files
 }
@@ -564,8 +566,6 @@ var stockroomExplorePool = []struct{ path, why string }{
 	{"tests/test_channel_marketplace.py", "Looking at the marketplace tests."},
 	{"stockroom/jobs/reconcile.py", "Reading the reconcile job, which reads stock for every location."},
 	{"stockroom/models.py", "Checking the Item model the client returns."},
-	{"docs/channels/kiosk.md", "Reading the kiosk channel docs."},
-	{"docs/channels/pos.md", "Reading the point-of-sale channel docs."},
 	{"tests/test_channel_dropship.py", "Looking at the dropship tests, which use a catalogue larger than one batch."},
 }
 

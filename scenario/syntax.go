@@ -66,9 +66,38 @@ func checkSyntax(p, src string) *syntaxError {
 		return &syntaxError{sl, sc, "string literal not terminated"}
 	}
 	closer := map[byte]byte{')': '(', ']': '[', '}': '{'}
+	// lastSig is the last significant character outside strings and
+	// comments; after one of these a / starts a regular expression literal.
+	var lastSig byte = '('
+	regexMayStart := func() bool { return strings.IndexByte("(,=:[!&|?{};+-*%<>~^", lastSig) >= 0 }
 	for i < len(src) {
 		c := src[i]
 		switch {
+		case lang == "ts" && c == '/' && !startsWith("//") && !startsWith("/*") && regexMayStart():
+			sl, sc := line, col+1
+			next()
+			inClass := false
+			closed := false
+			for i < len(src) && src[i] != '\n' {
+				ch := next()
+				if ch == '\\' && i < len(src) {
+					next()
+					continue
+				}
+				if ch == '[' {
+					inClass = true
+				} else if ch == ']' {
+					inClass = false
+				} else if ch == '/' && !inClass {
+					closed = true
+					break
+				}
+			}
+			if !closed {
+				return &syntaxError{sl, sc, "unterminated regular expression literal"}
+			}
+			lastSig = '/'
+			continue
 		case (lang == "go" || lang == "ts") && startsWith("//"):
 			for i < len(src) && src[i] != '\n' {
 				next()
@@ -116,6 +145,7 @@ func checkSyntax(p, src string) *syntaxError {
 			if err := scanString(c, false, true); err != nil {
 				return err
 			}
+			lastSig = '"'
 			continue
 		case c == '`' && lang == "go":
 			next()
@@ -148,9 +178,13 @@ func checkSyntax(p, src string) *syntaxError {
 			if !closed {
 				return &syntaxError{sl, sc, "unterminated template literal"}
 			}
+			lastSig = '"'
 			continue
 		}
 		next()
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			lastSig = c
+		}
 		switch c {
 		case '(', '[', '{':
 			stack = append(stack, open{c, line, col, false})

@@ -153,7 +153,10 @@ func (s *streamer) advance(released int) error {
 		if n > 1 {
 			delta = strings.Join(pi.pieces[s.piece:s.piece+n], "")
 		}
-		if pi.item.Type == api.TypeMessage {
+		if delta == "" {
+			// A token that only completes a split character carries no
+			// text of its own; it goes out with the next delta.
+		} else if pi.item.Type == api.TypeMessage {
 			s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.cur, 0, delta)
 			if err := s.emit(api.EventOutputTextDelta); err != nil {
 				return err

@@ -10,14 +10,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"agentloop/app"
 	"agentloop/bench"
+	"agentloop/rollout"
 )
 
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load [flags]\n")
+		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load|matrix [flags]\n")
 		return fmt.Errorf("bench: name a benchmark: overhead or load")
 	}
 	switch args[0] {
@@ -25,6 +27,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return runBenchOverhead(ctx, args[1:], getenv, stdout, stderr)
 	case "load":
 		return runBenchLoad(ctx, args[1:], getenv, stdout, stderr)
+	case "matrix":
+		return runBenchMatrix(ctx, args[1:], getenv, stdout, stderr)
 	}
 	return fmt.Errorf("bench: unknown benchmark %q", args[0])
 }
@@ -96,4 +100,81 @@ func runBenchOverhead(ctx context.Context, args []string, getenv func(string) st
 
 func runBenchLoad(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("bench load: not built yet")
+}
+
+func runBenchMatrix(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentloop bench matrix", flag.ContinueOnError)
+	scenarioName := fs.String("scenario", "fix-failing-test", "the standard scenario")
+	profiles := fs.String("profiles", "classic,spark,burst", "profiles")
+	rtts := fs.String("rtts", "0ms,20ms,80ms", "round trips")
+	repeats := fs.Int("repeats", 3, "repeats per cell (lanes run one after another, interleaved; the median is reported)")
+	seed := fs.Int64("seed", 1, "scenario seed")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: agentloop bench matrix [flags]\n\nRuns the race for every profile and round trip, lanes one after another, and prints each lane's median end-to-end time.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, getenv, stderr); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "agentloop-matrix-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	type cell struct {
+		Profile string            `json:"profile"`
+		RTT     string            `json:"rtt"`
+		Run     string            `json:"run"`
+		Status  string            `json:"status"`
+		TotalMS map[string]int64  `json:"total_ms"`
+		Saved   map[string]string `json:"saved_vs_http"`
+		SavedO  map[string]string `json:"saved_vs_http_optimized"`
+	}
+	var cells []cell
+	a, stop, err := startEngine(ctx, func(c *app.Config) { c.DB = filepath.Join(dir, "matrix.db") })
+	if err != nil {
+		return err
+	}
+	defer stop()
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	if !*asJSON {
+		fmt.Fprintf(stdout, "| profile | rtt | %s | ws vs http | ws vs http-optimized |\n|---|---|%s---|---|\n",
+			strings.Join(rollout.AllLanes, " | "), strings.Repeat("---|", len(rollout.AllLanes)))
+	}
+	for _, p := range strings.Split(*profiles, ",") {
+		for _, r := range strings.Split(*rtts, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(r))
+			if err != nil {
+				return fmt.Errorf("--rtts: %w", err)
+			}
+			cfg := rollout.Config{Scenario: *scenarioName, Profile: strings.TrimSpace(p), RTTms: float64(d) / float64(time.Millisecond),
+				Lanes: rollout.AllLanes, Seed: *seed, Sequential: true, Repeats: *repeats}
+			id, sum, err := runner.Run(ctx, cfg, nil)
+			if err != nil {
+				return fmt.Errorf("%s rtt %s: %w", p, r, err)
+			}
+			c := cell{Profile: cfg.Profile, RTT: r, Run: id, Status: rollout.StatusPassed, TotalMS: map[string]int64{}, Saved: map[string]string{}, SavedO: map[string]string{}}
+			var cols []string
+			for _, l := range sum.Lanes {
+				c.TotalMS[l.Lane] = time.Duration(l.TotalNS).Milliseconds()
+				cols = append(cols, fmt.Sprintf("%.2fs", time.Duration(l.TotalNS).Seconds()))
+				if l.Status != rollout.StatusPassed {
+					c.Status = l.Status
+				}
+				c.Saved[l.Lane] = savedText(sum.SavedVsHTTP, l.Lane)
+				c.SavedO[l.Lane] = savedText(sum.SavedVsOptimized, l.Lane)
+			}
+			cells = append(cells, c)
+			if !*asJSON {
+				fmt.Fprintf(stdout, "| %s | %s | %s | %s | %s |\n", cfg.Profile, r, strings.Join(cols, " | "), c.Saved["ws"], c.SavedO["ws"])
+			}
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cells)
+	}
+	return nil
 }

@@ -1,0 +1,148 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentloop/app"
+
+	"github.com/coder/websocket"
+)
+
+func start(t *testing.T, tweak func(*app.Config)) *app.App {
+	t.Helper()
+	cfg := app.Defaults()
+	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(t.TempDir(), "app.db")
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	a, err := app.New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Shutdown(context.Background()) })
+	return a
+}
+
+func do(t *testing.T, method, url string, body string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestAPIKeyProtectsEveryRoute(t *testing.T) {
+	a := start(t, func(c *app.Config) { c.APIKey = "sk-secret" })
+	for _, p := range []string{"/v1/responses/resp_x", "/baseline/v1/responses/resp_x", "/api/traces/x", "/metrics"} {
+		resp, body := do(t, "GET", a.URL()+p, "", nil)
+		if resp.StatusCode != 401 || !strings.Contains(body, "invalid_api_key") {
+			t.Errorf("%s without key: %d %s", p, resp.StatusCode, body)
+		}
+		resp, _ = do(t, "GET", a.URL()+p, "", map[string]string{"Authorization": "Bearer wrong"})
+		if resp.StatusCode != 401 {
+			t.Errorf("%s with a wrong key: %d", p, resp.StatusCode)
+		}
+	}
+	resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Authorization": "Bearer sk-secret"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("metrics with the key: %d", resp.StatusCode)
+	}
+	// The WebSocket handshake needs the key too.
+	ws := "ws" + strings.TrimPrefix(a.URL(), "http") + "/v1/responses"
+	_, hresp, err := websocket.Dial(context.Background(), ws, nil)
+	if err == nil || hresp == nil || hresp.StatusCode != 401 {
+		t.Fatalf("ws handshake without key: %v %v", err, hresp)
+	}
+	c, _, err := websocket.Dial(context.Background(), ws, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer sk-secret"}}})
+	if err != nil {
+		t.Fatalf("ws handshake with key: %v", err)
+	}
+	c.CloseNow()
+	// Browsers log in once; the cookie counts only for same-origin requests.
+	resp, _ = do(t, "POST", a.URL()+"/login", `{"key":"sk-secret"}`, map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"})
+	var cookie *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == app.KeyCookie {
+			cookie = ck
+		}
+	}
+	if resp.StatusCode != 204 || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d %+v", resp.StatusCode, cookie)
+	}
+	ck := app.KeyCookie + "=" + cookie.Value
+	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": ck, "Sec-Fetch-Site": "same-origin"}); resp.StatusCode != 200 {
+		t.Fatalf("same-origin cookie: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": ck, "Sec-Fetch-Site": "cross-site"}); resp.StatusCode != 401 {
+		t.Fatalf("cross-site cookie: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "POST", a.URL()+"/login", `{"key":"sk-secret"}`, map[string]string{"Content-Type": "text/plain", "Sec-Fetch-Site": "same-origin"}); resp.StatusCode != 415 {
+		t.Fatalf("form login: %d", resp.StatusCode)
+	}
+}
+
+func TestHostAllowlistAndHeaders(t *testing.T) {
+	a := start(t, nil)
+	resp, body := do(t, "GET", a.URL()+"/healthz", "", map[string]string{"Host": "attacker.example:8080"})
+	if resp.StatusCode != http.StatusMisdirectedRequest || !strings.Contains(body, "host_not_allowed") {
+		t.Fatalf("rebinding host: %d %s", resp.StatusCode, body)
+	}
+	resp, _ = do(t, "GET", a.URL()+"/healthz", "", map[string]string{"Host": "localhost:1234"})
+	if resp.StatusCode != 200 {
+		t.Fatalf("localhost on another port (the proxy's): %d", resp.StatusCode)
+	}
+	h := resp.Header
+	if !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") || strings.Contains(h.Get("Content-Security-Policy"), "unsafe-inline") ||
+		h.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("security headers: %v", h)
+	}
+	b := start(t, func(c *app.Config) { c.AllowedHosts = []string{"agentloop.internal"} })
+	if resp, _ := do(t, "GET", b.URL()+"/healthz", "", map[string]string{"Host": "agentloop.internal"}); resp.StatusCode != 200 {
+		t.Fatalf("allowed host: %d", resp.StatusCode)
+	}
+}
+
+func TestPerAddressLimits(t *testing.T) {
+	a := start(t, func(c *app.Config) { c.RateLimit, c.RateBurst = 1, 3 })
+	codes := map[int]int{}
+	for range 6 {
+		resp, _ := do(t, "GET", a.URL()+"/healthz", "", nil)
+		codes[resp.StatusCode]++
+		if resp.StatusCode == 429 && resp.Header.Get("Retry-After") == "" {
+			t.Fatal("429 without Retry-After")
+		}
+	}
+	if codes[200] < 3 || codes[429] < 1 {
+		t.Fatalf("rate limit: %v", codes)
+	}
+	b := start(t, func(c *app.Config) { c.ConnLimit = 1 })
+	ws := "ws" + strings.TrimPrefix(b.URL(), "http") + "/v1/responses"
+	c1, _, err := websocket.Dial(context.Background(), ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.CloseNow()
+	_, hresp, err := websocket.Dial(context.Background(), ws, nil)
+	if err == nil || hresp == nil || hresp.StatusCode != 429 {
+		t.Fatalf("second connection from the same address: %v", err)
+	}
+}

@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// metricsSample is one scrape of the engine's /metrics: each sample's value
+// by its name with labels as written, e.g. `go_goroutines` or
+// `agentloop_requests_total{engine="v1",status="completed",transport="http"}`.
+type metricsSample struct {
+	at     time.Time
+	values map[string]float64
+}
+
+func (m metricsSample) get(name string) float64 { return m.values[name] }
+
+// sum adds every sample of a metric whatever its labels.
+func (m metricsSample) sum(name string) float64 {
+	var s float64
+	for k, v := range m.values {
+		if k == name || (strings.HasPrefix(k, name) && len(k) > len(name) && k[len(name)] == '{') {
+			s += v
+		}
+	}
+	return s
+}
+
+// scrapeMetrics reads the Prometheus text exposition at url.
+func scrapeMetrics(ctx context.Context, c *http.Client, url string, header http.Header) (metricsSample, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return metricsSample{}, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return metricsSample{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return metricsSample{}, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	s := metricsSample{at: time.Now(), values: map[string]float64{}}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, value, ok := parseSampleLine(sc.Text())
+		if ok {
+			s.values[name] = value
+		}
+	}
+	return s, sc.Err()
+}
+
+// parseSampleLine splits `name{labels} value [timestamp]`.
+func parseSampleLine(line string) (string, float64, bool) {
+	if line == "" || line[0] == '#' {
+		return "", 0, false
+	}
+	end := strings.IndexByte(line, ' ')
+	if i := strings.IndexByte(line, '{'); i >= 0 && (end < 0 || i < end) {
+		// Label values may hold spaces: the name ends after the closing brace.
+		j := strings.LastIndexByte(line, '}')
+		if j < i {
+			return "", 0, false
+		}
+		end = j + 1
+	}
+	if end <= 0 || end >= len(line) {
+		return "", 0, false
+	}
+	fields := strings.Fields(line[end:])
+	if len(fields) == 0 {
+		return "", 0, false
+	}
+	v, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return line[:end], v, true
+}
+
+// EngineUsage is what the engine's own /metrics says it used over a run.
+// When the load generator started the engine in its own process, the
+// process figures include the clients.
+type EngineUsage struct {
+	SharedProcess bool    `json:"shared_process"`
+	CPUSeconds    float64 `json:"cpu_seconds"`
+	CPUCores      float64 `json:"cpu_cores"` // CPU seconds per wall second
+	RSSBefore     float64 `json:"rss_before_bytes"`
+	RSSUnderLoad  float64 `json:"rss_under_load_bytes"`
+	HeapUnderLoad float64 `json:"heap_inuse_under_load_bytes"`
+	StackUnder    float64 `json:"stack_inuse_under_load_bytes"`
+	Goroutines    float64 `json:"goroutines_under_load"`
+	GCCycles      float64 `json:"gc_cycles"`
+	// TokensStreamed is the engine's count of output tokens over the run.
+	TokensStreamed float64 `json:"engine_tokens_streamed"`
+}
+
+func engineUsage(before, under, after metricsSample, shared bool) EngineUsage {
+	u := EngineUsage{SharedProcess: shared,
+		CPUSeconds:     after.get("process_cpu_seconds_total") - before.get("process_cpu_seconds_total"),
+		RSSBefore:      before.get("process_resident_memory_bytes"),
+		RSSUnderLoad:   under.get("process_resident_memory_bytes"),
+		HeapUnderLoad:  under.get("go_memstats_heap_inuse_bytes"),
+		StackUnder:     under.get("go_memstats_stack_inuse_bytes"),
+		Goroutines:     under.get("go_goroutines"),
+		GCCycles:       after.sum("go_gc_duration_seconds_count") - before.sum("go_gc_duration_seconds_count"),
+		TokensStreamed: after.get("agentloop_generation_tokens_total") - before.get("agentloop_generation_tokens_total"),
+	}
+	if wall := after.at.Sub(before.at).Seconds(); wall > 0 {
+		u.CPUCores = u.CPUSeconds / wall
+	}
+	return u
+}

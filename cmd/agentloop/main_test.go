@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServePrintsOneLineAndHonoursEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"AGENTLOOP_ADDR": "127.0.0.1:0", "AGENTLOOP_DB": filepath.Join(dir, "env.db"), "AGENTLOOP_API_KEY": "sk-env"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &out, &errOut) }()
+	var url string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if s := out.String(); strings.HasPrefix(s, "listening on http://127.0.0.1:") && strings.HasSuffix(s, "\n") {
+			url = strings.TrimSpace(strings.TrimPrefix(s, "listening on "))
+			break
+		}
+	}
+	if url == "" {
+		cancel()
+		t.Fatalf("no listening line; stdout %q stderr %q", out.String(), errOut.String())
+	}
+	// The key from the environment protects /v1.
+	resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(`{"model":"burst","input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without the key: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("POST", url+"/v1/responses", strings.NewReader(`{"model":"burst","input":"hi"}`))
+	req.Header.Set("Authorization", "Bearer sk-env")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("with the key: %d", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 1 {
+		t.Fatalf("stdout has %d lines: %q", n, out.String())
+	}
+}
+
+func TestHelpAndErrors(t *testing.T) {
+	getenv := func(string) string { return "" }
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"serve", "--help"}, getenv, &out, &errOut); exitCode(err) != 0 {
+		t.Fatalf("--help: %v", err)
+	}
+	for _, flag := range []string{"-addr", "-db", "-api-key", "-ws-lifetime", "-max-body", "-allowed-hosts"} {
+		if !strings.Contains(errOut.String(), flag) {
+			t.Errorf("--help does not explain %s", flag)
+		}
+	}
+	if err := run(context.Background(), []string{"frobnicate"}, getenv, &out, &errOut); err == nil {
+		t.Fatal("unknown command accepted")
+	}
+	if err := run(context.Background(), []string{"serve", "--max-body", "lots"}, getenv, &out, &errOut); err == nil {
+		t.Fatal("bad size accepted")
+	}
+	bad := func(k string) string {
+		if k == "AGENTLOOP_WS_QUEUE" {
+			return "many"
+		}
+		return ""
+	}
+	if err := run(context.Background(), []string{"serve"}, bad, &out, &errOut); err == nil || !strings.Contains(err.Error(), "AGENTLOOP_WS_QUEUE") {
+		t.Fatalf("bad environment value: %v", err)
+	}
+	if err := run(context.Background(), []string{"serve", "--addr", "0.0.0.0:0", "--db", filepath.Join(t.TempDir(), "x.db")}, getenv, &out, &errOut); err == nil {
+		t.Fatal("a wildcard bind without --allowed-hosts was accepted")
+	}
+}
+
+func TestRaceListsScenarios(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"race", "--list-scenarios"}, func(string) string { return "" }, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out.String(), "\n") < 3 {
+		t.Fatalf("scenarios: %q", out.String())
+	}
+}

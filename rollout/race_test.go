@@ -1,0 +1,133 @@
+package rollout_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"agentloop/app"
+	"agentloop/rollout"
+	"agentloop/store"
+)
+
+func startApp(t *testing.T, db string) *app.App {
+	t.Helper()
+	cfg := app.Defaults()
+	cfg.Addr, cfg.DB = "127.0.0.1:0", db
+	a, err := app.New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Shutdown(context.Background()) })
+	return a
+}
+
+func TestRaceEveryScenarioEveryLanePasses(t *testing.T) {
+	a := startApp(t, filepath.Join(t.TempDir(), "race.db"))
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	for _, sc := range rollout.Scenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			var snaps int
+			id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: sc.Name, Profile: "burst", RTTms: 2, Seed: 3},
+				func(rollout.Snapshot) { snaps++ })
+			if err != nil {
+				t.Fatal(err)
+			}
+			byLane := map[string]rollout.LaneSummary{}
+			for _, l := range sum.Lanes {
+				if l.Status != rollout.StatusPassed {
+					t.Fatalf("lane %s %s: %s", l.Lane, l.Status, l.Error)
+				}
+				if l.Turns < 15 || l.Turns > 40 {
+					t.Errorf("lane %s ran %d turns", l.Lane, l.Turns)
+				}
+				byLane[l.Lane] = l
+			}
+			// Stateless lanes upload the whole history every turn; chained
+			// lanes upload only what is new.
+			if !(byLane["ws"].BytesSent*3 < byLane["http"].BytesSent && byLane["http-chained"].BytesSent*3 < byLane["http-optimized"].BytesSent) {
+				t.Errorf("uploads: %+v", byLane)
+			}
+			if byLane["ws"].CachedShare <= 0.5 {
+				t.Errorf("ws cached share %.2f", byLane["ws"].CachedShare)
+			}
+			rec, err := rollout.LoadRun(context.Background(), a.DB, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Status != rollout.StatusPassed || len(rec.Turns) < 4*15 {
+				t.Fatalf("stored run %s with %d turns", rec.Status, len(rec.Turns))
+			}
+			calls, stages := 0, 0
+			for _, turn := range rec.Turns {
+				calls += len(turn.Calls)
+				stages += len(turn.Stages)
+				for _, c := range turn.Calls {
+					if c.Output == "" {
+						t.Fatalf("call %s without output", c.Name)
+					}
+				}
+			}
+			if calls == 0 || stages == 0 || snaps == 0 {
+				t.Fatalf("calls %d stages %d snapshots %d", calls, stages, snaps)
+			}
+			last := rec.Turns[len(rec.Turns)-1]
+			if last.InputTokens < 60000 {
+				t.Errorf("context reached only %d tokens", last.InputTokens)
+			}
+		})
+	}
+}
+
+func TestRaceInterruptedIsStoredAsInterrupted(t *testing.T) {
+	a := startApp(t, filepath.Join(t.TempDir(), "race.db"))
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var id string
+	var err error
+	go func() {
+		defer close(done)
+		id, _, err = runner.Run(ctx, rollout.Config{Profile: "classic", Lanes: []string{"ws", "http"}}, func(s rollout.Snapshot) {
+			for _, l := range s.Lanes {
+				if l.Turn >= 2 {
+					cancel()
+				}
+			}
+		})
+	}()
+	<-done
+	if !errors.Is(err, context.Canceled) && err == nil {
+		t.Fatalf("run ended without an error")
+	}
+	rec, lerr := rollout.LoadRun(context.Background(), a.DB, id)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if rec.Status != rollout.StatusInterrupted {
+		t.Fatalf("status %s", rec.Status)
+	}
+}
+
+func TestNormalizeRejectsBadConfigs(t *testing.T) {
+	for _, c := range []rollout.Config{
+		{Scenario: "nope"}, {Profile: "turbo"}, {Lanes: []string{"carrier-pigeon"}}, {Lanes: []string{"ws", "ws"}},
+		{RTTms: -1}, {Repeats: 100}, {ToolTimeMs: 1e9},
+	} {
+		if err := rollout.Normalize(&c); err == nil || err.Status != 400 {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	c := rollout.Config{}
+	if err := rollout.Normalize(&c); err != nil || len(c.Lanes) != 4 || c.Repeats != 1 || c.Profile != "spark" {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+}
+
+var _ = store.ErrNotFound
+var _ = time.Second

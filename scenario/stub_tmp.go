@@ -1,3 +1,0 @@
-package scenario
-
-func configMigration() *Scenario { s := fixFailingTest(); s.Name = "config-migration"; return s }

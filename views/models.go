@@ -1,0 +1,171 @@
+package views
+
+// Page is what the layout needs around every page.
+type Page struct {
+	Title string
+	// Nav is the active section: home, race, explorer, runs or docs.
+	Nav string
+	// Scripts are asset names under static/, loaded deferred in order.
+	Scripts []string
+	// KeyRequired says the server runs with --api-key.
+	KeyRequired bool
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value, Label, Description string
+	Selected                  bool
+}
+
+// LaneChoice is one lane checkbox of the race form.
+type LaneChoice struct {
+	Name, Label, How string
+	Checked          bool
+}
+
+// Home is the first-visit page.
+type Home struct {
+	// Preset is the ready-made race's config as JSON, posted by the button.
+	Preset      string
+	PresetLabel string
+}
+
+// Race is the race page: the form and, when a run is shown, its lanes.
+type Race struct {
+	Scenarios  []Option
+	Profiles   []Option
+	Lanes      []LaneChoice
+	RTTms      string
+	ToolTimeMs string
+	Seed       string
+	Repeats    string
+	Sequential bool
+	// RunID is the run to show (from ?run=), "" for none.
+	RunID string
+	// RunLanes are the lane cards rendered for RunID before the feed opens.
+	RunLanes []LaneCard
+	// Cores is how many CPU cores the lanes share.
+	Cores int
+	// Stages is the waterfall legend.
+	Stages []Stage
+}
+
+// LaneCard is one lane of a race, as first rendered.
+type LaneCard struct {
+	Name, Label, How, Status string
+}
+
+// Stage is one colour of the waterfall legend.
+type Stage struct {
+	Name, Label, Kind string
+}
+
+// Explorer is the request console.
+type Explorer struct {
+	Examples []Example
+	// Body is the first example's body, shown in the editor.
+	Body string
+}
+
+// Example is one ready-made response.create body.
+type Example struct {
+	Key, Label, Body string
+}
+
+// RunsList is the list of stored runs with its filter.
+type RunsList struct {
+	Rows      []RunRow
+	Scenarios []Option
+	Profiles  []Option
+	Since     string
+	Until     string
+	HasMore   bool
+	// Problem explains a filter that could not be used.
+	Problem string
+}
+
+// RunRow is one run in the list.
+type RunRow struct {
+	ID, Href, RaceHref string
+	Created, CreatedISO string
+	Scenario, Profile   string
+	Status              string
+	Lanes               string
+	Saving              string
+}
+
+// RunDetail is one stored run: summary, timeline and conversation.
+type RunDetail struct {
+	ID, Status          string
+	Created, CreatedISO string
+	Config              []Field
+	Summary             *Summary
+	Lanes               []LaneTranscript
+	RaceHref            string
+	ExportHref          string
+	Permalink           string
+	Repeats             int
+	Stages              []Stage
+}
+
+// Field is a labelled value.
+type Field struct {
+	Label, Value string
+}
+
+// Summary is the end of a race.
+type Summary struct {
+	Headline string
+	Detail   string
+	Note     string
+	Rows     []SummaryRow
+}
+
+// SummaryRow is one lane's line of the summary table.
+type SummaryRow struct {
+	Lane, Label, Status string
+	Total, Turns        string
+	Input, Cached       string
+	Output              string
+	BytesSent           string
+	MedianOverhead      string
+	SavedVsHTTP         string
+	Error               string
+}
+
+// LaneTranscript is one lane's conversation.
+type LaneTranscript struct {
+	Name, Label, Status, Error string
+	Turns                      []TurnView
+}
+
+// TurnView is one response and the tool work after it.
+type TurnView struct {
+	Title      string
+	Repeat     int
+	ResponseID string
+	Timing     string
+	Tokens     string
+	Text       string
+	Calls      []CallView
+	Error      string
+}
+
+// CallView is one tool call with its real output.
+type CallView struct {
+	Name, Arguments, CallID, Output string
+}
+
+// Docs is the endpoints and SDK set-up page.
+type Docs struct {
+	BaseURL     string // e.g. http://127.0.0.1:8080
+	WSURL       string // e.g. ws://127.0.0.1:8080/v1/responses
+	KeyRequired bool
+}
+
+// Problem is an error page.
+type Problem struct {
+	Status  int
+	Title   string
+	Message string
+}

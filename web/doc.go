@@ -1,0 +1,11 @@
+// Package web is the playground: the pages (home, race, explorer, runs,
+// docs, login), the run JSON API (/api/runs), the live feed of running races
+// (/ui/runs/{id}/live) and the embedded static assets.
+//
+// It reaches races through the narrow Races and Runs interfaces (a
+// rollout.Runner and the store), and the engine only the way a client does:
+// the pages' scripts call /v1 and /api/traces from the browser. web must
+// never import server or app, never run inference itself, and never write
+// user content into a page except through templ's escaping (or textContent
+// in the scripts).
+package web

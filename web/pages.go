@@ -1,0 +1,235 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+
+	"agentloop/rollout"
+	"agentloop/static"
+	"agentloop/store"
+	"agentloop/views"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+)
+
+// render renders into a buffer first, so a template error never leaves a
+// half-written page.
+func render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-cache")
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+func (p *Playground) page(title, nav string, scripts ...string) views.Page {
+	return views.Page{Title: title, Nav: nav, Scripts: scripts, KeyRequired: p.keyed}
+}
+
+func (p *Playground) problem(c echo.Context, status int, title, msg string) error {
+	return render(c, status, views.ProblemPage(p.page(title, ""), views.Problem{Status: status, Title: title, Message: msg}))
+}
+
+// preset is the home page's ready-made race: the full comparison at a
+// pace a first-time visitor can watch.
+var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTms: 20, ToolTimeMs: 50, Lanes: rollout.AllLanes}
+
+func (p *Playground) home(c echo.Context) error {
+	cfg := preset
+	if _, ok := findScenario(cfg.Scenario); !ok {
+		if all := rollout.Scenarios(); len(all) > 0 {
+			cfg.Scenario = all[0].Name
+		}
+	}
+	b, _ := json.Marshal(cfg)
+	label := cfg.Scenario + " · " + cfg.Profile + " · " + fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " per tool call · all four lanes"
+	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: label}))
+}
+
+func findScenario(name string) (rollout.ScenarioInfo, bool) {
+	for _, s := range rollout.Scenarios() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return rollout.ScenarioInfo{}, false
+}
+
+func (p *Playground) docs(c echo.Context) error {
+	base := c.Scheme() + "://" + c.Request().Host
+	ws := "ws://" + c.Request().Host + "/v1/responses"
+	if c.Scheme() == "https" {
+		ws = "wss://" + c.Request().Host + "/v1/responses"
+	}
+	return render(c, http.StatusOK, views.DocsPage(p.page("Docs", "docs"), views.Docs{BaseURL: base, WSURL: ws, KeyRequired: p.keyed}))
+}
+
+// race is /race and /race?run=ID: the form, and the lanes of a run.
+func (p *Playground) race(c echo.Context) error {
+	cfg := rollout.Config{Profile: "spark", RTTms: 20, Lanes: rollout.AllLanes, Seed: 1, Repeats: 1}
+	if all := rollout.Scenarios(); len(all) > 0 {
+		cfg.Scenario = all[0].Name
+	}
+	v := views.Race{Cores: p.cores, Stages: stages}
+	if id := c.QueryParam("run"); id != "" {
+		rec, err := p.runs.LoadRun(c.Request().Context(), id)
+		if errors.Is(err, store.ErrNotFound) {
+			return p.problem(c, http.StatusNotFound, "Run not found", "There is no run '"+id+"'. It may have been deleted.")
+		}
+		if err != nil {
+			p.log.Error("load run", "run", id, "err", err)
+			return p.problem(c, http.StatusInternalServerError, "Could not load the run", "The server had an error while reading the run.")
+		}
+		cfg = rec.Config
+		v.RunID = rec.ID
+		status := map[string]string{}
+		for _, l := range rec.Lanes {
+			status[l.Lane] = l.Status
+		}
+		for _, l := range rec.Config.Lanes {
+			st := status[l]
+			if st == "" {
+				st = rec.Status
+			}
+			v.RunLanes = append(v.RunLanes, views.LaneCard{Name: l, Label: laneLabel(l), How: laneInfo[l].how, Status: st})
+		}
+	}
+	v.Scenarios = scenarioOptions(cfg.Scenario)
+	v.Profiles = profileOptions(cfg.Profile)
+	v.Lanes = laneChoices(cfg.Lanes)
+	v.RTTms = strconv.FormatFloat(cfg.RTTms, 'f', -1, 64)
+	v.ToolTimeMs = strconv.FormatFloat(cfg.ToolTimeMs, 'f', -1, 64)
+	v.Seed = strconv.FormatInt(max(cfg.Seed, 1), 10)
+	v.Repeats = strconv.Itoa(max(cfg.Repeats, 1))
+	v.Sequential = cfg.Sequential
+	return render(c, http.StatusOK, views.RacePage(p.page("Race", "race", "js/charts.js", "js/race.js"), v))
+}
+
+func (p *Playground) explorer(c echo.Context) error {
+	ex := explorerExamples()
+	return render(c, http.StatusOK, views.ExplorerPage(p.page("Explorer", "explorer", "js/explorer.js"), views.Explorer{Examples: ex, Body: ex[0].Body}))
+}
+
+// explorerExamples are the bodies to start from. explorer.js fills the
+// chained follow-up from the last response when there is one.
+func explorerExamples() []views.Example {
+	pretty := func(v any) string {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		return string(b)
+	}
+	weather := map[string]any{
+		"type": "function", "name": "get_weather", "description": "Current weather for a city.", "strict": true,
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string", "description": "City name"}},
+			"required": []string{"city"}, "additionalProperties": false},
+	}
+	return []views.Example{
+		{Key: "text", Label: "Plain text", Body: pretty(map[string]any{"model": "spark",
+			"input": "In two sentences, why does a persistent WebSocket help an agent loop?"})},
+		{Key: "tool", Label: "Function tool", Body: pretty(map[string]any{"model": "spark",
+			"input": "What is the weather in Paris right now?", "tools": []any{weather}})},
+		{Key: "chain", Label: "Chained follow-up", Body: pretty(map[string]any{"model": "spark",
+			"previous_response_id": "resp_FROM_THE_LAST_RESPONSE",
+			"input": []any{map[string]any{"type": "function_call_output", "call_id": "call_FROM_THE_LAST_RESPONSE", "output": `{"temp_c": 21, "sky": "clear"}`}},
+			"tools": []any{weather}})},
+	}
+}
+
+// runsPage is /runs with ?scenario=&profile=&since=&until=.
+func (p *Playground) runsPage(c echo.Context) error {
+	q := c.QueryParams()
+	v := views.RunsList{Scenarios: scenarioOptions(q.Get("scenario")), Profiles: profileOptions(q.Get("profile")),
+		Since: q.Get("since"), Until: q.Get("until")}
+	f, perr := runFilter(q)
+	if perr != nil {
+		v.Problem = perr.Message
+		return render(c, http.StatusBadRequest, views.RunsPage(p.page("Runs", "runs"), v))
+	}
+	runs, more, err := p.list(c.Request().Context(), f)
+	if err != nil {
+		p.log.Error("list runs", "err", err)
+		return p.problem(c, http.StatusInternalServerError, "Could not list runs", "The server had an error while reading runs.")
+	}
+	for _, r := range runs {
+		v.Rows = append(v.Rows, runRow(r))
+	}
+	v.HasMore = more
+	return render(c, http.StatusOK, views.RunsPage(p.page("Runs", "runs"), v))
+}
+
+// runPage is /runs/{id}: the permalink of a run.
+func (p *Playground) runPage(c echo.Context) error {
+	id := c.Param("id")
+	rec, err := p.runs.LoadRun(c.Request().Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return p.problem(c, http.StatusNotFound, "Run not found", "There is no run '"+id+"'. It may have been deleted.")
+	}
+	if err != nil {
+		p.log.Error("load run", "run", id, "err", err)
+		return p.problem(c, http.StatusInternalServerError, "Could not load the run", "The server had an error while reading the run.")
+	}
+	link := c.Scheme() + "://" + c.Request().Host + "/runs/" + rec.ID
+	return render(c, http.StatusOK, views.RunPage(p.page("Run "+rec.ID, "runs", "js/charts.js", "js/run.js"), runDetail(rec, link, p.cores)))
+}
+
+// LoginPage is the page app shows, with status 401, to a browser without
+// the key cookie. app may already have written the status.
+func (p *Playground) LoginPage(c echo.Context) error {
+	var buf bytes.Buffer
+	if err := views.Login(p.page("Sign in", "", "js/login.js")).Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	if c.Response().Committed {
+		_, err := c.Response().Write(buf.Bytes())
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.HTMLBlob(http.StatusUnauthorized, buf.Bytes())
+}
+
+// serveStatic serves the embedded assets. A URL carrying the asset's
+// content hash (static.URL) may be cached for good.
+func serveStatic(c echo.Context) error {
+	name := c.Param("*")
+	if !fs.ValidPath(name) || strings.HasSuffix(name, "/") {
+		return c.String(http.StatusNotFound, "not found\n")
+	}
+	b, err := fs.ReadFile(static.FS(), name)
+	if err != nil {
+		return c.String(http.StatusNotFound, "not found\n")
+	}
+	h := c.Response().Header()
+	if v := static.Version(name); v != "" {
+		h.Set("ETag", `"`+v+`"`)
+		if c.QueryParam("v") == v {
+			h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			h.Set("Cache-Control", "no-cache")
+		}
+		if c.Request().Header.Get("If-None-Match") == `"`+v+`"` {
+			return c.NoContent(http.StatusNotModified)
+		}
+	}
+	ct := mime.TypeByExtension(path.Ext(name))
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	return c.Blob(http.StatusOK, ct, b)
+}
+
+func favicon(c echo.Context) error {
+	b, err := fs.ReadFile(static.FS(), "img/icon.svg")
+	if err != nil {
+		return c.NoContent(http.StatusNotFound)
+	}
+	c.Response().Header().Set("Cache-Control", "public, max-age=86400")
+	return c.Blob(http.StatusOK, "image/svg+xml", b)
+}

@@ -1,0 +1,302 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentloop/rollout"
+	"agentloop/views"
+)
+
+// laneInfo is how each lane is named and explained on screen.
+var laneInfo = map[string]struct{ label, how string }{
+	rollout.LaneHTTP:          {"HTTP", "full input every turn · /baseline/v1, no request caches"},
+	rollout.LaneHTTPOptimized: {"HTTP optimized", "full input every turn · /v1 with request caches"},
+	rollout.LaneHTTPChained:   {"HTTP chained", "previous_response_id, store: true · /v1"},
+	rollout.LaneWS:            {"WebSocket", "one connection, previous_response_id, store: false · /v1"},
+}
+
+func laneLabel(name string) string {
+	if l, ok := laneInfo[name]; ok {
+		return l.label
+	}
+	return name
+}
+
+// stages is the waterfall legend, in the order bars are drawn.
+var stages = []views.Stage{
+	{Name: rollout.StageConnect, Label: "connect"},
+	{Name: rollout.StageOverhead, Label: "API overhead (measured)"},
+	{Name: rollout.StagePrefill, Label: "queue + prefill"},
+	{Name: rollout.StageDecode, Label: "decode"},
+	{Name: rollout.StageNetwork, Label: "network"},
+	{Name: rollout.StageTool, Label: "tool"},
+}
+
+var profiles = []string{"classic", "spark", "burst"}
+
+var profileLabels = map[string]string{
+	"classic": "classic: 65 tok/s, 400 ms to first token",
+	"spark":   "spark: 1,000 tok/s, 80 ms to first token",
+	"burst":   "burst: 4,000 tok/s, 40 ms to first token",
+}
+
+func profileOptions(selected string) []views.Option {
+	out := make([]views.Option, 0, len(profiles))
+	for _, p := range profiles {
+		out = append(out, views.Option{Value: p, Label: profileLabels[p], Selected: p == selected})
+	}
+	return out
+}
+
+func scenarioOptions(selected string) []views.Option {
+	var out []views.Option
+	for _, s := range rollout.Scenarios() {
+		label := s.Name
+		if s.Title != "" {
+			label = s.Title + " (" + s.Name + ")"
+		}
+		out = append(out, views.Option{Value: s.Name, Label: label, Description: s.Description, Selected: s.Name == selected})
+	}
+	return out
+}
+
+func laneChoices(checked []string) []views.LaneChoice {
+	out := make([]views.LaneChoice, 0, len(rollout.AllLanes))
+	for _, l := range rollout.AllLanes {
+		out = append(out, views.LaneChoice{Name: l, Label: laneLabel(l), How: laneInfo[l].how,
+			Checked: len(checked) == 0 || slices.Contains(checked, l)})
+	}
+	return out
+}
+
+// fmtNS formats a duration in ns with three significant digits.
+func fmtNS(ns int64) string {
+	d := float64(ns)
+	switch {
+	case ns <= 0:
+		return "0 ms"
+	case d >= 1e9:
+		return trimFloat(d/1e9) + " s"
+	case d >= 1e6:
+		return trimFloat(d/1e6) + " ms"
+	default:
+		return trimFloat(d/1e3) + " µs"
+	}
+}
+
+func trimFloat(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+// fmtInt writes n with thousands separators.
+func fmtInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return trimFloat(float64(n)/(1<<20)) + " MiB"
+	case n >= 1<<10:
+		return trimFloat(float64(n)/(1<<10)) + " KiB"
+	default:
+		return fmtInt(n) + " B"
+	}
+}
+
+func fmtMs(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64) + " ms"
+}
+
+func fmtTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// sooner phrases a saved share: 0.4 → "40% sooner", -0.1 → "10% later".
+func sooner(saved float64) string {
+	pct := int(math.Round(math.Abs(saved) * 100))
+	if saved < 0 {
+		return fmt.Sprintf("%d%% later", pct)
+	}
+	return fmt.Sprintf("%d%% sooner", pct)
+}
+
+// headline is the race's one-line result; race.js phrases it the same way.
+func headline(s *rollout.Summary, lanes []string) (string, string) {
+	has := func(l string) bool { return slices.Contains(lanes, l) }
+	if has(rollout.LaneWS) {
+		if v, ok := s.SavedVsHTTP[rollout.LaneWS]; ok && has(rollout.LaneHTTP) {
+			detail := ""
+			if o, ok := s.SavedVsOptimized[rollout.LaneWS]; ok && has(rollout.LaneHTTPOptimized) {
+				detail = "and " + sooner(o) + " than optimized HTTP (request caches on)."
+			}
+			return "WebSocket finished " + sooner(v) + " than HTTP", detail
+		}
+		if o, ok := s.SavedVsOptimized[rollout.LaneWS]; ok && has(rollout.LaneHTTPOptimized) {
+			return "WebSocket finished " + sooner(o) + " than optimized HTTP", ""
+		}
+	}
+	var best *rollout.LaneSummary
+	for i := range s.Lanes {
+		l := &s.Lanes[i]
+		if l.TotalNS > 0 && (best == nil || l.TotalNS < best.TotalNS) {
+			best = l
+		}
+	}
+	if best == nil {
+		return "No lane finished.", ""
+	}
+	return laneLabel(best.Lane) + " finished first, in " + fmtNS(best.TotalNS), ""
+}
+
+func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summary {
+	if s == nil {
+		return nil
+	}
+	h, d := headline(s, cfg.Lanes)
+	v := &views.Summary{Headline: h, Detail: d, Note: fairness(cfg, cores, true)}
+	if s.Repeats > 1 {
+		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats.", s.Repeats)
+	}
+	for _, l := range s.Lanes {
+		row := views.SummaryRow{Lane: l.Lane, Label: laneLabel(l.Lane), Status: l.Status, Total: fmtNS(l.TotalNS),
+			Turns: strconv.Itoa(l.Turns), Input: fmtInt(int64(l.InputTokens)),
+			Cached: fmt.Sprintf("%s (%d%%)", fmtInt(int64(l.CachedTokens)), int(math.Round(l.CachedShare*100))),
+			Output: fmtInt(int64(l.OutputTokens)), BytesSent: fmtBytes(l.BytesSent), MedianOverhead: fmtNS(l.MedianOverNS),
+			SavedVsHTTP: "–", Error: l.Error}
+		if v, ok := s.SavedVsHTTP[l.Lane]; ok && l.Lane != rollout.LaneHTTP {
+			row.SavedVsHTTP = sooner(v)
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
+}
+
+// fairness says how the lanes shared the machine.
+func fairness(cfg rollout.Config, cores int, past bool) string {
+	if cfg.Sequential {
+		if past {
+			return "The lanes ran one after another, so none competed with another for the CPU."
+		}
+		return "The lanes run one after another, so none competes with another for the CPU."
+	}
+	if past {
+		return fmt.Sprintf("The lanes ran together and shared the %d cores of this machine; for fair timing, run them one after another.", cores)
+	}
+	return fmt.Sprintf("The lanes run together and share the %d cores of this machine; for fair timing, run them one after another.", cores)
+}
+
+func configFields(cfg rollout.Config) []views.Field {
+	lanes := make([]string, 0, len(cfg.Lanes))
+	for _, l := range cfg.Lanes {
+		lanes = append(lanes, laneLabel(l))
+	}
+	order := "together"
+	if cfg.Sequential {
+		order = "one after another"
+	}
+	f := []views.Field{
+		{Label: "Scenario", Value: cfg.Scenario},
+		{Label: "Profile", Value: cfg.Profile},
+		{Label: "Round trip", Value: fmtMs(cfg.RTTms)},
+		{Label: "Tool time", Value: fmtMs(cfg.ToolTimeMs)},
+		{Label: "Lanes", Value: strings.Join(lanes, ", ")},
+		{Label: "Order", Value: order},
+		{Label: "Seed", Value: strconv.FormatInt(cfg.Seed, 10)},
+		{Label: "Repeats", Value: strconv.Itoa(max(cfg.Repeats, 1))},
+	}
+	if cfg.BandwidthKbps > 0 {
+		f = append(f, views.Field{Label: "Bandwidth", Value: strconv.Itoa(cfg.BandwidthKbps) + " kbit/s"})
+	}
+	if cfg.TLS {
+		f = append(f, views.Field{Label: "TLS", Value: "on"})
+	}
+	return f
+}
+
+func turnView(t rollout.Turn) views.TurnView {
+	title := "Turn " + strconv.Itoa(t.Index+1)
+	if t.Index < 0 {
+		title = "Warm-up (generate: false)"
+	}
+	timing := "sent at +" + fmtNS(t.SentNS) + " · took " + fmtNS(t.DoneNS-t.SentNS)
+	if t.ToolNS > 0 {
+		timing += " · tools " + fmtNS(t.ToolNS)
+	}
+	tokens := "in " + fmtInt(int64(t.InputTokens))
+	if t.CachedTokens > 0 {
+		tokens += " (cached " + fmtInt(int64(t.CachedTokens)) + ")"
+	}
+	tokens += " · out " + fmtInt(int64(t.OutputTokens))
+	v := views.TurnView{Title: title, Repeat: t.Repeat, ResponseID: t.ResponseID, Timing: timing, Tokens: tokens, Text: t.Text, Error: t.Error}
+	for _, c := range t.Calls {
+		v.Calls = append(v.Calls, views.CallView{Name: c.Name, Arguments: c.Arguments, CallID: c.CallID, Output: c.Output})
+	}
+	return v
+}
+
+func runDetail(rec *rollout.RunRecord, permalink string, cores int) views.RunDetail {
+	d := views.RunDetail{ID: rec.ID, Status: rec.Status, Created: fmtTime(rec.CreatedAt), CreatedISO: rec.CreatedAt.UTC().Format(time.RFC3339),
+		Config: configFields(rec.Config), Summary: summaryView(rec.Summary, rec.Config, cores),
+		RaceHref: "/race?run=" + rec.ID, ExportHref: "/api/runs/" + rec.ID, Permalink: permalink,
+		Repeats: max(rec.Config.Repeats, 1), Stages: stages}
+	status := map[string]rollout.LaneSummary{}
+	for _, l := range rec.Lanes {
+		status[l.Lane] = l
+	}
+	names := rec.Config.Lanes
+	if len(names) == 0 {
+		for _, l := range rec.Lanes {
+			names = append(names, l.Lane)
+		}
+	}
+	for _, name := range names {
+		lt := views.LaneTranscript{Name: name, Label: laneLabel(name), Status: status[name].Status, Error: status[name].Error}
+		for _, t := range rec.Turns {
+			if t.Lane == name {
+				lt.Turns = append(lt.Turns, turnView(t))
+			}
+		}
+		d.Lanes = append(d.Lanes, lt)
+	}
+	return d
+}
+
+func runRow(r rollout.RunRecord) views.RunRow {
+	lanes := make([]string, 0, len(r.Config.Lanes))
+	for _, l := range r.Config.Lanes {
+		lanes = append(lanes, laneLabel(l))
+	}
+	saving := "–"
+	if r.Summary != nil {
+		if v, ok := r.Summary.SavedVsHTTP[rollout.LaneWS]; ok && slices.Contains(r.Config.Lanes, rollout.LaneHTTP) {
+			saving = sooner(v)
+		}
+	}
+	return views.RunRow{ID: r.ID, Href: "/runs/" + r.ID, RaceHref: "/race?run=" + r.ID,
+		Created: fmtTime(r.CreatedAt), CreatedISO: r.CreatedAt.UTC().Format(time.RFC3339),
+		Scenario: r.Config.Scenario, Profile: r.Config.Profile, Status: r.Status, Lanes: strings.Join(lanes, ", "), Saving: saving}
+}

@@ -1,0 +1,224 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentloop/api"
+	"agentloop/rollout"
+	"agentloop/store"
+
+	"github.com/labstack/echo/v4"
+)
+
+// maxRunBody bounds POST /api/runs: a config is a few hundred bytes.
+const maxRunBody = 64 << 10
+
+// decodeRunRequest reads POST /api/runs's body strictly: unknown fields and
+// wrong types are 400s that name the parameter. Defaults and ranges are the
+// runner's (rollout.Normalize).
+func decodeRunRequest(body []byte) (rollout.Config, *api.Error) {
+	var cfg rollout.Config
+	if len(bytes.TrimSpace(body)) == 0 {
+		return cfg, api.BadRequest("", "invalid_json", "The body is empty; send a JSON object such as {\"scenario\": \"fix-failing-test\"}.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return rollout.Config{}, jsonProblem(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return rollout.Config{}, api.BadRequest("", "invalid_json", "The body must hold exactly one JSON object.")
+	}
+	return cfg, nil
+}
+
+// jsonProblem turns a decoding error into a 400 that says what to fix.
+func jsonProblem(err error) *api.Error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &typ):
+		param := typ.Field
+		if param == "" {
+			return api.BadRequest("", "invalid_type", "The body must be a JSON object.")
+		}
+		return api.BadRequest(param, "invalid_type", "Invalid type for '%s': expected %s, got %s.", param, jsonKind(typ.Type.Kind().String()), typ.Value)
+	case errors.As(err, &syn):
+		return api.BadRequest("", "invalid_json", "The body is not valid JSON (at byte %d).", syn.Offset)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return api.BadRequest(name, "unknown_parameter", "Unknown parameter: '%s'.", name)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return api.BadRequest("", "invalid_json", "The body ends before the JSON object does.")
+	default:
+		return api.BadRequest("", "invalid_json", "The body is not valid JSON.")
+	}
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "float64", "int64", "int":
+		return "a number"
+	case "slice":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	case "struct":
+		return "an object"
+	default:
+		return "a " + k
+	}
+}
+
+// startRun is POST /api/runs → {"id": "..."}.
+func (p *Playground) startRun(c echo.Context) error {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxRunBody+1))
+	if err != nil {
+		return writeError(c, api.BadRequest("", "invalid_json", "Could not read the body."))
+	}
+	if len(body) > maxRunBody {
+		return writeError(c, api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large", "The body is larger than %d bytes.", maxRunBody))
+	}
+	cfg, perr := decodeRunRequest(body)
+	if perr != nil {
+		return writeError(c, perr)
+	}
+	id, err := p.races.Start(cfg)
+	if err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) {
+			return writeError(c, ae)
+		}
+		p.log.Error("start race", "err", err)
+		return writeError(c, api.ServerError("The server could not start the race."))
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	c.Response().Header().Set(echo.HeaderLocation, "/api/runs/"+id)
+	return c.JSON(http.StatusOK, map[string]string{"id": id})
+}
+
+// runFilter reads ?scenario=&profile=&since=&until=&limit=. Dates are
+// YYYY-MM-DD in the server's time zone (until includes its day) or RFC 3339.
+func runFilter(q url.Values) (store.RunFilter, *api.Error) {
+	f := store.RunFilter{Scenario: strings.TrimSpace(q.Get("scenario")), Profile: strings.TrimSpace(q.Get("profile")), Limit: 50}
+	if len(f.Scenario) > 200 || len(f.Profile) > 200 {
+		return f, api.BadRequest("scenario", "invalid_value", "Filter values are at most 200 characters.")
+	}
+	var err *api.Error
+	if f.Since, err = filterTime(q.Get("since"), "since", false); err != nil {
+		return f, err
+	}
+	if f.Until, err = filterTime(q.Get("until"), "until", true); err != nil {
+		return f, err
+	}
+	if s := q.Get("limit"); s != "" {
+		n, cerr := strconv.Atoi(s)
+		if cerr != nil || n < 1 || n > 1000 {
+			return f, api.BadRequest("limit", "invalid_value", "limit must be an integer between 1 and 1000.")
+		}
+		f.Limit = n
+	}
+	return f, nil
+}
+
+func filterTime(s, param string, endOfDay bool) (time.Time, *api.Error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
+		if endOfDay {
+			d = d.AddDate(0, 0, 1)
+		}
+		return d, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, api.BadRequest(param, "invalid_value", "%s must be a date (YYYY-MM-DD) or an RFC 3339 time.", param)
+}
+
+// listRuns is GET /api/runs: {"object":"list","data":[...],"has_more":bool}.
+func (p *Playground) listRuns(c echo.Context) error {
+	f, perr := runFilter(c.QueryParams())
+	if perr != nil {
+		return writeError(c, perr)
+	}
+	runs, more, err := p.list(c.Request().Context(), f)
+	if err != nil {
+		p.log.Error("list runs", "err", err)
+		return writeError(c, api.ServerError("The server could not list runs."))
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, runList{Object: "list", Data: runs, HasMore: more})
+}
+
+type runList struct {
+	Object  string              `json:"object"`
+	Data    []rollout.RunRecord `json:"data"`
+	HasMore bool                `json:"has_more"`
+}
+
+// list asks for one run more than the limit to know whether there are more.
+func (p *Playground) list(ctx context.Context, f store.RunFilter) ([]rollout.RunRecord, bool, error) {
+	limit := f.Limit
+	f.Limit = limit + 1
+	runs, err := p.runs.ListRuns(ctx, f)
+	if err != nil {
+		return nil, false, err
+	}
+	more := len(runs) > limit
+	if more {
+		runs = runs[:limit]
+	}
+	if runs == nil {
+		runs = []rollout.RunRecord{}
+	}
+	return runs, more, nil
+}
+
+// getRun is GET /api/runs/{id}: the run with every turn.
+func (p *Playground) getRun(c echo.Context) error {
+	id := c.Param("id")
+	rec, err := p.runs.LoadRun(c.Request().Context(), id)
+	if err != nil {
+		return writeError(c, storeError(err, "Run", id))
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, rec)
+}
+
+// deleteRun is DELETE /api/runs/{id}. A run still running is refused:
+// its lanes would keep writing turns of a deleted run.
+func (p *Playground) deleteRun(c echo.Context) error {
+	id := c.Param("id")
+	ctx := c.Request().Context()
+	if _, cancel, live := p.races.Subscribe(id); live {
+		cancel()
+		return writeError(c, api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is still running; delete it once it ends.", id))
+	} else {
+		cancel()
+	}
+	rec, err := p.runs.LoadRun(ctx, id)
+	if err != nil {
+		return writeError(c, storeError(err, "Run", id))
+	}
+	if rec.Status == rollout.StatusQueued || rec.Status == rollout.StatusRunning {
+		return writeError(c, api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is %s in another process; delete it once it ends.", id, rec.Status))
+	}
+	if err := p.runs.DeleteRun(ctx, id); err != nil {
+		return writeError(c, storeError(err, "Run", id))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"id": id, "object": "run", "deleted": true})
+}

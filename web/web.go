@@ -1,0 +1,154 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"sync"
+
+	"agentloop/rollout"
+	"agentloop/store"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Races starts races and feeds live snapshots of those running in this
+// process. *rollout.Runner implements it.
+type Races interface {
+	Start(cfg rollout.Config) (runID string, err error)
+	Subscribe(runID string) (ch <-chan rollout.Snapshot, cancel func(), ok bool)
+}
+
+// Runs reads and deletes stored runs. StoreRuns adapts a *store.DB.
+type Runs interface {
+	LoadRun(ctx context.Context, id string) (*rollout.RunRecord, error)
+	ListRuns(ctx context.Context, f store.RunFilter) ([]rollout.RunRecord, error)
+	DeleteRun(ctx context.Context, id string) error
+}
+
+var _ Races = (*rollout.Runner)(nil)
+
+// Deps is what the playground needs.
+type Deps struct {
+	Races Races
+	Runs  Runs
+	Log   *slog.Logger
+	// KeyRequired says the server runs with --api-key (shown in the docs).
+	KeyRequired bool
+	// Cores the live lanes share, shown on the race view; 0 = runtime.NumCPU.
+	Cores int
+}
+
+// Playground serves the pages, the run API and the live feed.
+type Playground struct {
+	races Races
+	runs  Runs
+	log   *slog.Logger
+	keyed bool
+	cores int
+	hub   *hub
+
+	mu    sync.Mutex
+	conns map[*liveConn]struct{}
+}
+
+// New builds the playground.
+func New(d Deps) *Playground {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Cores <= 0 {
+		d.Cores = runtime.NumCPU()
+	}
+	return &Playground{races: d.Races, runs: d.Runs, log: d.Log, keyed: d.KeyRequired, cores: d.Cores,
+		hub: newHub(d.Races, d.Log, subscriberBuffer), conns: map[*liveConn]struct{}{}}
+}
+
+// Register mounts every playground route on e.
+func (p *Playground) Register(e *echo.Echo) {
+	e.GET("/", p.home)
+	e.GET("/docs", p.docs)
+	e.GET("/race", p.race)
+	e.GET("/explorer", p.explorer)
+	e.GET("/runs", p.runsPage)
+	e.GET("/runs/:id", p.runPage)
+	e.GET("/static/*", serveStatic)
+	e.GET("/favicon.ico", favicon)
+
+	api := e.Group("/api/runs")
+	api.POST("", p.startRun, sameOriginJSON)
+	api.GET("", p.listRuns)
+	api.GET("/:id", p.getRun)
+	api.DELETE("/:id", p.deleteRun, sameOrigin)
+
+	e.GET("/ui/runs/:id/live", p.live)
+}
+
+// Shutdown stops the races (when Races can), then closes every live feed
+// with 1001 (going away): http.Server.Shutdown does not wait for WebSockets.
+func (p *Playground) Shutdown(ctx context.Context) {
+	if s, ok := p.races.(interface{ Shutdown(context.Context) }); ok {
+		s.Shutdown(ctx)
+	}
+	p.mu.Lock()
+	conns := make([]*liveConn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.goingAway()
+	}
+}
+
+// StoreRuns reads runs from db the way rollout stores them.
+func StoreRuns(db *store.DB) Runs { return storeRuns{db} }
+
+type storeRuns struct{ db *store.DB }
+
+func (s storeRuns) LoadRun(ctx context.Context, id string) (*rollout.RunRecord, error) {
+	return rollout.LoadRun(ctx, s.db, id)
+}
+
+func (s storeRuns) ListRuns(ctx context.Context, f store.RunFilter) ([]rollout.RunRecord, error) {
+	return rollout.ListRuns(ctx, s.db, f)
+}
+
+func (s storeRuns) DeleteRun(ctx context.Context, id string) error { return s.db.DeleteRun(ctx, id) }
+
+// Deferred builds the Races on first use. The runner needs the server's own
+// URL, which is known only once the server listens, after the routes exist.
+func Deferred(build func() Races) Races { return &deferred{build: build} }
+
+type deferred struct {
+	build func() Races
+	once  sync.Once
+	mu    sync.Mutex
+	races Races
+}
+
+func (d *deferred) get() Races {
+	d.once.Do(func() {
+		r := d.build()
+		d.mu.Lock()
+		d.races = r
+		d.mu.Unlock()
+	})
+	return d.races
+}
+
+func (d *deferred) Start(cfg rollout.Config) (string, error) { return d.get().Start(cfg) }
+
+func (d *deferred) Subscribe(id string) (<-chan rollout.Snapshot, func(), bool) {
+	return d.get().Subscribe(id)
+}
+
+// Shutdown shuts the built Races down; nothing was started if none was built.
+func (d *deferred) Shutdown(ctx context.Context) {
+	d.mu.Lock()
+	r := d.races
+	d.mu.Unlock()
+	if s, ok := r.(interface{ Shutdown(context.Context) }); ok {
+		s.Shutdown(ctx)
+	}
+}
