@@ -56,7 +56,11 @@ func (r *CreateRequest) Stored() bool { return r.Store == nil || *r.Store }
 // Generates reports whether the model should run; false is a warmup.
 func (r *CreateRequest) Generates() bool { return r.Generate == nil || *r.Generate }
 
-// ErrBadJSON is the message the real API gives for a body it cannot parse.
+// MaxOutputTokens bounds max_output_tokens, as models' output limits do; it
+// also bounds what one request can make the engine hold in memory.
+const MaxOutputTokens = 128000
+
+// badJSONMessage is the message the real API gives for a body it cannot parse.
 const badJSONMessage = "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
 
 // DecodeCreate decodes a create body. It validates the envelope only; the
@@ -98,6 +102,9 @@ func (r *CreateRequest) validateEnvelope() *Error {
 	}
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1 {
 		return BadRequest("max_output_tokens", "integer_below_min_value", "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *r.MaxOutputTokens)
+	}
+	if r.MaxOutputTokens != nil && *r.MaxOutputTokens > MaxOutputTokens {
+		return BadRequest("max_output_tokens", "integer_above_max_value", "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= %d, but got %d instead.", MaxOutputTokens, *r.MaxOutputTokens)
 	}
 	if r.PreviousResponseID != "" && len(r.Conversation) > 0 && string(r.Conversation) != "null" {
 		return BadRequest("previous_response_id", "invalid_value", "Parameters 'previous_response_id' and 'conversation' cannot be used together.")

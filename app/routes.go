@@ -5,7 +5,9 @@ import (
 	"net/http"
 
 	"agentloop/api"
+	"agentloop/rollout"
 	"agentloop/server"
+	"agentloop/web"
 
 	"github.com/labstack/echo/v4"
 )
@@ -20,8 +22,17 @@ func (a *App) routes() *echo.Echo {
 	if a.cfg.RateLimit > 0 || a.cfg.ConnLimit > 0 {
 		e.Use(perAddressLimits(a.cfg.RateLimit, a.cfg.RateBurst, a.cfg.ConnLimit))
 	}
+	// The playground. Its race runner talks to this server over loopback, so
+	// it is built on first use, once the server listens and knows its URL.
+	pg := web.New(web.Deps{
+		Races:       web.Deferred(func() web.Races { return rollout.NewRunner(a.URL(), a.DB, a.log) }),
+		Runs:        web.StoreRuns(a.DB),
+		Log:         a.log,
+		KeyRequired: a.cfg.APIKey != "",
+	})
+	a.OnShutdown(pg.Shutdown)
 	if a.cfg.APIKey != "" {
-		e.Use(keyAuth(a.cfg.APIKey, a.loginPage))
+		e.Use(keyAuth(a.cfg.APIKey, pg.LoginPage))
 		e.POST("/login", login(a.cfg.APIKey))
 	}
 	a.V1.Register(e.Group("/v1"))
@@ -29,12 +40,8 @@ func (a *App) routes() *echo.Echo {
 	server.RegisterTraces(e.Group("/api"), a.Shared.Traces)
 	e.GET("/metrics", echo.WrapHandler(a.Shared.Metrics.Handler()))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	pg.Register(e)
 	return e
-}
-
-// loginPage is replaced by the playground's page when it is mounted.
-func (a *App) loginPage(c echo.Context) error {
-	return c.HTML(http.StatusUnauthorized, "<!doctype html><title>agentloop</title><p>This server needs its API key.</p>")
 }
 
 // errorHandler turns handler errors into OpenAI-shaped JSON.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -118,6 +120,71 @@ func engineUsage(before, under, after metricsSample, shared bool) EngineUsage {
 	}
 	if wall := after.at.Sub(before.at).Seconds(); wall > 0 {
 		u.CPUCores = u.CPUSeconds / wall
+	}
+	return u
+}
+
+// hostCPU is the machine's CPU time, busy and total, from /proc/stat (Linux;
+// zero elsewhere), and this process's own CPU time. The load generator shares
+// the machine with the engine and, on a shared machine, with other work: a
+// report says how busy the whole machine was, not only the engine.
+type hostCPU struct {
+	at          time.Time
+	busy, all   float64 // seconds summed over cores
+	self        float64 // this process, seconds
+	haveMachine bool
+}
+
+func readHostCPU() hostCPU {
+	h := hostCPU{at: time.Now()}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		h.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return h
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return h
+	}
+	const hz = 100 // USER_HZ on Linux
+	for i, s := range f[1:] {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return h
+		}
+		if i >= 7 { // guest time is already counted in user
+			break
+		}
+		h.all += v / hz
+		if i != 3 && i != 4 { // idle, iowait
+			h.busy += v / hz
+		}
+	}
+	h.haveMachine = true
+	return h
+}
+
+// HostUsage is the machine's CPU over a run, in cores (CPU seconds per wall
+// second).
+type HostUsage struct {
+	MachineBusyCores float64 `json:"machine_busy_cores"` // every process, the engine included
+	MachineCores     float64 `json:"machine_cores"`
+	ClientCores      float64 `json:"client_cores"` // this process
+}
+
+func hostUsage(a, b hostCPU) HostUsage {
+	wall := b.at.Sub(a.at).Seconds()
+	if wall <= 0 {
+		return HostUsage{}
+	}
+	u := HostUsage{ClientCores: (b.self - a.self) / wall}
+	if a.haveMachine && b.haveMachine {
+		u.MachineBusyCores = (b.busy - a.busy) / wall
+		u.MachineCores = (b.all - a.all) / wall
 	}
 	return u
 }

@@ -179,6 +179,7 @@ func (h *latencyHistogram) quantile(q float64) time.Duration {
 type streamClock struct {
 	sent, first, last time.Time
 	deltas            int
+	steadyDeltas      int // deltas that arrived inside the steady window
 }
 
 func (s *streamClock) delta(now time.Time, gaps *latencyHistogram) {

@@ -41,8 +41,10 @@ type Config struct {
 }
 
 // RTT and ToolTime as durations.
-func (c Config) RTT() time.Duration      { return time.Duration(c.RTTms * float64(time.Millisecond)) }
-func (c Config) ToolTime() time.Duration { return time.Duration(c.ToolTimeMs * float64(time.Millisecond)) }
+func (c Config) RTT() time.Duration { return time.Duration(c.RTTms * float64(time.Millisecond)) }
+func (c Config) ToolTime() time.Duration {
+	return time.Duration(c.ToolTimeMs * float64(time.Millisecond))
+}
 
 // Stage names of a turn's waterfall, in order. Engine stages are grouped:
 // overhead = parse..safety + finalize (measured), queue/prefill and decode
@@ -77,7 +79,7 @@ type Turn struct {
 	FirstTokenNS int64 `json:"first_token_ns"`
 	LastTokenNS  int64 `json:"last_token_ns"`
 	DoneNS       int64 `json:"done_ns"`
-	ToolNS       int64 `json:"tool_ns"`   // tool execution after this response (measured + modelled)
+	ToolNS       int64 `json:"tool_ns"`    // tool execution after this response (measured + modelled)
 	ConnectNS    int64 `json:"connect_ns"` // connection set-up paid by this request, if any
 	// Unix ns when the request was sent (to merge with the engine's trace).
 	SentUnixNS    int64       `json:"sent_unix_ns"`
@@ -122,11 +124,11 @@ type LaneSummary struct {
 // Summary is the end of a race: each lane's summary (median over repeats)
 // and speedups: the share of time saved against http and http-optimized.
 type Summary struct {
-	Lanes              []LaneSummary      `json:"lanes"`
-	SavedVsHTTP        map[string]float64 `json:"saved_vs_http"`           // 0.4 = finished 40% sooner
-	SavedVsOptimized   map[string]float64 `json:"saved_vs_http_optimized"` // same against http-optimized
-	Sequential         bool               `json:"sequential"`
-	Repeats            int                `json:"repeats"`
+	Lanes            []LaneSummary      `json:"lanes"`
+	SavedVsHTTP      map[string]float64 `json:"saved_vs_http"`           // 0.4 = finished 40% sooner
+	SavedVsOptimized map[string]float64 `json:"saved_vs_http_optimized"` // same against http-optimized
+	Sequential       bool               `json:"sequential"`
+	Repeats          int                `json:"repeats"`
 }
 
 // Snapshot is what the live feed pushes (at most 20 Hz).

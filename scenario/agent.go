@@ -56,11 +56,6 @@ func (r *seedStream) intn(n int) int {
 // consecutive seeds cover every variant.
 func (a *agent) trait(n int64) int64 { return ((a.seed % n) + n) % n }
 
-// chance is true with probability num/den.
-func (r *seedStream) chance(num, den int) bool { return r.intn(den) < num }
-
-func (r *seedStream) pick(xs []string) string { return xs[r.intn(len(xs))] }
-
 func (r *seedStream) shuffle(xs []string) {
 	for i := len(xs) - 1; i > 0; i-- {
 		j := r.intn(i + 1)
@@ -87,13 +82,15 @@ type agent struct {
 	// until its context holds enough of the repository.
 	outChars int
 
-	views   map[string]*fileView // what the agent has seen of each file
+	reads   map[string][]string  // read_file outputs per path since its last change
+	parsed  map[string]*fileView // reads parsed into views, on demand
 	patched []string             // files changed by applied patches, in order
 	runs    int                  // test runs so far
 }
 
 func newAgent(seed int64, name string, style testStyle, hist []Step) *agent {
-	return &agent{hist: hist, rng: newSeedStream(seed, name), seed: seed, style: style, views: map[string]*fileView{}}
+	return &agent{hist: hist, rng: newSeedStream(seed, name), seed: seed, style: style,
+		reads: map[string][]string{}, parsed: map[string]*fileView{}}
 }
 
 // call returns the output of the next call from the history, or stops the
@@ -168,22 +165,19 @@ type (
 func (a *agent) observe(name string, args any, out string) {
 	switch name {
 	case ToolReadFile:
-		if p, v, ok := parseReadOutput(out); ok {
-			old := a.views[p]
-			if old != nil && old.total == v.total {
-				for n, l := range v.lines {
-					old.lines[n] = l
-				}
-			} else {
-				a.views[p] = v
-			}
+		// Only the header is read now; the lines are parsed when a patch
+		// needs them, which keeps replaying long histories cheap.
+		first, _, _ := strings.Cut(out, "\n")
+		if m := readHeaderRE.FindStringSubmatch(first); m != nil {
+			a.reads[m[1]] = append(a.reads[m[1]], out)
+			delete(a.parsed, m[1])
 		}
 	case ToolApplyPatch:
 		if strings.HasPrefix(out, patchSuccessPrefix) {
 			for _, l := range splitLines(out)[1:] {
 				if len(l) > 2 {
 					p := l[2:]
-					delete(a.views, p) // line numbers moved: re-read before the next edit
+					a.forget(p) // line numbers moved: re-read before the next edit
 					a.patched = append(a.patched, p)
 				}
 			}
@@ -233,19 +227,6 @@ func (a *agent) search(text string, args searchCall) []searchHit {
 	return hits
 }
 
-// hitPaths returns the distinct files of hits, in order.
-func hitPaths(hits []searchHit) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, h := range hits {
-		if !seen[h.path] {
-			seen[h.path] = true
-			out = append(out, h.path)
-		}
-	}
-	return out
-}
-
 func (a *agent) patch(text, input string) (bool, string) {
 	out := a.call(text, ToolApplyPatch, applyPatchCall{Input: input})
 	return strings.HasPrefix(out, patchSuccessPrefix), out
@@ -269,14 +250,14 @@ func (r testReport) failing(substr string) bool {
 }
 
 var (
-	goFailRE      = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
-	goLocRE       = regexp.MustCompile(`(?m)^\s+(\w+_test\.go:\d+):`)
-	goBuildRE     = regexp.MustCompile(`(?m)^(\S+\.go:\d+):\d+: `)
-	pyFailRE      = regexp.MustCompile(`(?m)^FAILED (\S+) - `)
-	pyLocRE       = regexp.MustCompile(`(?m)^(\S+\.py:\d+): in `)
-	vitestFailRE  = regexp.MustCompile(`(?m)^ FAIL  (.+)$`)
-	vitestLocRE   = regexp.MustCompile(`(?m)^ ❯ (?:\S+ )?(\S+\.ts:\d+):\d+$`)
-	vitestTotalRE = regexp.MustCompile(`(?m)^\s+Tests\s+(.*)$`)
+	goFailRE      = regexp.MustCompile(`^\s*--- FAIL: (\S+)`)
+	goLocRE       = regexp.MustCompile(`^\s+(\w+_test\.go:\d+):`)
+	goBuildRE     = regexp.MustCompile(`^(\S+\.go:\d+):\d+: `)
+	pyFailRE      = regexp.MustCompile(`^FAILED (\S+) - `)
+	pyLocRE       = regexp.MustCompile(`^(\S+\.py:\d+): in `)
+	vitestFailRE  = regexp.MustCompile(`^ FAIL  (.+)$`)
+	vitestLocRE   = regexp.MustCompile(`^ ❯ (?:\S+ )?(\S+\.ts:\d+):\d+$`)
+	vitestTotalRE = regexp.MustCompile(`^\s+Tests\s+(.*)$`)
 )
 
 func (a *agent) runTests(text, target string, verbose bool) testReport {
@@ -284,38 +265,94 @@ func (a *agent) runTests(text, target string, verbose bool) testReport {
 	return parseTestReport(a.style, out)
 }
 
+// parseTestReport reads a runner's output line by line. Cheap prefix tests
+// come before each regular expression: plans replay every output on every
+// turn, and passing lines are the vast majority.
 func parseTestReport(style testStyle, out string) testReport {
 	r := testReport{output: out}
-	collect := func(re *regexp.Regexp, dst *[]string) {
-		for _, m := range re.FindAllStringSubmatch(out, -1) {
+	collect := func(re *regexp.Regexp, line string, dst *[]string) {
+		if m := re.FindStringSubmatch(line); m != nil {
 			*dst = append(*dst, m[1])
 		}
 	}
+	lines := splitLines(out)
 	switch style {
 	case styleGo:
-		collect(goFailRE, &r.failures)
-		collect(goLocRE, &r.locations)
-		collect(goBuildRE, &r.locations)
+		for _, l := range lines {
+			t := strings.TrimLeft(l, " ")
+			switch {
+			case strings.HasPrefix(t, "--- FAIL: "):
+				collect(goFailRE, l, &r.failures)
+			case strings.Contains(t, "_test.go:"):
+				collect(goLocRE, l, &r.locations)
+			case strings.Contains(l, ".go:") && !strings.HasPrefix(l, " "):
+				collect(goBuildRE, l, &r.locations)
+			}
+		}
 		r.passed = !strings.Contains(out, "FAIL") && strings.Contains(out, "ok  ")
 	case stylePytest:
-		collect(pyFailRE, &r.failures)
-		collect(pyLocRE, &r.locations)
-		lines := splitLines(out)
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "FAILED "):
+				collect(pyFailRE, l, &r.failures)
+			case strings.Contains(l, ".py:") && strings.Contains(l, ": in "):
+				collect(pyLocRE, l, &r.locations)
+			}
+		}
 		last := ""
 		if len(lines) > 0 {
 			last = lines[len(lines)-1]
 		}
 		r.passed = strings.Contains(last, " passed") && !strings.Contains(last, "failed") && !strings.Contains(last, "error")
 	case styleVitest:
-		collect(vitestFailRE, &r.failures)
-		collect(vitestLocRE, &r.locations)
-		m := vitestTotalRE.FindStringSubmatch(out)
-		r.passed = m != nil && !strings.Contains(m[1], "failed") && strings.Contains(m[1], "passed")
+		total := ""
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, " FAIL  "):
+				collect(vitestFailRE, l, &r.failures)
+			case strings.HasPrefix(l, " ❯ ") && strings.Contains(l, ".ts:"):
+				collect(vitestLocRE, l, &r.locations)
+			case strings.HasPrefix(strings.TrimLeft(l, " "), "Tests  "):
+				if m := vitestTotalRE.FindStringSubmatch(l); m != nil {
+					total = m[1]
+				}
+			}
+		}
+		r.passed = total != "" && !strings.Contains(total, "failed") && strings.Contains(total, "passed")
 	}
 	if r.passed {
 		r.failures = nil
 	}
 	return r
+}
+
+// view returns what the agent has seen of p since p last changed, or nil.
+func (a *agent) view(p string) *fileView {
+	if v, ok := a.parsed[p]; ok {
+		return v
+	}
+	var view *fileView
+	for _, out := range a.reads[p] {
+		_, v, ok := parseReadOutput(out)
+		if !ok {
+			continue
+		}
+		if view != nil && view.total == v.total {
+			for n, l := range v.lines {
+				view.lines[n] = l
+			}
+		} else {
+			view = v
+		}
+	}
+	a.parsed[p] = view
+	return view
+}
+
+// forget drops what the agent has seen of p.
+func (a *agent) forget(p string) {
+	delete(a.reads, p)
+	delete(a.parsed, p)
 }
 
 // fileView is what the agent has seen of a file through read_file.
@@ -448,7 +485,7 @@ func (a *agent) buildPatch(edits []edit, wrong bool) (string, []edit) {
 	var included []edit
 	usedWrong := false // one misremembered header per patch is enough
 	for _, p := range order {
-		v := a.views[p]
+		v := a.view(p)
 		if !v.complete() {
 			continue
 		}
@@ -528,7 +565,7 @@ func (a *agent) pending(edits []edit) ([]edit, bool) {
 	var out []edit
 	allSeen := true
 	for _, e := range edits {
-		v := a.views[e.path]
+		v := a.view(e.path)
 		if !v.complete() {
 			allSeen = false
 			continue
@@ -557,7 +594,7 @@ func pathsOf(edits []edit) []string {
 // change, with the commentary text.
 func (a *agent) ensureRead(paths []string, text func(p string) string) {
 	for _, p := range paths {
-		if !a.views[p].complete() {
+		if !a.view(p).complete() {
 			a.read(text(p), p)
 		}
 	}
@@ -592,7 +629,7 @@ func (a *agent) applyEdits(edits []edit, wrongFirst bool, intro string) []edit {
 			stale = pathsOf(included)
 		}
 		for _, p := range stale {
-			delete(a.views, p)
+			a.forget(p)
 		}
 		a.ensureRead(pathsOf(included), func(p string) string {
 			return "The patch did not apply to " + p + ": my context was wrong. Re-reading the file to get the exact lines."

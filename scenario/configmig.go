@@ -630,7 +630,7 @@ func planConfigMigration(a *agent) {
 		hits := a.search("The remaining failures are callers still reading `http.timeout`; finding them all.", searchCall{Pattern: `\.timeout\b`, Path: "src", Regex: true})
 		more := timeoutCallerEdits(hits)
 		for _, p := range pathsOf(more) {
-			if !a.views[p].complete() {
+			if !a.view(p).complete() {
 				a.read("Reading "+p+" before changing it.", p)
 			}
 		}

@@ -642,7 +642,7 @@ func planRenameAPI(a *agent) {
 			"Searching the package for every mention.", searchCall{Pattern: "fetch_items", Path: "stockroom"})
 		more := callerEdits(hits)
 		for _, p := range uniqueStrings(append(paths, pathsOf(more)...)) {
-			if !a.views[p].complete() {
+			if !a.view(p).complete() {
 				a.read("Reading "+p+" where the traceback points.", p)
 			}
 		}

@@ -3,9 +3,9 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 

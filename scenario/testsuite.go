@@ -50,14 +50,8 @@ type repoView map[string]string
 
 func (v repoView) file(p string) string { return v[p] }
 
-// contains reports whether file p contains s.
-func (v repoView) contains(p, s string) bool { return strings.Contains(v[p], s) }
-
 // matches reports whether file p matches the regular expression.
 func (v repoView) matches(p string, re *regexp.Regexp) bool { return re.MatchString(v[p]) }
-
-// lineOf returns the 1-based line of the first line containing s, or 0.
-func (v repoView) lineOf(p, s string) int { return lineContaining(v[p], s, 0) }
 
 func lineContaining(content, s string, from int) int {
 	for i, l := range splitLines(content) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -81,13 +82,15 @@ type Engine struct {
 	closing bool
 	stalls  *stallWatch
 
-	stop     chan struct{} // closed when in-flight generations must end
-	stopOnce sync.Once
+	// stopCtx ends when in-flight generations must end (StopGenerating).
+	stopCtx context.Context
+	stopAll context.CancelFunc
 }
 
 // New returns an engine over shared parts.
 func New(cfg Config, sh *Shared) *Engine {
-	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), conns: map[*wsConn]struct{}{}, stop: make(chan struct{})}
+	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), conns: map[*wsConn]struct{}{}}
+	e.stopCtx, e.stopAll = context.WithCancel(context.Background())
 	if cfg.TokenCache {
 		e.tokens = newTokenCache(8 << 20)
 	}
@@ -119,4 +122,4 @@ func (e *Engine) ResetCaches(partition string) {
 
 // StopGenerating ends every in-flight generation with a terminal
 // response.failed event: the last step of a graceful shutdown's grace.
-func (e *Engine) StopGenerating() { e.stopOnce.Do(func() { close(e.stop) }) }
+func (e *Engine) StopGenerating() { e.stopAll() }

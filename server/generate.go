@@ -89,6 +89,24 @@ type streamer struct {
 	piece  int // next piece within it
 	opened bool
 	sent   int
+
+	// Inter-token gaps as written, for the metrics: carried counts tokens
+	// released without text of their own, which ride with the next delta.
+	gaps      tokenGaps
+	gapBounds []float64
+	lastDelta time.Time
+	carried   int
+}
+
+// delivered records the gaps of a delta carrying k tokens, just written.
+func (s *streamer) delivered(k int) {
+	now := time.Now()
+	if s.lastDelta.IsZero() {
+		s.gaps.zeros(k - 1)
+	} else {
+		s.gaps.add(now.Sub(s.lastDelta), k-1, s.gapBounds)
+	}
+	s.lastDelta = now
 }
 
 func (s *streamer) emit(typ string) error {
@@ -156,16 +174,21 @@ func (s *streamer) advance(released int) error {
 		if delta == "" {
 			// A token that only completes a split character carries no
 			// text of its own; it goes out with the next delta.
-		} else if pi.item.Type == api.TypeMessage {
-			s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.cur, 0, delta)
-			if err := s.emit(api.EventOutputTextDelta); err != nil {
-				return err
-			}
+			s.carried += n
 		} else {
-			s.buf = api.AppendArgumentsDelta(s.buf, s.seq, pi.item.ID, s.cur, delta)
-			if err := s.emit(api.EventArgumentsDelta); err != nil {
-				return err
+			if pi.item.Type == api.TypeMessage {
+				s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.cur, 0, delta)
+				if err := s.emit(api.EventOutputTextDelta); err != nil {
+					return err
+				}
+			} else {
+				s.buf = api.AppendArgumentsDelta(s.buf, s.seq, pi.item.ID, s.cur, delta)
+				if err := s.emit(api.EventArgumentsDelta); err != nil {
+					return err
+				}
 			}
+			s.delivered(n + s.carried)
+			s.carried = 0
 		}
 		s.piece += n
 		s.sent += n
@@ -199,7 +222,10 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	t.ResponseID = resp.ID
 
 	snapshot, _ := json.Marshal(resp)
-	st := &streamer{out: out, buf: make([]byte, 0, 512)}
+	running := e.sh.Metrics.generating(t.Transport)
+	running.Inc()
+	defer running.Dec()
+	st := &streamer{out: out, buf: make([]byte, 0, 512), gapBounds: e.sh.Metrics.itl.bounds}
 	st.buf = api.AppendResponseEvent(st.buf, api.EventCreated, st.seq, snapshot)
 	writeErr := st.emit(api.EventCreated)
 	if writeErr == nil {
@@ -219,27 +245,36 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 		items, total, truncated = e.plan(tu, e.sh.Policy.Respond(tu.policyRequest()))
 	}
 	matched := e.sh.Prefix.Match(tu.partition, tu.tokens)
+	e.sh.Metrics.prefixLookup(len(tu.tokens), matched)
 	job := inference.Job{Profile: tu.model.profile, PrefillTokens: len(tu.tokens) - matched, OutputTokens: total,
 		JitterSeed: jitterSeed(tu)}
 	gen := e.sh.Scheduler.Submit(job)
 	st.items = items
+	// The loop waits on the generation alone, a one-channel receive per
+	// wake-up: the client going away or the engine stopping cancels the
+	// generation, which wakes it.
+	stopOnGone := context.AfterFunc(ctx, gen.Cancel)
+	stopOnStop := context.AfterFunc(e.stopCtx, gen.Cancel)
 	cancelled, stopped := false, false
 	for writeErr == nil && !(gen.Done() && st.sent >= gen.Released()) {
-		select {
-		case <-gen.Ready():
-		case <-ctx.Done():
-			cancelled = true
-		case <-e.stop:
-			stopped = true
+		<-gen.Ready()
+		if gen.Cancelled() {
+			cancelled = ctx.Err() != nil
+			stopped = !cancelled && e.stopCtx.Err() != nil
+			if cancelled || stopped {
+				break
+			}
 		}
-		if cancelled || stopped {
-			break
-		}
+		// Everything released since the last wake-up goes out now, as one
+		// delta per item, then one flush.
+		seq := st.seq
 		writeErr = st.advance(gen.Released())
-		if writeErr == nil && st.sent > 0 {
+		if writeErr == nil && st.seq != seq {
 			writeErr = out.flush()
 		}
 	}
+	stopOnGone()
+	stopOnStop()
 	if cancelled || stopped || writeErr != nil {
 		gen.Cancel()
 	}
@@ -325,6 +360,7 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	t.measure(StageFinalize, from, len(output), outTokens, len(snapshot))
 	e.sh.Traces.Add(t)
 	e.sh.Metrics.observe(t, tm, st.sent, resp.Status)
+	e.sh.Metrics.itl.merge(t.Transport, &st.gaps)
 
 	if terminal != "" {
 		st.buf = api.AppendResponseEvent(st.buf, terminal, st.seq, snapshot)

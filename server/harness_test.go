@@ -24,7 +24,7 @@ import (
 
 // harness is a real engine on a real socket with a real SQLite file.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *httptest.Server
 	db       *store.DB
 	sh       *server.Shared
@@ -33,14 +33,14 @@ type harness struct {
 	client   openai.Client
 }
 
-type testLogWriter struct{ t *testing.T }
+type testLogWriter struct{ t testing.TB }
 
 func (w testLogWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
 
-func newHarness(t *testing.T, tweak ...func(*server.Config)) *harness {
+func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "agentloop.db"), log)

@@ -63,7 +63,7 @@ func TestStreamedCreateWithOpenAIGo(t *testing.T) {
 func TestNonStreamedCreateEchoesUnknownModel(t *testing.T) {
 	h := newHarness(t)
 	r, err := h.client.Responses.New(h.ctx(), responses.ResponseNewParams{Model: "gpt-5.2-experimental",
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello.")},
+		Input:    responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello.")},
 		Metadata: map[string]string{"agentloop_seed": "7"}, MaxOutputTokens: openai.Int(400)})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"agentloop/inference"
@@ -21,9 +22,13 @@ type Metrics struct {
 	e2e         *prometheus.HistogramVec
 	stages      *prometheus.HistogramVec
 	cache       *prometheus.CounterVec
+	itl         *gapHistogram
+	running     *prometheus.GaugeVec
 	connections prometheus.Gauge
 	stalls      prometheus.Counter
 	outTokens   prometheus.Counter
+	prefixQuery prometheus.Counter
+	prefixHit   prometheus.Counter
 }
 
 // NewMetrics registers the engine's metrics in a fresh registry.
@@ -43,14 +48,24 @@ func NewMetrics() *Metrics {
 			Help: "Duration of each pipeline stage (measured and modelled).", Buckets: []float64{.00001, .00005, .0001, .0005, .001, .005, .01, .05, .1, .5, 1, 5}}, []string{"stage", "kind", "transport"}),
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentloop_cache_lookups_total",
 			Help: "Lookups in the connection, config, token and prefix caches, by result."}, []string{"cache", "result"}),
+		itl: newGapHistogram("agentloop_inter_token_latency_seconds",
+			"Time between consecutive output tokens as the engine wrote them; a delta carrying k tokens adds k-1 gaps of zero.",
+			[]float64{.0005, .001, .0015, .002, .003, .005, .01, .025, .05, .1, .25, 1}, "transport"),
+		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "agentloop_requests_running",
+			Help: "Responses generating now, from scheduler submission to the terminal event."}, []string{"transport"}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentloop_active_websocket_connections",
 			Help: "Open WebSocket-mode connections."}),
+		prefixQuery: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_prefix_cache_queries_total",
+			Help: "Prompt tokens looked up in the prefix cache."}),
+		prefixHit: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_prefix_cache_hits_total",
+			Help: "Prompt tokens found in the prefix cache."}),
 		stalls: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_write_stall_aborts_total",
 			Help: "Connections aborted because a write stalled past the limit."}),
 		outTokens: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_generation_tokens_total",
 			Help: "Output tokens streamed."}),
 	}
-	m.reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.connections, m.stalls, m.outTokens,
+	m.reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.connections, m.stalls,
+		m.outTokens, m.prefixQuery, m.prefixHit,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -68,6 +83,24 @@ func (m *Metrics) rejected(transport string, status int) {
 func (m *Metrics) connOpened() { m.connections.Inc() }
 func (m *Metrics) connClosed() { m.connections.Dec() }
 func (m *Metrics) stallAborted() { m.stalls.Inc() }
+
+// cacheLookups counts many lookups of one cache at once.
+func (m *Metrics) cacheLookups(cache string, hits, misses int) {
+	if hits > 0 {
+		m.cache.WithLabelValues(cache, "hit").Add(float64(hits))
+	}
+	if misses > 0 {
+		m.cache.WithLabelValues(cache, "miss").Add(float64(misses))
+	}
+}
+
+func (m *Metrics) prefixLookup(queried, matched int) {
+	m.cacheLookup("prefix", matched > 0)
+	m.prefixQuery.Add(float64(queried))
+	m.prefixHit.Add(float64(matched))
+}
+
+func (m *Metrics) generating(transport string) prometheus.Gauge { return m.running.WithLabelValues(transport) }
 
 func (m *Metrics) cacheLookup(cache string, hit bool) {
 	result := "miss"
@@ -89,5 +122,93 @@ func (m *Metrics) observe(t *Trace, tm inference.GenerationTimings, tokens int, 
 	m.e2e.WithLabelValues(t.Transport).Observe(time.Since(t.start).Seconds())
 	for _, s := range t.Spans {
 		m.stages.WithLabelValues(s.Name, s.Kind, t.Transport).Observe(float64(s.DurationNS) / 1e9)
+	}
+}
+
+// tokenGaps counts one response's inter-token gaps in the buckets of the
+// inter-token latency histogram. The streamer fills it without locks or
+// allocation, one increment per delta; it is merged once per response, so
+// the metric costs the hot path nothing shared.
+type tokenGaps struct {
+	counts [gapBuckets + 1]uint32 // the last counts gaps above every bound
+	sum    float64
+	n      uint64
+}
+
+const gapBuckets = 12
+
+func (g *tokenGaps) zeros(n int) {
+	if n > 0 {
+		g.counts[0] += uint32(n)
+		g.n += uint64(n)
+	}
+}
+
+// add counts one gap of d, and zeros more of zero.
+func (g *tokenGaps) add(d time.Duration, zeros int, bounds []float64) {
+	g.zeros(zeros)
+	s := d.Seconds()
+	i := 0
+	for i < len(bounds) && s > bounds[i] {
+		i++
+	}
+	g.counts[i]++
+	g.sum += s
+	g.n++
+}
+
+// gapHistogram is a Prometheus histogram that takes whole responses' gaps at
+// once (see tokenGaps), one series per label value.
+type gapHistogram struct {
+	desc   *prometheus.Desc
+	bounds []float64
+	mu     sync.Mutex
+	series map[string]*gapSeries
+}
+
+type gapSeries struct {
+	counts []uint64
+	sum    float64
+	n      uint64
+}
+
+func newGapHistogram(name, help string, bounds []float64, label string) *gapHistogram {
+	if len(bounds) != gapBuckets {
+		panic("server: the inter-token histogram needs gapBuckets bounds")
+	}
+	return &gapHistogram{desc: prometheus.NewDesc(name, help, []string{label}, nil), bounds: bounds, series: map[string]*gapSeries{}}
+}
+
+func (h *gapHistogram) merge(label string, g *tokenGaps) {
+	if g.n == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.series[label]
+	if s == nil {
+		s = &gapSeries{counts: make([]uint64, len(g.counts))}
+		h.series[label] = s
+	}
+	for i, c := range g.counts {
+		s.counts[i] += uint64(c)
+	}
+	s.sum += g.sum
+	s.n += g.n
+}
+
+func (h *gapHistogram) Describe(ch chan<- *prometheus.Desc) { ch <- h.desc }
+
+func (h *gapHistogram) Collect(ch chan<- prometheus.Metric) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for label, s := range h.series {
+		buckets := make(map[float64]uint64, len(h.bounds))
+		var cum uint64
+		for i, b := range h.bounds {
+			cum += s.counts[i]
+			buckets[b] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(h.desc, s.n, s.sum, buckets, label)
 	}
 }

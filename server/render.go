@@ -3,8 +3,8 @@ package server
 import (
 	"bytes"
 	"container/list"
-	"strconv"
 	"hash/maphash"
+	"strconv"
 	"sync"
 
 	"agentloop/api"
@@ -125,6 +125,9 @@ func (c *tokenCache) reset(partition string) {
 // when the engine has one. It returns the tokens appended and cache hits.
 func (e *Engine) renderItems(dst []int, partition string, items []ctxItem) ([]int, int) {
 	hits := 0
+	if e.tokens != nil {
+		defer func() { e.sh.Metrics.cacheLookups("token", hits, len(items)-hits) }()
+	}
 	for i := range items {
 		it := &items[i].Item
 		if e.tokens != nil {
@@ -295,4 +298,3 @@ func (c *configCache) reset(partition string) {
 		el = next
 	}
 }
-

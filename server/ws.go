@@ -24,7 +24,7 @@ type wsConn struct {
 	c      *websocket.Conn
 	ctx    context.Context // cancelled when the client goes away
 	cancel context.CancelFunc
-	queue  chan wsEntry
+	queue  *wsQueue
 
 	queued      atomic.Int64 // creates waiting with a body
 	queuedBytes atomic.Int64
@@ -58,7 +58,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}),
-		queue: make(chan wsEntry, max(4*e.cfg.WSQueue, 16))}
+		queue: newWSQueue(max(4*e.cfg.WSQueue, 16))}
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
@@ -67,6 +67,12 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	defer e.untrack(wc)
 	defer cancel()
 	defer conn.CloseNow()
+	// Frames are written with a context that has no Done channel, because
+	// with one coder/websocket registers a cancel hook on every write.
+	// Ending the connection's context closes the socket instead, which
+	// ends a write in progress just the same.
+	stopClosing := context.AfterFunc(ctx, func() { conn.CloseNow() })
+	defer stopClosing()
 	e.sh.Metrics.connOpened()
 	defer e.sh.Metrics.connClosed()
 	go wc.read()
@@ -102,9 +108,7 @@ func (wc *wsConn) read() {
 			wc.queued.Add(1)
 			wc.queuedBytes.Add(int64(len(body)))
 		}
-		select {
-		case wc.queue <- ent: // blocks past the hard bound: TCP backpressure
-		case <-wc.ctx.Done():
+		if !wc.queue.push(wc.ctx, ent) { // blocks past the hard bound: TCP backpressure
 			return
 		}
 	}
@@ -114,6 +118,8 @@ func (wc *wsConn) process() {
 	lifetime := time.NewTimer(wc.e.cfg.WSLifetime)
 	defer lifetime.Stop()
 	for {
+		// Ending the connection, draining it and its lifetime come before
+		// the next queued create.
 		select {
 		case <-wc.ctx.Done():
 			return
@@ -123,13 +129,85 @@ func (wc *wsConn) process() {
 		case <-lifetime.C:
 			wc.limitReached()
 			return
-		case ent := <-wc.queue:
-			if ent.body != nil {
-				wc.queued.Add(-1)
-				wc.queuedBytes.Add(-int64(len(ent.body)))
-			}
-			wc.handle(ent)
+		default:
 		}
+		ent, ok := wc.queue.pop()
+		if !ok {
+			select {
+			case <-wc.ctx.Done():
+			case <-wc.drain:
+			case <-lifetime.C:
+				wc.limitReached()
+				return
+			case <-wc.queue.added:
+			}
+			continue
+		}
+		if ent.body != nil {
+			wc.queued.Add(-1)
+			wc.queuedBytes.Add(-int64(len(ent.body)))
+		}
+		wc.handle(ent)
+	}
+}
+
+// wsQueue is a connection's FIFO of creates. It grows only while creates
+// wait, so an idle connection holds no queue memory: a channel of the hard
+// bound's size was the largest part of an idle connection's heap.
+type wsQueue struct {
+	mu      sync.Mutex
+	entries []wsEntry
+	head    int
+	limit   int           // the hard bound; beyond it push waits
+	added   chan struct{} // 1-buffered: an entry was pushed
+	taken   chan struct{} // 1-buffered: an entry was popped
+}
+
+func newWSQueue(limit int) *wsQueue {
+	return &wsQueue{limit: limit, added: make(chan struct{}, 1), taken: make(chan struct{}, 1)}
+}
+
+// push appends ent, waiting while the queue is at its hard bound. It
+// reports false if ctx ended first.
+func (q *wsQueue) push(ctx context.Context, ent wsEntry) bool {
+	for {
+		q.mu.Lock()
+		if len(q.entries)-q.head < q.limit {
+			q.entries = append(q.entries, ent)
+			q.mu.Unlock()
+			signal(q.added)
+			return true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.taken:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (q *wsQueue) pop() (wsEntry, bool) {
+	q.mu.Lock()
+	if q.head == len(q.entries) {
+		q.mu.Unlock()
+		return wsEntry{}, false
+	}
+	ent := q.entries[q.head]
+	q.entries[q.head] = wsEntry{}
+	q.head++
+	if q.head == len(q.entries) {
+		q.entries, q.head = nil, 0 // let the backing array go
+	}
+	q.mu.Unlock()
+	signal(q.taken)
+	return ent, true
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -201,7 +279,7 @@ func (wc *wsConn) flush() error { return nil }
 
 func (wc *wsConn) write(b []byte) error {
 	wc.writing.Store(time.Now().UnixNano())
-	err := wc.c.Write(wc.ctx, websocket.MessageText, b)
+	err := wc.c.Write(context.Background(), websocket.MessageText, b)
 	wc.writing.Store(0)
 	return err
 }

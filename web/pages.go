@@ -79,7 +79,7 @@ func (p *Playground) race(c echo.Context) error {
 	if all := rollout.Scenarios(); len(all) > 0 {
 		cfg.Scenario = all[0].Name
 	}
-	v := views.Race{Cores: p.cores, Stages: stages}
+	v := views.Race{Cores: p.cores, Stages: raceStages}
 	if id := c.QueryParam("run"); id != "" {
 		rec, err := p.runs.LoadRun(c.Request().Context(), id)
 		if errors.Is(err, store.ErrNotFound) {

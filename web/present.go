@@ -37,12 +37,15 @@ var stages = []views.Stage{
 	{Name: rollout.StageTool, Label: "tool"},
 }
 
+// raceStages adds what the live view draws before a lane's traces merge.
+var raceStages = append(slices.Clone(stages), views.Stage{Name: "pending", Label: "waiting for the first token (split when the lane ends)"})
+
 var profiles = []string{"classic", "spark", "burst"}
 
 var profileLabels = map[string]string{
-	"classic": "classic: 65 tok/s, 400 ms to first token",
-	"spark":   "spark: 1,000 tok/s, 80 ms to first token",
-	"burst":   "burst: 4,000 tok/s, 40 ms to first token",
+	"classic": "classic (65 tok/s)",
+	"spark":   "spark (1,000 tok/s)",
+	"burst":   "burst (4,000 tok/s)",
 }
 
 func profileOptions(selected string) []views.Option {
@@ -58,7 +61,7 @@ func scenarioOptions(selected string) []views.Option {
 	for _, s := range rollout.Scenarios() {
 		label := s.Name
 		if s.Title != "" {
-			label = s.Title + " (" + s.Name + ")"
+			label = s.Name + ": " + s.Title
 		}
 		out = append(out, views.Option{Value: s.Name, Label: label, Description: s.Description, Selected: s.Name == selected})
 	}

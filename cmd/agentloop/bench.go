@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -99,7 +101,101 @@ func runBenchOverhead(ctx context.Context, args []string, getenv func(string) st
 }
 
 func runBenchLoad(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	return fmt.Errorf("bench load: not built yet")
+	fs := flag.NewFlagSet("agentloop bench load", flag.ContinueOnError)
+	transport := fs.String("transport", "ws", "ws (repeated creates on one WebSocket per client) or sse (HTTP keep-alive)")
+	conns := fs.Int("conns", 64, "concurrent clients, one connection and one stream at a time each")
+	profile := fs.String("profile", "spark", "the model to request; for agentloop, the profile: classic, spark or burst")
+	duration := fs.Duration("duration", 10*time.Second, "how long clients start new streams; streams in flight then finish")
+	ramp := fs.Duration("ramp", time.Second, "spread the clients' first requests over this time")
+	outputTokens := fs.Int("output-tokens", 1000, "tokens per reply: max_output_tokens with ignore_eos")
+	input := fs.String("input", "", "the prompt (default: a request for a long story)")
+	targetTPS := fs.Float64("target-tps", 0, "per-stream tokens/s the 95% target is measured against (default: the profile's decode rate)")
+	server := fs.String("server", "", "base URL of a running engine (e.g. http://127.0.0.1:8080); without it an engine starts in this process")
+	apiKey := fs.String("api-key", "", "the server's API key, sent as Authorization: Bearer")
+	idle := fs.Bool("idle", false, "open --conns idle WebSocket connections, hold them for --duration, report memory per connection")
+	traces := fs.Bool("traces", true, "after the run, compare each stream's wire rate with the rate the engine released it at (agentloop's /api/traces)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process during the load; with an in-process engine, client goroutines carry the label agentloop_bench=client")
+	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: agentloop bench load --transport ws|sse --conns N --profile P --duration D [flags]
+
+Opens N concurrent streaming clients that each request replies of exactly --output-tokens tokens
+(ignore_eos), one after another, and reports tokens/s per stream and in total, time to first token,
+inter-token gaps (a delta of k tokens counts k tokens and k-1 zero gaps), errors, and the engine's
+CPU and memory from its /metrics. With --idle it holds idle WebSocket connections instead.
+
+Without --server the engine runs in this process and shares its cores and its process metrics with
+the clients. The fairer measurement runs the engine in its own process:
+  agentloop serve --addr 127.0.0.1:8080 --db /tmp/load.db &
+  agentloop bench load --server http://127.0.0.1:8080 --transport ws --conns 256 --profile spark --duration 20s
+
+Flags (each also AGENTLOOP_<NAME>):
+`)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, getenv, stderr); err != nil {
+		return err
+	}
+	if *transport != "ws" && *transport != "sse" {
+		return fmt.Errorf("--transport: %q: want ws or sse", *transport)
+	}
+	if *conns < 1 || *outputTokens < 1 || *duration <= 0 {
+		return fmt.Errorf("--conns and --output-tokens must be at least 1 and --duration positive")
+	}
+	base, shared := strings.TrimRight(*server, "/"), false
+	if base == "" {
+		a, stop, err := startEngine(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		base, shared = a.URL(), true
+		fmt.Fprintln(stderr, "bench load: the engine runs in this process; its CPU and memory include the clients (use --server for the fairer measurement)")
+	}
+	var header http.Header
+	if *apiKey != "" {
+		header = http.Header{"Authorization": {"Bearer " + *apiKey}}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *idle {
+		rep, err := bench.Idle(ctx, bench.IdleConfig{BaseURL: base, Conns: *conns, Hold: *duration, Model: *profile,
+			Header: header, SharedProcess: shared})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printLoadJSON(stdout, rep)
+		}
+		bench.FormatIdle(stdout, rep)
+		return nil
+	}
+	rep, err := bench.Load(ctx, bench.LoadConfig{BaseURL: base, Transport: *transport, Conns: *conns, Model: *profile,
+		Duration: *duration, Ramp: min(*ramp, *duration/2), OutputTokens: *outputTokens, Input: *input, TargetTPS: *targetTPS,
+		Header: header, SharedProcess: shared, EngineTraces: *traces})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printLoadJSON(stdout, rep)
+	}
+	bench.FormatLoad(stdout, rep)
+	return nil
+}
+
+func printLoadJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func runBenchMatrix(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -1,0 +1,173 @@
+// charts.js: the waterfall of a lane's turns and the per-turn API overhead
+// chart, drawn as SVG sized to their box (no library).
+"use strict";
+(function () {
+  const { svg, clear, fmtNS, laneLabel } = window.agentloop;
+  let uid = 0;
+
+  function widthOf(node, fallback) {
+    const w = Math.round(node.getBoundingClientRect().width);
+    return w > 0 ? w : fallback;
+  }
+
+  // hatch adds a diagonal-stripe pattern that marks modelled time.
+  function hatch(root) {
+    const id = "hatch-" + (++uid);
+    const pat = svg("pattern", { id, width: 5, height: 5, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" },
+      svg("rect", { width: 2, height: 5, class: "hatch-line" }));
+    root.append(svg("defs", null, pat));
+    return "url(#" + id + ")";
+  }
+
+  // segments lays a turn's stages end to end from the moment it was sent.
+  // Before the lane ends the engine's split is not merged yet: the time to
+  // the first token is drawn as "waiting" and the stream as decode.
+  function segments(t) {
+    const out = [];
+    let at = t.sent_ns || 0;
+    const engine = (t.stages || []).some((s) => s.name === "overhead");
+    if (!engine && t.done_ns > 0) {
+      const first = t.first_token_ns > 0 ? t.first_token_ns : t.done_ns;
+      const last = t.last_token_ns > 0 ? t.last_token_ns : first;
+      out.push({ name: "pending", start: at, dur: first - at, kind: "measured" });
+      out.push({ name: "decode", start: first, dur: last - first, kind: "modelled" });
+      out.push({ name: "network", start: last, dur: t.done_ns - last, kind: "measured" });
+      at = t.done_ns;
+    }
+    for (const s of t.stages || []) {
+      if (!engine && s.name !== "tool") continue;
+      out.push({ name: s.name, start: at, dur: s.duration_ns, kind: s.kind });
+      at += s.duration_ns;
+    }
+    return out.filter((s) => s.dur > 0);
+  }
+
+  function turnEnd(t) {
+    return Math.max(t.done_ns || 0, t.sent_ns || 0) + (t.tool_ns || 0);
+  }
+
+  // drawWaterfall draws one row per turn. opts.maxNS is the shared time
+  // scale (so lanes compare by eye); opts.untilNS, when set, cuts every bar
+  // at that moment (replay).
+  function drawWaterfall(root, turns, opts) {
+    opts = opts || {};
+    clear(root);
+    const W = widthOf(root, 320);
+    const left = 30, right = 6, top = 4, rowH = 7, gap = 2, axisH = 18;
+    const rows = Math.max(turns.length, 1);
+    const H = top + rows * (rowH + gap) + axisH;
+    root.setAttribute("viewBox", "0 0 " + W + " " + H);
+    root.setAttribute("height", H);
+    const maxNS = Math.max(opts.maxNS || 0, ...turns.map(turnEnd), 1);
+    const x = (ns) => left + (ns / maxNS) * (W - left - right);
+    const until = opts.untilNS === undefined ? Infinity : opts.untilNS;
+    const fill = hatch(root);
+    const g = svg("g");
+    turns.forEach((t, i) => {
+      const y = top + i * (rowH + gap);
+      if (i === 0 || (t.index + 1) % 5 === 0) {
+        g.append(svg("text", { x: left - 4, y: y + rowH, class: "tick", "text-anchor": "end" }, t.index < 0 ? "w" : String(t.index + 1)));
+      }
+      if (t.error) {
+        if ((t.sent_ns || 0) <= until) {
+          g.append(svg("rect", { x: x(t.sent_ns || 0), y, width: 4, height: rowH, class: "stage-error" }, svg("title", null, "error: " + t.error)));
+        }
+        return;
+      }
+      for (const s of segments(t)) {
+        if (s.start >= until) continue;
+        const end = Math.min(s.start + s.dur, until);
+        const w = Math.max(x(end) - x(s.start), 0.5);
+        const label = s.name + " " + fmtNS(s.dur) + " (" + s.kind + ")";
+        g.append(svg("rect", { x: x(s.start), y, width: w, height: rowH, class: "stage-" + s.name }, svg("title", null, label)));
+        if (s.kind === "modelled") {
+          g.append(svg("rect", { x: x(s.start), y, width: w, height: rowH, fill, class: "modelled" }));
+        }
+      }
+    });
+    root.append(g);
+    axis(root, x, maxNS, top + rows * (rowH + gap), left, W - right);
+    if (until !== Infinity && until < maxNS) {
+      root.append(svg("line", { x1: x(until), x2: x(until), y1: 0, y2: top + rows * (rowH + gap), class: "cursor" }));
+    }
+  }
+
+  // axis draws a time axis with round ticks.
+  function axis(root, x, maxNS, y, x0, x1) {
+    const g = svg("g", { class: "axis" });
+    g.append(svg("line", { x1: x0, x2: x1, y1: y + 1, y2: y + 1 }));
+    const step = niceStep(maxNS / 4);
+    for (let v = 0; v <= maxNS + 1; v += step) {
+      g.append(svg("line", { x1: x(v), x2: x(v), y1: y + 1, y2: y + 4 }));
+      g.append(svg("text", { x: x(v), y: y + 14, class: "tick", "text-anchor": v === 0 ? "start" : "middle" }, v === 0 ? "0" : fmtNS(v)));
+    }
+    root.append(g);
+  }
+
+  function niceStep(raw) {
+    if (!(raw > 0)) return 1;
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const m = raw / p;
+    return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+  }
+
+  // drawOverhead plots each lane's per-turn API overhead against the turn
+  // number. series: [{lane, turns}].
+  function drawOverhead(root, series) {
+    clear(root);
+    const W = widthOf(root, 600);
+    const points = series.map((s) => ({
+      lane: s.lane,
+      pts: s.turns.filter((t) => t.index >= 0 && t.overhead_ns > 0).map((t) => [t.index + 1, t.overhead_ns]),
+    })).filter((s) => s.pts.length > 0);
+    // Lay the legend out first: it wraps on narrow screens.
+    const left = 58, right = 12, top = 12;
+    const legend = [];
+    let lx = left, row = 0;
+    for (const s of points) {
+      const w = 28 + laneLabel(s.lane).length * 7;
+      if (lx + w > W - right && lx > left) { lx = left; row++; }
+      legend.push({ lane: s.lane, x: lx, row });
+      lx += w;
+    }
+    const bottom = 44 + (row + 1) * 16;
+    const H = Math.round(Math.min(340, Math.max(200, W * 0.4)) + row * 16);
+    root.setAttribute("viewBox", "0 0 " + W + " " + H);
+    root.setAttribute("height", H);
+    const maxX = Math.max(2, ...points.flatMap((s) => s.pts.map((p) => p[0])));
+    const maxY = Math.max(1, ...points.flatMap((s) => s.pts.map((p) => p[1])));
+    const yStep = niceStep(maxY / 4);
+    const yTop = Math.ceil(maxY / yStep) * yStep;
+    const x = (v) => left + ((v - 1) / (maxX - 1)) * (W - left - right);
+    const y = (v) => top + (1 - v / yTop) * (H - top - bottom);
+    const g = svg("g", { class: "axis" });
+    for (let v = 0; v <= yTop + 1; v += yStep) {
+      g.append(svg("line", { x1: left, x2: W - right, y1: y(v), y2: y(v), class: "grid" }));
+      g.append(svg("text", { x: left - 6, y: y(v) + 4, class: "tick", "text-anchor": "end" }, v === 0 ? "0" : fmtNS(v)));
+    }
+    const xStep = Math.max(1, niceStep(maxX / 8));
+    for (let v = xStep; v <= maxX; v += xStep) {
+      g.append(svg("text", { x: x(v), y: H - bottom + 16, class: "tick", "text-anchor": "middle" }, String(v)));
+    }
+    g.append(svg("text", { x: x(1), y: H - bottom + 16, class: "tick", "text-anchor": "middle" }, "1"));
+    g.append(svg("text", { x: left + (W - left - right) / 2, y: H - bottom + 30, class: "axis-label", "text-anchor": "middle" }, "turn"));
+    root.append(g);
+    for (const s of points) {
+      const d = s.pts.map((p, i) => (i ? "L" : "M") + x(p[0]).toFixed(1) + " " + y(p[1]).toFixed(1)).join(" ");
+      const grp = svg("g", { class: "series series-" + s.lane });
+      grp.append(svg("path", { d, class: "line" }));
+      for (const p of s.pts) {
+        grp.append(svg("circle", { cx: x(p[0]), cy: y(p[1]), r: 2.5 }, svg("title", null, laneLabel(s.lane) + ", turn " + p[0] + ": " + fmtNS(p[1]))));
+      }
+      root.append(grp);
+    }
+    for (const l of legend) {
+      const ly = H - bottom + 46 + l.row * 16;
+      root.append(svg("g", { class: "series series-" + l.lane },
+        svg("line", { x1: l.x, x2: l.x + 16, y1: ly - 4, y2: ly - 4, class: "line" }),
+        svg("text", { x: l.x + 20, y: ly, class: "legend-text" }, laneLabel(l.lane))));
+    }
+  }
+
+  window.agentloop.charts = { drawWaterfall, drawOverhead, turnEnd };
+})();

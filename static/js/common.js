@@ -1,0 +1,147 @@
+// common.js: small DOM, format and fetch helpers shared by every page.
+// Data only ever reaches the page through textContent and attributes.
+"use strict";
+(function () {
+  const SVG_NS = "http://www.w3.org/2000/svg";
+
+  // el builds an element: el("p", {class: "x"}, "text", child).
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    setAttrs(e, attrs);
+    append(e, children);
+    return e;
+  }
+
+  // svg builds an SVG element the same way.
+  function svg(tag, attrs, ...children) {
+    const e = document.createElementNS(SVG_NS, tag);
+    setAttrs(e, attrs);
+    append(e, children);
+    return e;
+  }
+
+  function setAttrs(e, attrs) {
+    if (!attrs) return;
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      e.setAttribute(k, v === true ? "" : String(v));
+    }
+  }
+
+  function append(e, children) {
+    for (const c of children) {
+      if (c === undefined || c === null || c === false) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+  }
+
+  function clear(e) {
+    while (e.firstChild) e.removeChild(e.firstChild);
+  }
+
+  // fmtNS formats nanoseconds with three significant digits.
+  function fmtNS(ns) {
+    if (!(ns > 0)) return "0 ms";
+    if (ns >= 1e9) return sig(ns / 1e9) + " s";
+    if (ns >= 1e6) return sig(ns / 1e6) + " ms";
+    return sig(ns / 1e3) + " µs";
+  }
+
+  function sig(v) {
+    if (v >= 100) return String(Math.round(v));
+    if (v >= 10) return v.toFixed(1);
+    return v.toFixed(2);
+  }
+
+  function fmtInt(n) {
+    return Math.round(n || 0).toLocaleString("en-US");
+  }
+
+  // sooner phrases a saved share: 0.4 → "40% sooner", -0.1 → "10% later".
+  function sooner(saved) {
+    const pct = Math.round(Math.abs(saved) * 100);
+    return saved < 0 ? pct + "% later" : pct + "% sooner";
+  }
+
+  const lanes = {
+    "http": { label: "HTTP", how: "full input every turn · /baseline/v1, no request caches" },
+    "http-optimized": { label: "HTTP optimized", how: "full input every turn · /v1 with request caches" },
+    "http-chained": { label: "HTTP chained", how: "previous_response_id, store: true · /v1" },
+    "ws": { label: "WebSocket", how: "one connection, previous_response_id, store: false · /v1" },
+  };
+
+  function laneLabel(name) {
+    return lanes[name] ? lanes[name].label : name;
+  }
+
+  // headline is the race's one-line result; web/present.go phrases it the same way.
+  function headline(summary, laneNames) {
+    const has = (l) => laneNames.includes(l);
+    const vsHTTP = summary.saved_vs_http || {};
+    const vsOpt = summary.saved_vs_http_optimized || {};
+    if (has("ws")) {
+      if ("ws" in vsHTTP && has("http")) {
+        let detail = "";
+        if ("ws" in vsOpt && has("http-optimized")) {
+          detail = "and " + sooner(vsOpt.ws) + " than optimized HTTP (request caches on).";
+        }
+        return { text: "WebSocket finished " + sooner(vsHTTP.ws) + " than HTTP", detail };
+      }
+      if ("ws" in vsOpt && has("http-optimized")) {
+        return { text: "WebSocket finished " + sooner(vsOpt.ws) + " than optimized HTTP", detail: "" };
+      }
+    }
+    let best = null;
+    for (const l of summary.lanes || []) {
+      if (l.total_ns > 0 && (!best || l.total_ns < best.total_ns)) best = l;
+    }
+    if (!best) return { text: "No lane finished.", detail: "" };
+    return { text: laneLabel(best.lane) + " finished first, in " + fmtNS(best.total_ns), detail: "" };
+  }
+
+  // apiError reads an OpenAI-shaped error body into an Error.
+  async function apiError(res) {
+    let msg = res.status + " " + res.statusText;
+    try {
+      const body = await res.json();
+      if (body && body.error && body.error.message) msg = body.error.message;
+    } catch (_) { /* not JSON */ }
+    const err = new Error(msg);
+    err.status = res.status;
+    return err;
+  }
+
+  async function sendJSON(method, url, body) {
+    const res = await fetch(url, {
+      method,
+      headers: { "Content-Type": "application/json", "Accept": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    if (!res.ok) throw await apiError(res);
+    return res.status === 204 ? null : res.json();
+  }
+
+  async function getJSON(url) {
+    const res = await fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin" });
+    if (!res.ok) throw await apiError(res);
+    return res.json();
+  }
+
+  function showError(node, err) {
+    if (!node) return;
+    node.textContent = err ? String(err.message || err) : "";
+    node.hidden = !err;
+  }
+
+  function wsURL(path) {
+    return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
+  }
+
+  const terminal = new Set(["passed", "failed", "interrupted"]);
+
+  window.agentloop = {
+    el, svg, clear, fmtNS, fmtInt, sooner, lanes, laneLabel, headline,
+    sendJSON, getJSON, showError, wsURL, terminal,
+  };
+})();

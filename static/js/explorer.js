@@ -1,0 +1,437 @@
+// explorer.js: sends response.create bodies from this browser to
+// /v1/responses over one WebSocket (kept open, so store:false chains work)
+// or over HTTP with stream:true, lists every event, chains the next
+// request, shows each response's engine trace and copies the request as code.
+"use strict";
+(function () {
+  const A = window.agentloop;
+  const { el, svg, clear, fmtNS } = A;
+  const body = document.getElementById("explorer-body");
+  if (!body) return;
+  const events = document.getElementById("explorer-events");
+  const responses = document.getElementById("explorer-responses");
+  const sendWS = document.getElementById("explorer-send-ws");
+  const sendHTTP = document.getElementById("explorer-send-http");
+  const disconnect = document.getElementById("explorer-disconnect");
+  const connState = document.getElementById("explorer-conn");
+  const errBox = document.getElementById("explorer-error");
+  const chain = document.getElementById("explorer-chain");
+  const example = document.getElementById("explorer-example");
+
+  const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
+  let socket = null;
+  let current = null; // the request in flight
+  let count = 0;
+  let lastResponse = null; // {id, calls: [{name, call_id}]}
+
+  // --- composing -----------------------------------------------------------
+
+  function parseBody() {
+    let v;
+    try {
+      v = JSON.parse(body.value);
+    } catch (err) {
+      throw new Error("The body is not valid JSON: " + err.message);
+    }
+    if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("The body must be a JSON object.");
+    return v;
+  }
+
+  function setBody(obj) {
+    body.value = JSON.stringify(obj, null, 2);
+    updateCopy();
+  }
+
+  example.addEventListener("change", () => {
+    const opt = example.selectedOptions[0];
+    let obj;
+    try {
+      obj = JSON.parse(opt.dataset.body);
+    } catch (_) {
+      return;
+    }
+    if (opt.value === "chain" && lastResponse) {
+      obj.previous_response_id = lastResponse.id;
+      if (lastResponse.calls.length > 0) {
+        obj.input = lastResponse.calls.map((c) => ({ type: "function_call_output", call_id: c.call_id, output: sampleOutput(c) }));
+      }
+    }
+    setBody(obj);
+  });
+
+  function sampleOutput(call) {
+    if (call.name === "get_weather") return JSON.stringify({ temp_c: 21, sky: "clear" });
+    return JSON.stringify({ ok: true });
+  }
+
+  // nextBody chains from a finished response: tools and instructions are
+  // never inherited, so they are sent again; the input is the tool outputs
+  // (or a follow-up message when the model asked for no tool).
+  function nextBody(sent, resp, calls) {
+    const next = { model: sent.model, previous_response_id: resp.id };
+    for (const k of ["store", "instructions", "tools", "tool_choice"]) {
+      if (k in sent) next[k] = sent[k];
+    }
+    next.input = calls.length > 0
+      ? calls.map((c) => ({ type: "function_call_output", call_id: c.call_id, output: sampleOutput(c) }))
+      : "Thanks. Can you say that in one sentence?";
+    return next;
+  }
+
+  // --- events --------------------------------------------------------------
+
+  function detail(ev) {
+    const r = ev.response;
+    switch (ev.type) {
+      case "response.created":
+      case "response.in_progress":
+        return r ? r.id + " · " + r.status : "";
+      case "response.completed":
+      case "response.failed":
+      case "response.incomplete": {
+        if (!r) return "";
+        let s = r.id + " · " + r.status;
+        if (r.usage) {
+          const cached = r.usage.input_tokens_details ? r.usage.input_tokens_details.cached_tokens : 0;
+          s += " · in " + r.usage.input_tokens + " (cached " + cached + ") · out " + r.usage.output_tokens;
+        }
+        if (r.error && r.error.message) s += " · " + r.error.message;
+        return s;
+      }
+      case "response.output_item.added":
+      case "response.output_item.done": {
+        const it = ev.item || {};
+        return it.type + (it.name ? " " + it.name : "") + (it.role ? " " + it.role : "") + " · " + (it.id || "");
+      }
+      case "response.output_text.delta":
+      case "response.function_call_arguments.delta":
+        return JSON.stringify(ev.delta);
+      case "response.output_text.done":
+        return clip(ev.text, 160);
+      case "response.function_call_arguments.done":
+        return clip(ev.arguments, 160);
+      case "error": {
+        const e = ev.error || ev;
+        return (ev.status ? ev.status + " " : "") + (e.code ? e.code + ": " : "") + (e.message || "");
+      }
+      default:
+        return "";
+    }
+  }
+
+  function clip(s, n) {
+    s = String(s || "");
+    return s.length > n ? s.slice(0, n) + "…" : s;
+  }
+
+  function startRequest(transport, sent) {
+    count++;
+    current = { n: count, transport, sent, t0: performance.now(), id: "", calls: [], text: "", done: false };
+    events.append(el("tr", { class: "request-row" },
+      el("td", { colspan: 4 }, "Request " + count + " · " + (transport === "ws" ? "WebSocket" : "HTTP (SSE)") +
+        (sent.previous_response_id ? " · previous_response_id " + sent.previous_response_id : ""))));
+    sendWS.disabled = true;
+    sendHTTP.disabled = true;
+    return current;
+  }
+
+  function addEvent(req, ev) {
+    const ms = (performance.now() - req.t0).toFixed(1);
+    const seq = ev.sequence_number === undefined || ev.sequence_number === null ? "" : String(ev.sequence_number);
+    const type = String(ev.type || "?");
+    events.append(el("tr", { "data-testid": "event", "data-type": type, class: type === "error" ? "event-error" : null },
+      el("td", { class: "num" }, ms),
+      el("td", { class: "num" }, seq),
+      el("td", null, el("code", null, type)),
+      el("td", { class: "detail" }, detail(ev))));
+    const wrap = events.closest(".events-wrap");
+    if (wrap) wrap.scrollTop = wrap.scrollHeight;
+    if (ev.response && ev.response.id) req.id = ev.response.id;
+    if (type === "response.output_item.done" && ev.item && ev.item.type === "function_call") {
+      req.calls.push({ name: ev.item.name, call_id: ev.item.call_id, arguments: ev.item.arguments });
+    }
+    if (type === "response.output_text.done") req.text += ev.text || "";
+    if (TERMINAL.has(type)) finish(req, ev);
+  }
+
+  function finish(req, ev) {
+    if (req.done) return;
+    req.done = true;
+    if (current === req) current = null;
+    sendWS.disabled = false;
+    sendHTTP.disabled = false;
+    const ms = performance.now() - req.t0;
+    const resp = ev && ev.response;
+    const status = resp ? resp.status : ev && ev.type === "error" ? "error" : "ended";
+    const item = el("li", { class: "response" },
+      el("p", null, el("strong", null, "Request " + req.n), " · " + (req.transport === "ws" ? "WebSocket" : "HTTP (SSE)") + " · ",
+        el("span", { class: "status", "data-status": status === "completed" ? "passed" : "failed" }, status),
+        " · " + fmtNS(ms * 1e6)),
+      req.id ? el("p", null, el("code", { class: "response-id" }, req.id)) : null,
+      req.text ? el("p", { class: "assistant-text" }, req.text) : null);
+    for (const c of req.calls) {
+      item.append(el("p", null, el("span", { class: "tag" }, "tool call"), " ", el("code", null, c.name), " ", el("code", { class: "muted" }, clip(c.arguments, 200))));
+    }
+    if (ev && ev.type === "error") item.append(el("p", { class: "error" }, detail(ev)));
+    for (const open of responses.querySelectorAll("details.trace[open]")) open.open = false;
+    responses.prepend(item);
+    if (req.id && resp) {
+      lastResponse = { id: req.id, calls: req.calls };
+      loadTrace(item, req.id);
+      if (chain.checked && resp.status === "completed") setBody(nextBody(req.sent, resp, req.calls));
+    }
+  }
+
+  // --- WebSocket -----------------------------------------------------------
+
+  function openSocket() {
+    if (socket && socket.readyState === WebSocket.OPEN) return Promise.resolve(socket);
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(A.wsURL("/v1/responses"));
+      connState.textContent = "WebSocket: connecting…";
+      ws.onopen = () => {
+        socket = ws;
+        connState.textContent = "WebSocket: connected to " + A.wsURL("/v1/responses");
+        disconnect.disabled = false;
+        resolve(ws);
+      };
+      ws.onmessage = (m) => {
+        let ev;
+        try {
+          ev = JSON.parse(m.data);
+        } catch (_) {
+          return;
+        }
+        if (current && current.transport === "ws") addEvent(current, ev);
+      };
+      ws.onerror = () => reject(new Error("The WebSocket could not connect."));
+      ws.onclose = (c) => {
+        if (socket === ws) socket = null;
+        disconnect.disabled = true;
+        connState.textContent = "WebSocket: closed (" + c.code + (c.reason ? " " + c.reason : "") + ")";
+        if (current && current.transport === "ws" && !current.done) {
+          addEvent(current, { type: "error", message: "The WebSocket closed before the response ended." });
+        }
+      };
+    });
+  }
+
+  sendWS.addEventListener("click", async () => {
+    A.showError(errBox, null);
+    let sent;
+    try {
+      sent = parseBody();
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    const msg = Object.assign({ type: "response.create" }, sent);
+    delete msg.stream;
+    try {
+      const ws = await openSocket();
+      const req = startRequest("ws", sent);
+      ws.send(JSON.stringify(msg));
+      return req;
+    } catch (err) {
+      A.showError(errBox, err);
+    }
+  });
+
+  disconnect.addEventListener("click", () => {
+    if (socket) socket.close(1000, "closed by the explorer");
+  });
+
+  // --- HTTP + SSE ----------------------------------------------------------
+
+  sendHTTP.addEventListener("click", async () => {
+    A.showError(errBox, null);
+    let sent;
+    try {
+      sent = parseBody();
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    const req = startRequest("http", sent);
+    try {
+      const res = await fetch("/v1/responses", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "Accept": "text/event-stream" },
+        body: JSON.stringify(Object.assign({}, sent, { stream: true })),
+        credentials: "same-origin",
+      });
+      if (!res.ok) {
+        let e = { message: res.status + " " + res.statusText };
+        try {
+          const j = await res.json();
+          if (j.error) e = j.error;
+        } catch (_) { /* not JSON */ }
+        addEvent(req, { type: "error", status: res.status, error: e });
+        return;
+      }
+      await readSSE(res.body, (ev) => addEvent(req, ev));
+      if (!req.done) addEvent(req, { type: "error", message: "The stream ended before a terminal event." });
+    } catch (err) {
+      if (!req.done) addEvent(req, { type: "error", message: String(err.message || err) });
+    }
+  });
+
+  // readSSE parses "event:"/"data:" blocks separated by a blank line.
+  async function readSSE(stream, onEvent) {
+    const reader = stream.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (value) buf += dec.decode(value, { stream: true });
+      let cut;
+      while ((cut = buf.search(/\r?\n\r?\n/)) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut).replace(/^\r?\n\r?\n/, "");
+        const data = block.split(/\r?\n/).filter((l) => l.startsWith("data:")).map((l) => l.slice(5).replace(/^ /, "")).join("\n");
+        if (!data || data === "[DONE]") continue;
+        try {
+          onEvent(JSON.parse(data));
+        } catch (_) { /* skip what is not JSON */ }
+      }
+      if (done) return;
+    }
+  }
+
+  // --- traces --------------------------------------------------------------
+
+  const stageOf = {
+    parse: "overhead", validate: "overhead", resolve: "overhead", load: "overhead", render: "overhead", safety: "overhead",
+    finalize: "overhead", queue: "queue_prefill", prefill: "queue_prefill", generate: "decode",
+  };
+
+  async function loadTrace(item, id) {
+    const box = el("details", { class: "trace" }, el("summary", null, "Engine trace"));
+    item.append(box);
+    try {
+      const t = await A.getJSON("/api/traces/" + encodeURIComponent(id));
+      box.append(el("p", { class: "muted" }, "engine " + t.engine + " · transport " + t.transport));
+      const spans = t.spans || [];
+      const end = Math.max(1, ...spans.map((s) => s.start_ns + s.duration_ns));
+      const table = el("table", { class: "trace-table" },
+        el("thead", null, el("tr", null, ...["stage", "kind", "start", "duration", "tokens", ""].map((h) => el("th", { scope: "col" }, h)))));
+      const tb = el("tbody");
+      for (const s of spans) {
+        const bar = svg("svg", { viewBox: "0 0 100 8", preserveAspectRatio: "none", class: "trace-bar", "aria-hidden": "true" },
+          svg("rect", { x: (s.start_ns / end) * 100, y: 0, width: Math.max((s.duration_ns / end) * 100, 0.4), height: 8, class: "stage-" + (stageOf[s.name] || "network") }));
+        tb.append(el("tr", null,
+          el("td", null, s.name, s.note ? el("span", { class: "muted" }, " · " + s.note) : null),
+          el("td", null, s.kind),
+          el("td", { class: "num" }, fmtNS(s.start_ns)),
+          el("td", { class: "num" }, fmtNS(s.duration_ns)),
+          el("td", { class: "num" }, s.tokens ? String(s.tokens) : ""),
+          el("td", { class: "bar-cell" }, bar)));
+      }
+      table.append(tb);
+      box.append(el("div", { class: "table-wrap" }, table));
+      box.open = true;
+    } catch (err) {
+      box.append(el("p", { class: "muted" }, "No trace: " + err.message));
+    }
+  }
+
+  document.getElementById("explorer-clear").addEventListener("click", () => {
+    clear(events);
+    clear(responses);
+  });
+
+  // --- copy as code --------------------------------------------------------
+
+  const lang = document.getElementById("copy-lang");
+  const transport = document.getElementById("copy-transport");
+  const code = document.getElementById("copy-code");
+
+  function base() {
+    return location.protocol + "//" + location.host;
+  }
+
+  function shellQuote(s) {
+    return "'" + s.replace(/'/g, "'\\''") + "'";
+  }
+
+  function goString(s) {
+    return s.includes("`") ? JSON.stringify(s) : "`" + s + "`";
+  }
+
+  function pyString(s) {
+    return s.includes("'''") || s.endsWith("\\") || s.endsWith("'") ? JSON.stringify(s) : "r'''" + s + "'''";
+  }
+
+  function snippet() {
+    let obj;
+    try {
+      obj = parseBody();
+    } catch (err) {
+      return "// " + err.message;
+    }
+    const plain = Object.assign({}, obj);
+    delete plain.stream;
+    const pretty = JSON.stringify(plain, null, 2);
+    const ws = transport.value === "ws";
+    const wsMsg = JSON.stringify(Object.assign({ type: "response.create" }, plain));
+    switch (lang.value) {
+      case "curl":
+        if (ws) {
+          return "# curl cannot send WebSocket messages; websocat can:\n" +
+            "printf '%s\\n' " + shellQuote(wsMsg) + " | \\\n  websocat --no-close -H \"Authorization: Bearer $OPENAI_API_KEY\" " + A.wsURL("/v1/responses");
+        }
+        return "curl -N " + base() + "/v1/responses \\\n  -H \"Content-Type: application/json\" \\\n  -H \"Authorization: Bearer $OPENAI_API_KEY\" \\\n  -d " +
+          shellQuote(JSON.stringify(Object.assign({}, plain, { stream: true }), null, 2));
+      case "go": {
+        const head = "client := openai.NewClient(option.WithBaseURL(\"" + base() + "/v1/\"), option.WithAPIKey(os.Getenv(\"OPENAI_API_KEY\")))\n";
+        if (ws) {
+          return head + "conn, err := client.Responses.Connect(ctx, responses.ResponseConnectionOptions{})\nif err != nil {\n\tlog.Fatal(err)\n}\ndefer conn.Close()\n" +
+            "if err := conn.SendRaw(ctx, json.RawMessage(" + goString(wsMsg) + ")); err != nil {\n\tlog.Fatal(err)\n}\n" +
+            "resp, err := conn.FinalResponse(ctx)\nif err != nil {\n\tlog.Fatal(err)\n}\nfmt.Println(resp.ID, resp.OutputText())";
+        }
+        return head + "var params responses.ResponseNewParams\nif err := json.Unmarshal([]byte(" + goString(pretty) + "), &params); err != nil {\n\tlog.Fatal(err)\n}\n" +
+          "stream := client.Responses.NewStreaming(ctx, params)\nfor stream.Next() {\n\tev := stream.Current()\n\tfmt.Println(ev.SequenceNumber, ev.Type)\n}\nif err := stream.Err(); err != nil {\n\tlog.Fatal(err)\n}";
+      }
+      case "python": {
+        const head = "import json, os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url=\"" + base() + "/v1\", api_key=os.environ.get(\"OPENAI_API_KEY\", \"local\"))\nbody = json.loads(" + pyString(pretty) + ")\n\n";
+        if (ws) {
+          return head + "# pip install \"openai[realtime]>=3.8.0\"\nwith client.responses.connect() as conn:\n    conn.response.create(**body)\n    for event in conn:\n        print(event.type)\n" +
+            "        if event.type in (\"response.completed\", \"response.failed\", \"response.incomplete\", \"error\"):\n            break";
+        }
+        return head + "for event in client.responses.create(**body, stream=True):\n    print(event.sequence_number, event.type)";
+      }
+      default: {
+        const head = "import OpenAI from \"openai\";\n\nconst client = new OpenAI({ baseURL: \"" + base() + "/v1\", apiKey: process.env.OPENAI_API_KEY ?? \"local\" });\nconst body = " + pretty + ";\n\n";
+        if (ws) {
+          return "import { ResponsesWS } from \"openai/resources/responses/ws\"; // needs the \"ws\" package\n" + head +
+            "const ws = new ResponsesWS(client);\nws.on(\"event\", (event) => {\n  console.log(event.sequence_number, event.type);\n" +
+            "  if ([\"response.completed\", \"response.failed\", \"response.incomplete\"].includes(event.type)) ws.close();\n});\nws.send({ type: \"response.create\", ...body });";
+        }
+        return head + "const stream = await client.responses.create({ ...body, stream: true });\nfor await (const event of stream) console.log(event.sequence_number, event.type);";
+      }
+    }
+  }
+
+  function updateCopy() {
+    code.textContent = snippet();
+  }
+
+  body.addEventListener("input", updateCopy);
+  lang.addEventListener("change", updateCopy);
+  transport.addEventListener("change", updateCopy);
+  document.getElementById("copy-button").addEventListener("click", async () => {
+    const st = document.getElementById("copy-state");
+    try {
+      await navigator.clipboard.writeText(code.textContent);
+      st.textContent = "Copied.";
+    } catch (_) {
+      const range = document.createRange();
+      range.selectNodeContents(code);
+      const sel = getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      st.textContent = "Selected: press Ctrl+C (⌘C) to copy.";
+    }
+  });
+  updateCopy();
+})();

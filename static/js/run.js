@@ -1,0 +1,126 @@
+// run.js: a stored run's timeline (one waterfall per lane), its overhead
+// chart, replay at 1x or faster, permalink copy and delete.
+"use strict";
+(function () {
+  const A = window.agentloop;
+  const { el, clear, fmtNS, laneLabel } = A;
+  const box = document.getElementById("timeline");
+  if (!box) return;
+  const id = box.dataset.run;
+  const lanesBox = document.getElementById("timeline-lanes");
+  const clock = document.getElementById("replay-clock");
+  const stopBtn = document.getElementById("replay-stop");
+  const repeatSel = document.getElementById("timeline-repeat");
+  let run = null;
+  let replay = null; // {t0, speed}
+  let frame = 0;
+
+  function lanesOf(r) {
+    const names = (r.config && r.config.lanes && r.config.lanes.length) ? r.config.lanes : (r.lanes || []).map((l) => l.lane);
+    const rep = repeatSel ? Number(repeatSel.value) : 0;
+    return names.map((name) => ({ lane: name, turns: (r.turns || []).filter((t) => t.lane === name && t.repeat === rep) }));
+  }
+
+  function span(lanes) {
+    return Math.max(1, ...lanes.flatMap((l) => l.turns.map(A.charts.turnEnd)));
+  }
+
+  function draw(untilNS) {
+    if (!run) return;
+    const lanes = lanesOf(run);
+    const maxNS = span(lanes);
+    if (lanesBox.childElementCount !== lanes.length) {
+      clear(lanesBox);
+      for (const l of lanes) {
+        lanesBox.append(el("div", { class: "timeline-lane", "data-lane": l.lane },
+          el("h3", null, laneLabel(l.lane)),
+          A.svg("svg", { class: "waterfall", role: "img", "aria-label": "Per-turn waterfall of " + laneLabel(l.lane) })));
+      }
+    }
+    lanes.forEach((l, i) => {
+      A.charts.drawWaterfall(lanesBox.children[i].querySelector("svg"), l.turns, { maxNS, untilNS });
+    });
+    clock.textContent = untilNS === undefined ? "Total " + fmtNS(maxNS) : fmtNS(Math.min(untilNS, maxNS)) + " of " + fmtNS(maxNS);
+    return maxNS;
+  }
+
+  function tick(now) {
+    if (!replay) return;
+    const t = (now - replay.t0) * 1e6 * replay.speed;
+    const maxNS = draw(t);
+    if (t >= maxNS) {
+      stop();
+      return;
+    }
+    frame = requestAnimationFrame(tick);
+  }
+
+  function stop() {
+    replay = null;
+    cancelAnimationFrame(frame);
+    stopBtn.disabled = true;
+    draw(undefined);
+  }
+
+  for (const b of box.querySelectorAll("button[data-speed]")) {
+    b.addEventListener("click", () => {
+      if (!run) return;
+      cancelAnimationFrame(frame);
+      replay = { t0: performance.now(), speed: Number(b.dataset.speed) };
+      stopBtn.disabled = false;
+      frame = requestAnimationFrame(tick);
+    });
+  }
+  stopBtn.addEventListener("click", stop);
+  if (repeatSel) {
+    repeatSel.addEventListener("change", () => {
+      clear(lanesBox);
+      stop();
+      drawChart();
+    });
+  }
+
+  function drawChart() {
+    A.charts.drawOverhead(document.getElementById("overhead-chart"), lanesOf(run));
+  }
+
+  let resizeTimer = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      if (!run) return;
+      if (!replay) draw(undefined);
+      drawChart();
+    }, 150);
+  });
+
+  A.getJSON("/api/runs/" + encodeURIComponent(id)).then((r) => {
+    run = r;
+    draw(undefined);
+    drawChart();
+  }).catch((err) => A.showError(document.getElementById("run-error"), err));
+
+  const state = document.getElementById("run-state");
+  const copyBtn = document.getElementById("run-copy-link");
+  copyBtn.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(copyBtn.dataset.link);
+      state.textContent = "Link copied.";
+    } catch (_) {
+      state.textContent = copyBtn.dataset.link;
+    }
+  });
+
+  const del = document.getElementById("run-delete");
+  del.addEventListener("click", async () => {
+    if (!confirm("Delete run " + del.dataset.run + " and its transcript?")) return;
+    del.disabled = true;
+    try {
+      await A.sendJSON("DELETE", "/api/runs/" + encodeURIComponent(del.dataset.run));
+      location.assign("/runs");
+    } catch (err) {
+      A.showError(document.getElementById("run-error"), err);
+      del.disabled = false;
+    }
+  });
+})();

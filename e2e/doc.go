@@ -1,0 +1,9 @@
+// Package e2e holds the browser tests of the playground: a real agentloop
+// server started in-process on 127.0.0.1:0 with a temporary database, driven
+// by headless Chromium through playwright-go (recipe in docs/E2E.md).
+//
+// The tests find elements by the data-testid hooks of issue 5 and fail on
+// any console error. They save screenshots under e2e/screenshots. Without
+// PLAYWRIGHT_DRIVER_PATH (set by `make test` and `make e2e`) they skip. The
+// package holds tests only; it must never be imported.
+package e2e

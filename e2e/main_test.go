@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"agentloop/app"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+var (
+	browser    playwright.Browser
+	skipReason string
+	shotDir    string
+	expect     = playwright.NewPlaywrightAssertions(20000)
+)
+
+// TestMain starts the driver and Chromium once for every test.
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	driver := os.Getenv("PLAYWRIGHT_DRIVER_PATH")
+	if driver == "" {
+		skipReason = "browser tests skipped: PLAYWRIGHT_DRIVER_PATH is not set; `make test` or `make e2e` installs the driver (scripts/e2e-setup.sh) and sets it"
+		fmt.Println(skipReason)
+		return m.Run()
+	}
+	if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" {
+		fmt.Fprintln(os.Stderr, "e2e: PLAYWRIGHT_DRIVER_PATH is set but PLAYWRIGHT_NODEJS_PATH is not; set it to the node binary (make test does)")
+		return 1
+	}
+	pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: driver, SkipInstallBrowsers: true, Verbose: false, Stdout: io.Discard})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: start the playwright driver:", err)
+		return 1
+	}
+	defer pw.Stop()
+	browser, err = pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: playwright.String(cmp.Or(os.Getenv("CHROMIUM_PATH"), "/usr/bin/chromium")),
+		Headless:       playwright.Bool(true),
+		Args:           []string{"--disable-gpu", "--disable-quic"},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: launch chromium:", err)
+		return 1
+	}
+	defer browser.Close()
+	wd, _ := os.Getwd()
+	shotDir = filepath.Join(wd, "screenshots")
+	if err := os.MkdirAll(shotDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	code := m.Run()
+	fmt.Println("e2e screenshots:", shotDir)
+	return code
+}
+
+func needBrowser(t *testing.T) {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+}
+
+// startApp starts a full server on a free port with the database at db.
+func startApp(t *testing.T, db string, edit func(*app.Config)) *app.App {
+	t.Helper()
+	cfg := app.Defaults()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.DB = db
+	cfg.Grace = 2 * time.Second
+	if edit != nil {
+		edit(&cfg)
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a, err := app.New(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return a
+}
+
+// testWriter sends the server's log to t.Log while the test runs.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// newPage opens a page in its own browser context at desktop width. The
+// test fails if the page throws or logs a console error, except errors
+// containing one of allowed.
+func newPage(t *testing.T, allowed ...string) playwright.Page {
+	t.Helper()
+	bc, err := browser.NewContext(playwright.BrowserNewContextOptions{
+		Viewport: &playwright.Size{Width: 1280, Height: 900},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bc.Close() })
+	page, err := bc.NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.SetDefaultTimeout(30000)
+	var mu sync.Mutex
+	var problems []string
+	page.OnConsole(func(m playwright.ConsoleMessage) {
+		if m.Type() == "error" {
+			for _, a := range allowed {
+				if strings.Contains(m.Text(), a) {
+					return
+				}
+			}
+			mu.Lock()
+			problems = append(problems, "console error: "+m.Text())
+			mu.Unlock()
+		}
+	})
+	page.OnPageError(func(err error) {
+		mu.Lock()
+		problems = append(problems, "page error: "+err.Error())
+		mu.Unlock()
+	})
+	// Cleanups run last-in first-out: this check runs before the context closes.
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range problems {
+			t.Error(p)
+		}
+	})
+	return page
+}
+
+func goTo(t *testing.T, page playwright.Page, url string) {
+	t.Helper()
+	if _, err := page.Goto(url); err != nil {
+		t.Fatalf("go to %s: %v", url, err)
+	}
+}
+
+func screenshot(t *testing.T, page playwright.Page, name string) {
+	t.Helper()
+	path := filepath.Join(shotDir, name)
+	if _, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(path), FullPage: playwright.Bool(true)}); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+// noHorizontalScroll checks the page fits its viewport's width.
+func noHorizontalScroll(t *testing.T, page playwright.Page) {
+	t.Helper()
+	v, err := page.Evaluate(`() => document.documentElement.scrollWidth - document.documentElement.clientWidth`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := toFloat(v); n > 1 {
+		t.Errorf("the page is %.0f px wider than the viewport", n)
+	}
+}
+
+func check(t *testing.T, err error, what string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func toFloat(v any) float64 {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
+}

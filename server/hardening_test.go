@@ -1,0 +1,315 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"agentloop/api"
+	"agentloop/server"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+)
+
+func unmodelled(c *server.Config) { c.Unmodelled = true }
+
+func TestBadInputGetsClearErrors(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	manyItems := make([]string, 10000)
+	for i := range manyItems {
+		manyItems[i] = fmt.Sprintf(`{"role":"user","content":"item %d"}`, i)
+	}
+	props := make([]string, 20000)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"p%d":{"type":"string","description":"property %d"}`, i, i)
+	}
+	hugeSchema := `{"model":"x","input":"call the giant tool","tools":[{"type":"function","name":"giant","parameters":{"type":"object","properties":{` + strings.Join(props, ",") + `}}}]}`
+	cases := []struct {
+		name   string
+		body   string
+		status int
+		code   string
+	}{
+		{"invalid utf-8", "{\"model\":\"x\",\"input\":\"\xff\xfe\"}", 400, "invalid_json"},
+		{"nested 10000 deep", `{"model":"x","input":"hi","metadata":` + strings.Repeat(`{"a":`, 10000) + `1` + strings.Repeat("}", 10000) + `}`, 400, "invalid_json"},
+		{"nested arrays in input", `{"model":"x","input":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, 400, "invalid_json"},
+		{"10000 items", `{"model":"x","input":[` + strings.Join(manyItems, ",") + `]}`, 200, ""},
+		{"huge tool schema", hugeSchema, 200, ""},
+		{"max_output_tokens too big", `{"model":"x","input":"hi","max_output_tokens":100000000}`, 400, "integer_above_max_value"},
+		{"null body", `null`, 400, "invalid_json"},
+		{"string for input items", `{"input":[1,2,3]}`, 400, "invalid_type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := h.post("/v1/responses", c.body)
+			if status != c.status {
+				t.Fatalf("status %d: %.300s", status, body)
+			}
+			if c.code != "" {
+				if e := decodeError(t, body); e.Code != c.code || e.Message == "" {
+					t.Fatalf("error %+v", e)
+				}
+			}
+		})
+	}
+	// The same over WebSocket: an error frame, and the socket survives.
+	c := h.rawWS("/v1/responses")
+	for _, body := range []string{"{\"type\":\"response.create\",\"input\":\"\xff\"}", strings.Repeat("[", 10001), `{"type":"response.create","input":5}`} {
+		send(t, c, body)
+		if e := readEvent(t, c).AsError(); e == nil || e.Status != 400 {
+			t.Fatalf("bad frame %.40q not answered with a 400 error frame", body)
+		}
+	}
+	send(t, c, `{"type":"response.create","model":"x","input":"still there?"}`)
+	if evs := readResponse(t, c); evs[len(evs)-1].Type != api.EventCompleted {
+		t.Fatal("socket unusable after bad frames")
+	}
+}
+
+// fuzzEngine is one engine with modelled costs off, shared by a fuzz run.
+func fuzzEngine(f *testing.F) *httptest.Server {
+	h := newHarness(f, unmodelled)
+	f.Cleanup(h.srv.Close)
+	return h.srv
+}
+
+func FuzzHTTPCreate(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"spark","input":"hi","stream":true}`,
+		`{"model":"spark","input":[{"role":"user","content":"weather in Paris?"}],"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}}]}`,
+		`{"input":[{"type":"function_call","name":"f","call_id":"c","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]}`,
+		`{"input":[{"type":"item_reference","id":"msg_x"}]}`,
+		`{"input":"x","max_output_tokens":3,"ignore_eos":true}`,
+		`{"previous_response_id":"resp_x","input":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	srv := fuzzEngine(f)
+	client := &http.Client{Timeout: 30 * time.Second}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		resp, err := client.Post(srv.URL+"/v1/responses", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var buf bytes.Buffer
+		buf.ReadFrom(resp.Body)
+		switch {
+		case resp.StatusCode == 200:
+		case resp.StatusCode >= 400 && resp.StatusCode < 500:
+			var env struct {
+				Error *api.WireError `json:"error"`
+			}
+			if json.Unmarshal(buf.Bytes(), &env) != nil || env.Error == nil || env.Error.Message == "" {
+				t.Fatalf("%d without an OpenAI error: %s", resp.StatusCode, buf.Bytes())
+			}
+		default:
+			t.Fatalf("status %d for %q: %s", resp.StatusCode, body, buf.Bytes())
+		}
+	})
+}
+
+func FuzzWebSocketMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"response.create","model":"spark","input":"hi"}`,
+		`{"type":"response.create","generate":false,"input":[{"role":"developer","content":"x"}]}`,
+		`{"type":"response.processed","response_id":"resp_x"}`,
+		`{"type":"response.steer"}`,
+		`{"type":"response.create","previous_response_id":"resp_missing","input":"x"}`,
+		`{"type":"response.create","stream_id":"lane-1","input":"x"}`,
+		`not json`,
+	} {
+		f.Add([]byte(s))
+	}
+	srv := fuzzEngine(f)
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/v1/responses"
+	var conn *websocket.Conn
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if conn == nil {
+			c, _, err := websocket.Dial(ctx, url, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.SetReadLimit(64 << 20)
+			conn = c
+		}
+		if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
+			t.Fatal(err)
+		}
+		// A sentinel warmup after every input: its completion proves the
+		// connection survived and answered everything before it in order.
+		const sentinel = `{"type":"response.create","generate":false,"input":"sentinel","metadata":{"sentinel":"1"}}`
+		if err := conn.Write(ctx, websocket.MessageText, []byte(sentinel)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			typ, b, err := conn.Read(ctx)
+			if err != nil {
+				t.Fatalf("connection lost after %q: %v", msg, err)
+			}
+			if typ != websocket.MessageText {
+				t.Fatal("binary frame")
+			}
+			ev, err := api.DecodeEvent(b)
+			if err != nil {
+				t.Fatalf("frame is not JSON: %s", b)
+			}
+			if e := ev.AsError(); e != nil && (e.Status < 400 || e.Status >= 500) {
+				t.Fatalf("error frame with status %d: %s", e.Status, b)
+			}
+			if ev.Type == api.EventCompleted && ev.Response.Metadata["sentinel"] == "1" {
+				return
+			}
+		}
+	})
+}
+
+// smallBufferListener makes the server's socket send buffers tiny, so a
+// client that stops reading stalls the engine's writes at once.
+type smallBufferListener struct{ net.Listener }
+
+func (l smallBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
+	log := testLogWriter{t}
+	_ = log
+	h := newHarness(t, func(c *server.Config) { c.WriteStall = 300 * time.Millisecond })
+	// Serve the same engine on a listener with tiny send buffers.
+	e := echo.New()
+	h.v1.Register(e.Group("/v1"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: e}
+	go srv.Serve(smallBufferListener{ln})
+	t.Cleanup(func() { srv.Close() })
+	d := net.Dialer{Control: nil}
+	raw, err := d.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.(*net.TCPConn).SetReadBuffer(4096)
+	c, _, err := websocket.Dial(context.Background(), "ws://"+ln.Addr().String()+"/v1/responses", &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) { return raw, nil }}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	send(t, c, `{"type":"response.create","model":"burst","input":"go","max_output_tokens":100000,"ignore_eos":true}`)
+	// Never read. The engine must abort the connection and free the slot.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		dec, q := h.sh.Scheduler.Active()
+		if h.v1.Connections() == 0 && dec == 0 && q == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slow reader still connected: conns %d decoding %d", h.v1.Connections(), dec)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestKilledConnectionsLeakNothing(t *testing.T) {
+	n := 5000
+	if testing.Short() {
+		n = 500
+	}
+	h := newHarness(t)
+	url := "ws" + strings.TrimPrefix(h.srv.URL, "http") + "/v1/responses"
+	settle := func() (int, uint64) {
+		var ms runtime.MemStats
+		for range 5 {
+			runtime.GC()
+			time.Sleep(20 * time.Millisecond)
+		}
+		runtime.ReadMemStats(&ms)
+		return runtime.NumGoroutine(), ms.HeapInuse
+	}
+	// Warm up pools and lazily started goroutines first.
+	warm, _, err := websocket.Dial(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm.CloseNow()
+	time.Sleep(100 * time.Millisecond)
+	baseG, baseHeap := settle()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 100)
+	var mu sync.Mutex
+	var failures []string
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c, _, err := websocket.Dial(ctx, url, nil)
+			if err != nil {
+				mu.Lock()
+				failures = append(failures, err.Error())
+				mu.Unlock()
+				return
+			}
+			// Kill at different moments: idle, mid-request, mid-stream.
+			switch i % 3 {
+			case 1:
+				c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"burst","input":"x","max_output_tokens":5000,"ignore_eos":true}`))
+			case 2:
+				c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"burst","input":"x","max_output_tokens":5000,"ignore_eos":true}`))
+				for {
+					_, b, err := c.Read(ctx)
+					if err != nil || bytes.Contains(b, []byte(`output_text.delta`)) {
+						break
+					}
+				}
+			}
+			c.CloseNow()
+		}()
+	}
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d dials failed, first: %s", len(failures), failures[0])
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for h.v1.Connections() > 0 || active(h) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d kills: %d connections, %d generations left", n, h.v1.Connections(), active(h))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g, heap := settle()
+	t.Logf("%d connections killed; goroutines %d → %d, heap in use %d KiB → %d KiB", n, baseG, g, baseHeap>>10, heap>>10)
+	if g > baseG+10 {
+		t.Errorf("goroutines did not return to baseline: %d → %d", baseG, g)
+	}
+	if heap > baseHeap+32<<20 {
+		t.Errorf("heap did not return to baseline: %d KiB → %d KiB", baseHeap>>10, heap>>10)
+	}
+}
+
+func active(h *harness) int {
+	d, q := h.sh.Scheduler.Active()
+	return d + q
+}
