@@ -1,14 +1,18 @@
 package app_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"agentloop/api"
 	"agentloop/app"
+	"agentloop/store"
 
 	"github.com/coder/websocket"
 )
@@ -144,5 +148,103 @@ func TestPerAddressLimits(t *testing.T) {
 	_, hresp, err := websocket.Dial(context.Background(), ws, nil)
 	if err == nil || hresp == nil || hresp.StatusCode != 429 {
 		t.Fatalf("second connection from the same address: %v", err)
+	}
+}
+
+func TestGracefulShutdownEndsStreamsAndFlushesTheLedger(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "app.db")
+	cfg := app.Defaults()
+	cfg.Addr, cfg.DB, cfg.Grace = "127.0.0.1:0", dbPath, 300*time.Millisecond
+	a, err := app.New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	long := `"model":"classic","store":false,"input":"write a lot","max_output_tokens":5000,"ignore_eos":true`
+	resp, err := http.Post(a.URL()+"/v1/responses", "application/json", strings.NewReader(`{`+long+`,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sse := bufio.NewScanner(resp.Body)
+	var sseID string
+	for sse.Scan() {
+		if ev, err := api.DecodeEvent([]byte(strings.TrimPrefix(sse.Text(), "data: "))); err == nil && strings.HasPrefix(sse.Text(), "data: ") {
+			if ev.Type == api.EventCreated {
+				sseID = ev.Response.ID
+			}
+			if ev.Type == api.EventOutputTextDelta {
+				break
+			}
+		}
+	}
+	ws, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(a.URL(), "http")+"/v1/responses", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.Write(context.Background(), websocket.MessageText, []byte(`{"type":"response.create",`+long+`}`))
+	var wsID string
+	for {
+		_, b, err := ws.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, _ := api.DecodeEvent(b)
+		if ev.Type == api.EventCreated {
+			wsID = ev.Response.ID
+		}
+		if ev.Type == api.EventOutputTextDelta {
+			break
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Shutdown(context.Background()) }()
+	// The SSE stream ends with a terminal event, not a cut.
+	last := ""
+	for sse.Scan() {
+		if strings.HasPrefix(sse.Text(), "event: ") {
+			last = strings.TrimPrefix(sse.Text(), "event: ")
+		}
+	}
+	if last != api.EventFailed {
+		t.Fatalf("SSE stream ended with %q", last)
+	}
+	// The WebSocket gets its terminal event, then 1001.
+	lastWS := ""
+	for {
+		_, b, err := ws.Read(context.Background())
+		if err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+				t.Fatalf("close: %v", err)
+			}
+			break
+		}
+		if ev, _ := api.DecodeEvent(b); ev != nil {
+			lastWS = ev.Type
+		}
+	}
+	if lastWS != api.EventFailed {
+		t.Fatalf("WebSocket's last event %q", lastWS)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get(a.URL() + "/healthz"); err == nil {
+		t.Fatal("still accepting after shutdown")
+	}
+	// store:false usage was flushed before the database closed.
+	db, err := store.Open(context.Background(), dbPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, id := range []string{sseID, wsID} {
+		rows, err := db.LedgerRows(context.Background(), id)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("ledger for %s: %v %v", id, rows, err)
+		}
 	}
 }

@@ -346,6 +346,9 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 		ledger.Stored = true
 		if err := e.persist(ctx, tu, state, snapshot, ledger); err != nil {
 			e.sh.Log.Error("persist response", "id", resp.ID, "err", err)
+			// The tokens were spent: the usage row still goes to the ledger.
+			ledger.Stored = false
+			e.sh.Store.AppendLedger(ledger)
 			failure = api.Errorf(503, "", "server_error", "The response could not be stored: %s", storeReason(err))
 			resp.Status = "failed"
 			resp.Error = &api.ResponseError{Code: "server_error", Message: failure.Message}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
+	_ "modernc.org/sqlite"
 )
 
 func unmodelled(c *server.Config) { c.Unmodelled = true }
@@ -312,4 +314,48 @@ func TestKilledConnectionsLeakNothing(t *testing.T) {
 func active(h *harness) int {
 	d, q := h.sh.Scheduler.Active()
 	return d + q
+}
+
+func TestLockedStoreFailsClearlyAndWritesNothingHalfway(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	other, err := sql.Open("sqlite", "file:"+h.dbPath+"?_pragma=busy_timeout(100)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.sseEvents("/v1/responses", `{"model":"x","input":"store me while the database is locked","stream":true}`)
+	last := evs[len(evs)-1]
+	if last.Type != api.EventFailed || last.Response.Error == nil || !strings.Contains(last.Response.Error.Message, "locked") {
+		t.Fatalf("terminal %s: %s", last.Type, last.Raw)
+	}
+	status, body := h.post("/v1/responses", `{"model":"x","input":"and without streaming"}`)
+	if e := decodeError(t, body); status != 503 || e.Type != "server_error" || !strings.Contains(e.Message, "locked") {
+		t.Fatalf("non-streaming: %d %s", status, body)
+	}
+	conn.ExecContext(context.Background(), "ROLLBACK")
+	conn.Close()
+	if _, err := h.db.GetResponse(context.Background(), last.Response.ID); err == nil {
+		t.Fatal("a failed response was stored")
+	}
+	if err := h.db.IntegrityCheck(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The usage of the failed response still reaches the ledger.
+	if err := h.db.FlushLedger(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := h.db.LedgerRows(context.Background(), last.Response.ID)
+	if err != nil || len(rows) != 1 || rows[0].Stored {
+		t.Fatalf("ledger rows %+v %v", rows, err)
+	}
+	if status, _ := h.post("/v1/responses", `{"model":"x","input":"after the lock"}`); status != 200 {
+		t.Fatalf("after the lock: %d", status)
+	}
 }

@@ -27,6 +27,7 @@ type harness struct {
 	t        testing.TB
 	srv      *httptest.Server
 	db       *store.DB
+	dbPath   string
 	sh       *server.Shared
 	v1       *server.Engine
 	baseline *server.Engine
@@ -43,7 +44,8 @@ func (w testLogWriter) Write(p []byte) (int, error) {
 func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "agentloop.db"), log)
+	dbPath := filepath.Join(t.TempDir(), "agentloop.db")
+	db, err := store.Open(context.Background(), dbPath, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
 	}
 	base := cfg
 	base.Name, base.TokenCache, base.ModelCache = "baseline", false, false
-	h := &harness{t: t, db: db, sh: sh, v1: server.New(cfg, sh), baseline: server.New(base, sh)}
+	h := &harness{t: t, db: db, dbPath: dbPath, sh: sh, v1: server.New(cfg, sh), baseline: server.New(base, sh)}
 	e := echo.New()
 	h.v1.Register(e.Group("/v1"))
 	h.baseline.Register(e.Group("/baseline/v1"))

@@ -329,20 +329,41 @@ func (e *Engine) CloseConnections(ctx context.Context) {
 	for _, wc := range conns {
 		wc.drainOnce.Do(func() { close(wc.drain) })
 	}
+	defer e.stalls.stop()
+	if e.waitConnections(ctx.Done()) {
+		return
+	}
+	// Grace is over: end what is still generating with a terminal event;
+	// each connection then closes itself with 1001.
+	e.StopGenerating()
+	if e.waitConnectionsAfter(2 * time.Second) {
+		return
+	}
+	e.connsMu.Lock()
+	for wc := range e.conns {
+		wc.cancel()
+		wc.c.CloseNow()
+	}
+	e.connsMu.Unlock()
+}
+
+func (e *Engine) waitConnectionsAfter(d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return e.waitConnections(ctx.Done())
+}
+
+// waitConnections waits until every connection is gone (true) or until
+// stop fires (false).
+func (e *Engine) waitConnections(stop <-chan struct{}) bool {
 	for e.Connections() > 0 {
 		select {
-		case <-ctx.Done():
-			e.connsMu.Lock()
-			for wc := range e.conns {
-				wc.c.Close(websocket.StatusGoingAway, "server shutting down")
-				wc.cancel()
-			}
-			e.connsMu.Unlock()
-			return
+		case <-stop:
+			return false
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	e.stalls.stop()
+	return true
 }
 
 // stallWatch is the one write-stall watchdog of an engine: it aborts any

@@ -1,0 +1,195 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"agentloop/rollout"
+	"agentloop/static"
+)
+
+func TestPages(t *testing.T) {
+	cases := []struct {
+		path   string
+		status int
+		want   []string
+	}{
+		{"/", 200, []string{`id="start-preset"`, `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`}},
+		{"/docs", 200, []string{"http://example.com/v1", "ws://example.com/v1/responses", "supports_websockets = true", "/api/traces/{id}", "createOpenAI"}},
+		{"/race", 200, []string{`data-testid="race-scenario"`, `data-testid="race-profile"`, `data-testid="race-rtt"`, `data-testid="race-start"`,
+			`data-testid="race-summary"`, `<template id="lane-template">`, `data-testid="lane-status"`}},
+		{"/race?run=run_done", 200, []string{`data-testid="lane-http"`, `data-testid="lane-ws"`, `data-status="passed">passed</span>`, `data-run="run_done"`}},
+		{"/race?run=run_missing", 404, []string{"Run not found"}},
+		{"/explorer", 200, []string{`data-testid="explorer-body"`, `data-testid="explorer-send-ws"`, `data-testid="explorer-send-http"`, `data-testid="explorer-events"`, `value="chain"`}},
+		{"/runs", 200, []string{`data-testid="run-row"`, `data-run="run_done"`, "40% sooner"}},
+		{"/runs?scenario=rename-api", 200, []string{"No runs yet"}},
+		{"/runs?since=soon", 400, []string{"since must be a date"}},
+		{"/runs/run_done", 200, []string{"WebSocket finished 40% sooner than HTTP", "Warm-up (generate: false)", "run_tests", "ok  \tpricing", `href="/api/runs/run_done"`, `data-link="http://example.com/runs/run_done"`}},
+		{"/runs/run_missing", 404, []string{"Run not found"}},
+	}
+	tp := newTestPlayground(t)
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			rec := tp.do(http.MethodGet, tc.path, "", nil)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d", rec.Code, tc.status)
+			}
+			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+				t.Errorf("content type %q", ct)
+			}
+			body := rec.Body.String()
+			for _, w := range tc.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+			checkCSPSafe(t, body)
+		})
+	}
+}
+
+var (
+	scriptTag   = regexp.MustCompile(`<script\b[^>]*>`)
+	inlineStyle = regexp.MustCompile(`(?i)<[^>]+\sstyle=`)
+	inlineEvent = regexp.MustCompile(`(?i)<[^>]+\son[a-z]+=`)
+)
+
+// checkCSPSafe: the CSP (script-src 'self'; style-src 'self') forbids
+// inline scripts, event handler attributes and style attributes.
+func checkCSPSafe(t *testing.T, body string) {
+	t.Helper()
+	for _, tag := range scriptTag.FindAllString(body, -1) {
+		if !strings.Contains(tag, ` src="/static/`) {
+			t.Errorf("inline script: %s", tag)
+		}
+	}
+	if m := inlineStyle.FindString(body); m != "" {
+		t.Errorf("style attribute: %s", m)
+	}
+	if m := inlineEvent.FindString(body); m != "" {
+		t.Errorf("event handler attribute: %s", m)
+	}
+}
+
+// TestHostileContentIsEscaped: tool outputs, arguments and model text come
+// from the run and may hold anything.
+func TestHostileContentIsEscaped(t *testing.T) {
+	tp := newTestPlayground(t)
+	run := fixtureRun("run_evil")
+	hostile := []string{
+		`<script>alert(1)</script>`,
+		`<img src=x onerror=alert(2)>`,
+		`"><svg onload=alert(3)>`,
+		`</pre><iframe src="javascript:alert(4)">`,
+	}
+	run.Turns[0].Calls[0].Output = hostile[0] + hostile[3]
+	run.Turns[0].Calls[0].Arguments = hostile[2]
+	run.Turns[0].Calls[0].Name = hostile[1]
+	run.Turns[0].Text = hostile[1]
+	run.Turns[1].Error = hostile[0]
+	run.Lanes[0].Error = hostile[2]
+	tp.runs.runs["run_evil"] = run
+	rec := tp.do(http.MethodGet, "/runs/run_evil", "", nil)
+	if rec.Code != 200 {
+		t.Fatal(rec.Code)
+	}
+	body := rec.Body.String()
+	for _, h := range hostile {
+		if strings.Contains(body, h) {
+			t.Errorf("unescaped: %s", h)
+		}
+	}
+	for _, frag := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(2)&gt;", "&#34;&gt;&lt;svg onload=alert(3)&gt;"} {
+		if !strings.Contains(body, frag) {
+			t.Errorf("the escaped form %q is missing", frag)
+		}
+	}
+	checkCSPSafe(t, body)
+	// The JSON export escapes HTML too, in case it is ever sniffed.
+	rec = tp.do(http.MethodGet, "/api/runs/run_evil", "", nil)
+	if strings.Contains(rec.Body.String(), "<script>") {
+		t.Error("raw <script> in the JSON export")
+	}
+}
+
+func TestStatic(t *testing.T) {
+	tp := newTestPlayground(t)
+	css := static.URL("css/app.css")
+	if !strings.Contains(css, "?v=") {
+		t.Fatalf("asset URL without a version: %s", css)
+	}
+	cases := []struct {
+		path, header, status, ctype, cache string
+	}{
+		{css, "", "200", "text/css", "immutable"},
+		{"/static/css/app.css", "", "200", "text/css", "no-cache"},
+		{"/static/js/race.js", "", "200", "javascript", "no-cache"},
+		{"/static/img/icon.svg", "", "200", "image/svg+xml", "no-cache"},
+		{"/static/css/app.css", `"` + static.Version("css/app.css") + `"`, "304", "", ""},
+		{"/static/../static.go", "", "404", "", ""},
+		{"/static/css/", "", "404", "", ""},
+		{"/static/nope.js", "", "404", "", ""},
+		{"/favicon.ico", "", "200", "image/svg+xml", "max-age"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.path, func(t *testing.T) {
+			h := map[string]string{}
+			if tc.header != "" {
+				h["If-None-Match"] = tc.header
+			}
+			rec := tp.do(http.MethodGet, tc.path, "", h)
+			if got := http.StatusText(rec.Code); rec.Code != atoi(tc.status) {
+				t.Fatalf("status %d (%s)", rec.Code, got)
+			}
+			if !strings.Contains(rec.Header().Get("Content-Type"), tc.ctype) || !strings.Contains(rec.Header().Get("Cache-Control"), tc.cache) {
+				t.Errorf("content type %q, cache %q", rec.Header().Get("Content-Type"), rec.Header().Get("Cache-Control"))
+			}
+		})
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, r := range s {
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
+// TestLoginPageAfterStatus: app's key check writes 401 before it calls the
+// page; the page must still render, once.
+func TestLoginPageAfterStatus(t *testing.T) {
+	for _, committed := range []bool{false, true} {
+		tp := newTestPlayground(t)
+		rec := httptest.NewRecorder()
+		c := tp.e.NewContext(httptest.NewRequest(http.MethodGet, "/race", nil), rec)
+		if committed {
+			c.Response().WriteHeader(http.StatusUnauthorized)
+		}
+		if err := tp.pg.LoginPage(c); err != nil {
+			t.Fatal(err)
+		}
+		body := rec.Body.String()
+		if rec.Code != http.StatusUnauthorized || !strings.Contains(body, `id="login-form"`) || !strings.Contains(body, "js/login.js") {
+			t.Errorf("committed=%v: %d %s", committed, rec.Code, body)
+		}
+		checkCSPSafe(t, body)
+	}
+}
+
+func TestRaceViewSaysLanesShareTheCores(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  rollout.Config
+		want string
+	}{
+		{rollout.Config{}, "shared the 2 cores"},
+		{rollout.Config{Sequential: true}, "one after another"},
+	} {
+		if got := fairness(tc.cfg, 2, true); !strings.Contains(got, tc.want) {
+			t.Errorf("%+v: %q", tc.cfg, got)
+		}
+	}
+}

@@ -1,0 +1,306 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"agentloop/api"
+	"agentloop/rollout"
+	"agentloop/store"
+
+	"github.com/labstack/echo/v4"
+)
+
+type apiError struct {
+	Error struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    *string `json:"code"`
+	} `json:"error"`
+}
+
+func decodeAPIError(t *testing.T, body []byte) apiError {
+	t.Helper()
+	var e apiError
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Message == "" || e.Error.Type == "" {
+		t.Fatalf("not an OpenAI-shaped error: %s (%v)", body, err)
+	}
+	return e
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func TestStartRun(t *testing.T) {
+	big := `{"scenario":"` + strings.Repeat("x", maxRunBody) + `"}`
+	cases := []struct {
+		name      string
+		body      string
+		header    map[string]string
+		startErr  error
+		status    int
+		code      string
+		param     string
+		wantStart bool
+	}{
+		{name: "valid", body: `{"scenario":"fix-failing-test","profile":"burst","rtt_ms":0,"tool_time_ms":5,"lanes":["http","ws"],"seed":7,"sequential":true,"repeats":3}`,
+			header: jsonHeader, status: 200, wantStart: true},
+		{name: "same origin", body: `{}`, header: map[string]string{"Content-Type": "application/json; charset=utf-8", "Sec-Fetch-Site": "same-origin"}, status: 200, wantStart: true},
+		{name: "typed in the address bar", body: `{}`, header: map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "none"}, status: 200, wantStart: true},
+		{name: "cross site", body: `{}`, header: map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, status: 403, code: "cross_site_request"},
+		{name: "same site is not same origin", body: `{}`, header: map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-site"}, status: 403, code: "cross_site_request"},
+		{name: "form post", body: `scenario=x`, header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, status: 415, code: "unsupported_media_type"},
+		{name: "no content type", body: `{}`, status: 415, code: "unsupported_media_type"},
+		{name: "empty body", body: " ", header: jsonHeader, status: 400, code: "invalid_json"},
+		{name: "not JSON", body: `{"scenario":`, header: jsonHeader, status: 400, code: "invalid_json"},
+		{name: "syntax error", body: `{"scenario" "x"}`, header: jsonHeader, status: 400, code: "invalid_json"},
+		{name: "array", body: `[1]`, header: jsonHeader, status: 400, code: "invalid_type"},
+		{name: "unknown field", body: `{"scenari":"x"}`, header: jsonHeader, status: 400, code: "unknown_parameter", param: "scenari"},
+		{name: "wrong type", body: `{"rtt_ms":"20"}`, header: jsonHeader, status: 400, code: "invalid_type", param: "rtt_ms"},
+		{name: "lanes not a list", body: `{"lanes":"ws"}`, header: jsonHeader, status: 400, code: "invalid_type", param: "lanes"},
+		{name: "two objects", body: `{} {}`, header: jsonHeader, status: 400, code: "invalid_json"},
+		{name: "too large", body: big, header: jsonHeader, status: 413, code: "request_too_large"},
+		{name: "runner refuses", body: `{"scenario":"nope"}`, header: jsonHeader, startErr: api.BadRequest("scenario", "invalid_value", "Unknown scenario 'nope'."),
+			status: 400, code: "invalid_value", param: "scenario"},
+		{name: "runner breaks", body: `{}`, header: jsonHeader, startErr: errors.New("database is locked"), status: 500, code: "server_error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := newTestPlayground(t)
+			tp.races.startErr = tc.startErr
+			rec := tp.do(http.MethodPost, "/api/runs", tc.body, tc.header)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
+			}
+			if got := len(tp.races.started) > 0; got != tc.wantStart {
+				t.Fatalf("started %v, want %v", got, tc.wantStart)
+			}
+			if tc.status == 200 {
+				var out struct{ ID string }
+				if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.ID != "run_fake" {
+					t.Fatalf("body %s (%v)", rec.Body, err)
+				}
+				return
+			}
+			e := decodeAPIError(t, rec.Body.Bytes())
+			if deref(e.Error.Code) != tc.code || deref(e.Error.Param) != tc.param {
+				t.Errorf("code %q param %q, want %q %q: %s", deref(e.Error.Code), deref(e.Error.Param), tc.code, tc.param, rec.Body)
+			}
+			if strings.Contains(rec.Body.String(), "database is locked") {
+				t.Error("the internal cause leaked into the response")
+			}
+		})
+	}
+}
+
+func TestStartRunPassesTheConfig(t *testing.T) {
+	tp := newTestPlayground(t)
+	rec := tp.do(http.MethodPost, "/api/runs", `{"scenario":"rename-api","profile":"classic","rtt_ms":12.5,"tool_time_ms":40,"lanes":["ws","http"],"seed":9,"sequential":true,"repeats":3,"bandwidth_kbps":800,"tls":true}`, jsonHeader)
+	if rec.Code != 200 {
+		t.Fatal(rec.Code, rec.Body)
+	}
+	want := rollout.Config{Scenario: "rename-api", Profile: "classic", RTTms: 12.5, ToolTimeMs: 40, Lanes: []string{"ws", "http"}, Seed: 9,
+		Sequential: true, Repeats: 3, BandwidthKbps: 800, TLS: true}
+	got := tp.races.started[0]
+	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+		t.Errorf("config %s, want %s", g, w)
+	}
+}
+
+// TestStartRunWithTheRunner checks the runner's own validation reaches the
+// client as a 400 naming the parameter.
+func TestStartRunWithTheRunner(t *testing.T) {
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runner := rollout.NewRunner("http://127.0.0.1:1", db, nil)
+	defer runner.Shutdown(context.Background())
+	pg := New(Deps{Races: runner, Runs: StoreRuns(db)})
+	e := echo.New()
+	pg.Register(e)
+	tp := &testPlayground{pg: pg, e: e}
+	for _, tc := range []struct{ body, param string }{
+		{`{"scenario":"nope"}`, "scenario"},
+		{`{"profile":"turbo"}`, "profile"},
+		{`{"lanes":["ws","pigeon"]}`, "lanes"},
+		{`{"rtt_ms":-1}`, "rtt_ms"},
+		{`{"repeats":99}`, "repeats"},
+	} {
+		rec := tp.do(http.MethodPost, "/api/runs", tc.body, jsonHeader)
+		if rec.Code != 400 {
+			t.Errorf("%s: status %d: %s", tc.body, rec.Code, rec.Body)
+			continue
+		}
+		if e := decodeAPIError(t, rec.Body.Bytes()); deref(e.Error.Param) != tc.param {
+			t.Errorf("%s: param %q, want %q", tc.body, deref(e.Error.Param), tc.param)
+		}
+	}
+	if runs, err := db.ListRuns(context.Background(), store.RunFilter{}); err != nil || len(runs) != 0 {
+		t.Errorf("refused configs stored %d runs (%v)", len(runs), err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestGetRun(t *testing.T) {
+	tp := newTestPlayground(t)
+	rec := tp.do(http.MethodGet, "/api/runs/run_done", "", nil)
+	if rec.Code != 200 {
+		t.Fatal(rec.Code, rec.Body)
+	}
+	var got rollout.RunRecord
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.ID != "run_done" || len(got.Turns) != 5 || got.Turns[0].Calls[0].Output == "" {
+		t.Fatalf("run %+v (%v)", got, err)
+	}
+	rec = tp.do(http.MethodGet, "/api/runs/run_missing", "", nil)
+	if rec.Code != 404 {
+		t.Fatal(rec.Code, rec.Body)
+	}
+	if e := decodeAPIError(t, rec.Body.Bytes()); !strings.Contains(e.Error.Message, "run_missing") {
+		t.Errorf("message %q", e.Error.Message)
+	}
+	tp.runs.failing = true
+	if rec = tp.do(http.MethodGet, "/api/runs/run_done", "", nil); rec.Code != 500 || strings.Contains(rec.Body.String(), "fire") {
+		t.Errorf("store failure: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestListRuns(t *testing.T) {
+	local := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.Local) }
+	cases := []struct {
+		query  string
+		status int
+		param  string
+		want   store.RunFilter
+	}{
+		{query: "", status: 200, want: store.RunFilter{Limit: 51}},
+		{query: "?scenario=fix-failing-test&profile=burst&limit=5", status: 200, want: store.RunFilter{Scenario: "fix-failing-test", Profile: "burst", Limit: 6}},
+		{query: "?since=2026-12-01&until=2026-12-02", status: 200, want: store.RunFilter{Since: local(2026, 12, 1), Until: local(2026, 12, 3), Limit: 51}},
+		{query: "?since=2026-12-01T10:00:00Z", status: 200, want: store.RunFilter{Since: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Limit: 51}},
+		{query: "?since=yesterday", status: 400, param: "since"},
+		{query: "?until=2026-13-01", status: 400, param: "until"},
+		{query: "?limit=0", status: 400, param: "limit"},
+		{query: "?limit=1001", status: 400, param: "limit"},
+		{query: "?limit=ten", status: 400, param: "limit"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.query, func(t *testing.T) {
+			tp := newTestPlayground(t)
+			rec := tp.do(http.MethodGet, "/api/runs"+tc.query, "", nil)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			if tc.status != 200 {
+				if e := decodeAPIError(t, rec.Body.Bytes()); deref(e.Error.Param) != tc.param {
+					t.Errorf("param %q, want %q", deref(e.Error.Param), tc.param)
+				}
+				return
+			}
+			f := tp.runs.filters[0]
+			if f.Scenario != tc.want.Scenario || f.Profile != tc.want.Profile || f.Limit != tc.want.Limit || !f.Since.Equal(tc.want.Since) || !f.Until.Equal(tc.want.Until) {
+				t.Errorf("filter %+v, want %+v", f, tc.want)
+			}
+			var list struct {
+				Object  string              `json:"object"`
+				Data    []rollout.RunRecord `json:"data"`
+				HasMore bool                `json:"has_more"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || list.Object != "list" || list.Data == nil {
+				t.Fatalf("list %s (%v)", rec.Body, err)
+			}
+		})
+	}
+}
+
+func TestListRunsHasMore(t *testing.T) {
+	tp := newTestPlayground(t)
+	for _, id := range []string{"run_a", "run_b", "run_c"} {
+		tp.runs.runs[id] = fixtureRun(id)
+	}
+	for _, tc := range []struct {
+		limit string
+		n     int
+		more  bool
+	}{{"2", 2, true}, {"4", 4, false}, {"10", 4, false}} {
+		rec := tp.do(http.MethodGet, "/api/runs?limit="+tc.limit, "", nil)
+		var list struct {
+			Data    []rollout.RunRecord `json:"data"`
+			HasMore bool                `json:"has_more"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Data) != tc.n || list.HasMore != tc.more {
+			t.Errorf("limit %s: %d runs, has_more %v; want %d, %v", tc.limit, len(list.Data), list.HasMore, tc.n, tc.more)
+		}
+	}
+}
+
+func TestDeleteRun(t *testing.T) {
+	running := fixtureRun("run_elsewhere")
+	running.Status = rollout.StatusRunning
+	cases := []struct {
+		name   string
+		id     string
+		header map[string]string
+		status int
+		code   string
+		gone   bool
+	}{
+		{name: "stored", id: "run_done", status: 200, gone: true},
+		{name: "same origin", id: "run_done", header: map[string]string{"Sec-Fetch-Site": "same-origin"}, status: 200, gone: true},
+		{name: "cross site", id: "run_done", header: map[string]string{"Sec-Fetch-Site": "cross-site"}, status: 403, code: "cross_site_request"},
+		{name: "missing", id: "run_missing", status: 404, code: "not_found"},
+		{name: "running here", id: "run_live", status: 409, code: "run_running"},
+		{name: "running in another process", id: "run_elsewhere", status: 409, code: "run_running"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := newTestPlayground(t)
+			tp.runs.runs["run_elsewhere"] = running
+			tp.runs.runs["run_live"] = fixtureRun("run_live")
+			tp.races.live["run_live"] = make(chan rollout.Snapshot)
+			rec := tp.do(http.MethodDelete, "/api/runs/"+tc.id, "", tc.header)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			_, stillThere := tp.runs.runs[tc.id]
+			if tc.gone == stillThere && tc.id != "run_missing" {
+				t.Errorf("run still stored: %v", stillThere)
+			}
+			if tc.status == 200 {
+				var out struct {
+					ID      string `json:"id"`
+					Deleted bool   `json:"deleted"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.ID != tc.id || !out.Deleted {
+					t.Errorf("body %s", rec.Body)
+				}
+				return
+			}
+			if e := decodeAPIError(t, rec.Body.Bytes()); deref(e.Error.Code) != tc.code {
+				t.Errorf("code %q, want %q", deref(e.Error.Code), tc.code)
+			}
+		})
+	}
+}
