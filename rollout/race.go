@@ -192,7 +192,7 @@ func (r *Runner) create(ctx context.Context, cfg Config) (*race, error) {
 		return nil, err
 	}
 	sc, _ := scenario.Lookup(cfg.Scenario)
-	rc := &race{r: r, id: id, cfg: cfg, sc: sc, lanes: map[string]*LaneSnapshot{}, subs: map[chan Snapshot]struct{}{}}
+	rc := &race{r: r, id: id, cfg: cfg, sc: sc, lanes: map[string]*LaneSnapshot{}, subs: map[chan Snapshot]struct{}{}, saves: make(chan Turn, 1024)}
 	for _, l := range cfg.Lanes {
 		rc.lanes[l] = &LaneSnapshot{Lane: l, Status: StatusQueued}
 		if err := r.db.SaveLane(ctx, &store.Lane{RunID: id, Name: l, Status: StatusQueued}); err != nil {
@@ -219,6 +219,7 @@ type race struct {
 	summary *Summary
 	subs    map[chan Snapshot]struct{}
 	dirty   bool
+	saves   chan Turn
 }
 
 func (rc *race) snapshot() Snapshot {
@@ -321,6 +322,13 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 	rc.started = time.Now()
 	rc.mu.Unlock()
 	rc.setStatus(ctx, StatusRunning, nil)
+	saverDone := make(chan struct{})
+	go func() {
+		defer close(saverDone)
+		for t := range rc.saves {
+			rc.saveTurn(ctx, t)
+		}
+	}()
 
 	// Live snapshots at no more than 20 Hz.
 	tickDone := make(chan struct{})
@@ -343,13 +351,16 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 	}()
 
 	u, err := url.Parse(rc.r.engineURL)
-	if err != nil {
-		close(tickDone)
-		return nil, err
+	var proxy *Proxy
+	if err == nil {
+		proxy, err = NewProxy(u.Host, rc.cfg.RTT(), rc.cfg.BandwidthKbps)
 	}
-	proxy, err := NewProxy(u.Host, rc.cfg.RTT(), rc.cfg.BandwidthKbps)
 	if err != nil {
+		close(rc.saves)
+		<-saverDone
 		close(tickDone)
+		rc.setStatus(ctx, StatusFailed, nil)
+		rc.publish(true)
 		return nil, err
 	}
 	defer proxy.Close()
@@ -386,6 +397,8 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 			runErr = errStopped
 		}
 	}
+	close(rc.saves)
+	<-saverDone
 	summary := summarize(rc.cfg, results)
 	status := StatusPassed
 	for _, l := range summary.Lanes {
@@ -427,6 +440,14 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	lr := &laneRun{lane: lane, repeat: repeat, sc: rc.sc, cfg: rc.cfg,
 		cacheKey: fmt.Sprintf("%s-%s-r%d", rc.id, lane, repeat), tr: tr}
 	lr.onTurn = func(t Turn) {
+		// Each turn is stored as it ends, off the lane's path, so a crash
+		// loses at most the turns in flight; the lane's end stores them
+		// again with the engine's stages merged.
+		select {
+		case rc.saves <- t:
+		default:
+			rc.r.log.Warn("turn store queue full; the turn is stored at the lane's end", "lane", lane)
+		}
 		rc.setLane(lane, func(s *LaneSnapshot) {
 			s.Turn = t.Index + 1
 			s.Tokens += t.OutputTokens
@@ -452,7 +473,7 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 		sum.Error = runErr.Error()
 	}
 	for _, t := range lr.turns {
-		rc.saveTurn(ctx, t)
+		rc.saves <- t // after this lane's live saves, in order
 	}
 	rc.setLane(lane, func(s *LaneSnapshot) {
 		s.Status = sum.Status

@@ -86,7 +86,7 @@ type RunsList struct {
 
 // RunRow is one run in the list.
 type RunRow struct {
-	ID, Href, RaceHref string
+	ID, Href, RaceHref  string
 	Created, CreatedISO string
 	Scenario, Profile   string
 	Status              string

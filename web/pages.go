@@ -138,8 +138,8 @@ func explorerExamples() []views.Example {
 			"input": "What is the weather in Paris right now?", "tools": []any{weather}})},
 		{Key: "chain", Label: "Chained follow-up", Body: pretty(map[string]any{"model": "spark",
 			"previous_response_id": "resp_FROM_THE_LAST_RESPONSE",
-			"input": []any{map[string]any{"type": "function_call_output", "call_id": "call_FROM_THE_LAST_RESPONSE", "output": `{"temp_c": 21, "sky": "clear"}`}},
-			"tools": []any{weather}})},
+			"input":                []any{map[string]any{"type": "function_call_output", "call_id": "call_FROM_THE_LAST_RESPONSE", "output": `{"temp_c": 21, "sky": "clear"}`}},
+			"tools":                []any{weather}})},
 	}
 }
 
