@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -103,6 +104,11 @@ func keyAuth(key string, loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 			if ck, err := r.Cookie(KeyCookie); err == nil && subtle.ConstantTimeCompare([]byte(ck.Value), want) == 1 {
 				switch r.Header.Get("Sec-Fetch-Site") {
 				case "same-origin", "none":
+					return next(c)
+				}
+				// Chromium sends no Sec-Fetch-Site on WebSocket handshakes;
+				// there the Origin must be this very host.
+				if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") && sameHostOrigin(r) {
 					return next(c)
 				}
 			}
@@ -213,3 +219,14 @@ func perAddressLimits(rps float64, burst, conns int) echo.MiddlewareFunc {
 }
 
 var _ = middleware.DefaultSkipper
+
+// sameHostOrigin reports whether the request's Origin is the host it was
+// sent to (scheme aside), which is what a same-origin WebSocket carries.
+func sameHostOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}

@@ -31,8 +31,11 @@ type App struct {
 	url      string
 	shutOnce sync.Once
 	shutErr  error
-	// onShutdown runs after the engines stop and before the store closes.
-	onShutdown []func(context.Context)
+	// beforeShutdown runs first (races stop); onShutdown runs after the
+	// engines stop and before the store closes.
+	beforeShutdown []func(context.Context)
+	onShutdown     []func(context.Context)
+	notFound       echo.HandlerFunc
 }
 
 // New opens the store and builds the engines and routes. Call Serve next.
@@ -130,6 +133,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 func (a *App) shutdown(ctx context.Context) error {
 	grace, cancel := context.WithTimeout(ctx, a.cfg.Grace)
 	defer cancel()
+	for _, f := range a.beforeShutdown {
+		f(grace)
+	}
 	httpDone := make(chan error, 1)
 	if a.srv != nil {
 		go func() { httpDone <- a.srv.Shutdown(grace) }()

@@ -248,3 +248,31 @@ func TestGracefulShutdownEndsStreamsAndFlushesTheLedger(t *testing.T) {
 		}
 	}
 }
+
+func TestCookieWebSocketNeedsOurOrigin(t *testing.T) {
+	a := start(t, func(c *app.Config) { c.APIKey = "sk-secret" })
+	ws := "ws" + strings.TrimPrefix(a.URL(), "http") + "/v1/responses"
+	host := strings.TrimPrefix(a.URL(), "http://")
+	cookie := app.KeyCookie + "=sk-secret"
+	c, _, err := websocket.Dial(context.Background(), ws, &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {cookie}, "Origin": {"http://" + host}}})
+	if err != nil {
+		t.Fatalf("same-origin cookie handshake: %v", err)
+	}
+	c.CloseNow()
+	_, resp, err := websocket.Dial(context.Background(), ws, &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {cookie}, "Origin": {"http://evil.example"}}})
+	if err == nil || resp == nil || resp.StatusCode != 401 {
+		t.Fatalf("cross-site cookie handshake: %v", err)
+	}
+}
+
+func TestUnknownPageIsHTML(t *testing.T) {
+	a := start(t, nil)
+	resp, body := do(t, "GET", a.URL()+"/no/such/page", "", nil)
+	if resp.StatusCode != 404 || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(body, "no/such/page") {
+		t.Fatalf("%d %s %.200s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	resp, body = do(t, "GET", a.URL()+"/v1/nothing", "", nil)
+	if resp.StatusCode != 404 || !strings.Contains(body, `"error"`) {
+		t.Fatalf("API 404: %d %s", resp.StatusCode, body)
+	}
+}

@@ -25,12 +25,18 @@ func (a *App) routes() *echo.Echo {
 	// The playground. Its race runner talks to this server over loopback, so
 	// it is built on first use, once the server listens and knows its URL.
 	pg := web.New(web.Deps{
-		Races:       web.Deferred(func() web.Races { return rollout.NewRunner(a.URL(), a.DB, a.log) }),
+		Races: web.Deferred(func() web.Races {
+			r := rollout.NewRunner(a.URL(), a.DB, a.log)
+			r.APIKey = a.cfg.APIKey
+			return r
+		}),
 		Runs:        web.StoreRuns(a.DB),
 		Log:         a.log,
 		KeyRequired: a.cfg.APIKey != "",
 	})
-	a.OnShutdown(pg.Shutdown)
+	// Races stop first, so they are stored as interrupted, not failed.
+	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)
+	a.notFound = pg.NotFoundPage
 	if a.cfg.APIKey != "" {
 		e.Use(keyAuth(a.cfg.APIKey, pg.LoginPage))
 		e.POST("/login", login(a.cfg.APIKey))
@@ -55,6 +61,10 @@ func (a *App) errorHandler(err error, c echo.Context) {
 		return
 	}
 	var he *echo.HTTPError
+	if errors.As(err, &he) && he.Code == http.StatusNotFound && a.notFound != nil && !isAPIPath(c.Request().URL.Path) {
+		_ = a.notFound(c)
+		return
+	}
 	if errors.As(err, &he) {
 		msg := http.StatusText(he.Code)
 		if s, ok := he.Message.(string); ok {

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mxschmitt/playwright-go"
@@ -9,67 +11,114 @@ import (
 
 var lanes = []string{"http", "http-optimized", "http-chained", "ws"}
 
-// TestRaceInBrowser starts a fast race from the form and watches it to the
-// end: every lane passes its success check, the summary and the overhead
-// chart appear, and the view fits a phone's width.
-func TestRaceInBrowser(t *testing.T) {
+// TestRaceThenRestart starts a fast race from the form and watches it to
+// the end (every lane passes its success check), then restarts the server on
+// the same database and finds the run with its transcript. One race serves
+// both: under -race on two shared cores a race takes most of a minute.
+func TestRaceThenRestart(t *testing.T) {
 	needBrowser(t)
-	a := startApp(t, filepath.Join(t.TempDir(), "agentloop.db"), nil)
+	db := filepath.Join(t.TempDir(), "agentloop.db")
+	first := startApp(t, db, nil)
 	page := newPage(t)
-	goTo(t, page, a.URL()+"/race")
+	var runID string
 
-	_, err := page.GetByTestId("race-scenario").SelectOption(playwright.SelectOptionValues{Values: &[]string{"fix-failing-test"}})
-	check(t, err, "choose the scenario")
-	_, err = page.GetByTestId("race-profile").SelectOption(playwright.SelectOptionValues{Values: &[]string{"burst"}})
-	check(t, err, "choose the profile")
-	check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
-	check(t, page.GetByLabel("Tool time (ms)").Fill("0"), "set the tool time")
-	for _, l := range lanes {
-		box := page.Locator(`input[name="lanes"][value="` + l + `"]`)
-		check(t, expect.Locator(box).ToBeChecked(), "lane "+l+" checked")
-	}
-	check(t, page.GetByTestId("race-start").Click(), "start")
-
-	// Live: the lanes appear and say they run together on shared cores.
-	check(t, expect.Locator(page.GetByTestId("lane-ws")).ToBeVisible(), "ws lane shown")
-	check(t, expect.Locator(page.Locator("#race-fairness")).ToContainText("share the"), "fairness note")
-
-	summary := page.GetByTestId("race-summary")
-	check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(120000)}), "race summary")
-	check(t, expect.Locator(summary).ToContainText("WebSocket finished"), "summary text")
-	check(t, expect.Locator(summary).ToContainText("than HTTP"), "summary text")
-	for _, l := range lanes {
-		st := page.GetByTestId("lane-" + l).GetByTestId("lane-status")
-		check(t, expect.Locator(st).ToHaveText("passed"), "lane "+l+" passed")
-		bars := page.GetByTestId("lane-" + l).Locator("svg.waterfall rect.stage-overhead")
-		if n, err := bars.Count(); err != nil || n == 0 {
-			t.Errorf("lane %s: %d overhead bars in its waterfall (%v)", l, n, err)
+	t.Run("race", func(t *testing.T) {
+		goTo(t, page, first.URL()+"/race")
+		_, err := page.GetByTestId("race-scenario").SelectOption(playwright.SelectOptionValues{Values: &[]string{"fix-failing-test"}})
+		check(t, err, "choose the scenario")
+		_, err = page.GetByTestId("race-profile").SelectOption(playwright.SelectOptionValues{Values: &[]string{"burst"}})
+		check(t, err, "choose the profile")
+		check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
+		check(t, page.GetByLabel("Tool time (ms)").Fill("0"), "set the tool time")
+		for _, l := range lanes {
+			box := page.Locator(`input[name="lanes"][value="` + l + `"]`)
+			check(t, expect.Locator(box).ToBeChecked(), "lane "+l+" checked")
 		}
-	}
-	lines := page.Locator("#overhead-chart path.line")
-	check(t, expect.Locator(lines).ToHaveCount(len(lanes)), "one overhead line per lane")
-	if u := page.URL(); !containsRun(u) {
-		t.Errorf("the URL %q does not name the run", u)
-	}
-	screenshot(t, page, "race.png")
+		check(t, page.GetByTestId("race-start").Click(), "start")
 
-	// The same run reloaded renders from the store.
-	_, err = page.Reload()
-	check(t, err, "reload")
-	check(t, expect.Locator(page.GetByTestId("race-summary")).ToContainText("WebSocket finished"), "summary after reload")
-	check(t, expect.Locator(page.GetByTestId("lane-http").GetByTestId("lane-status")).ToHaveText("passed"), "stored lane status")
+		// Live: the lanes appear and the page says they share the cores.
+		check(t, expect.Locator(page.GetByTestId("lane-ws")).ToBeVisible(), "ws lane shown")
+		check(t, expect.Locator(page.Locator("#race-fairness")).ToContainText("share the"), "fairness note")
 
-	check(t, page.SetViewportSize(390, 844), "phone width")
-	check(t, expect.Locator(page.GetByTestId("race-summary")).ToBeVisible(), "summary at phone width")
-	noHorizontalScroll(t, page)
-	screenshot(t, page, "race-phone.png")
-}
-
-func containsRun(u string) bool {
-	for i := 0; i+8 < len(u); i++ {
-		if u[i:i+8] == "run=run_" {
-			return true
+		summary := page.GetByTestId("race-summary")
+		check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(240000)}), "race summary")
+		check(t, expect.Locator(summary).ToContainText("WebSocket finished"), "summary text")
+		check(t, expect.Locator(summary).ToContainText("than HTTP"), "summary text")
+		for _, l := range lanes {
+			st := page.GetByTestId("lane-" + l).GetByTestId("lane-status")
+			check(t, expect.Locator(st).ToHaveText("passed"), "lane "+l+" passed")
+			bars := page.GetByTestId("lane-" + l).Locator("svg.waterfall rect.stage-overhead")
+			if n, err := bars.Count(); err != nil || n == 0 {
+				t.Errorf("lane %s: %d overhead bars in its waterfall (%v)", l, n, err)
+			}
 		}
+		check(t, expect.Locator(page.Locator("#overhead-chart path.line")).ToHaveCount(len(lanes)), "one overhead line per lane")
+		u := page.URL()
+		if i := strings.Index(u, "run="); i < 0 || !strings.HasPrefix(u[i+4:], "run_") {
+			t.Fatalf("the URL %q does not name the run", u)
+		} else {
+			runID = u[i+4:]
+		}
+		screenshot(t, page, "race.png")
+
+		// The same run reloaded renders from the store.
+		_, err = page.Reload()
+		check(t, err, "reload")
+		check(t, expect.Locator(page.GetByTestId("race-summary")).ToContainText("WebSocket finished"), "summary after reload")
+		check(t, expect.Locator(page.GetByTestId("lane-http").GetByTestId("lane-status")).ToHaveText("passed"), "stored lane status")
+
+		check(t, page.SetViewportSize(390, 844), "phone width")
+		check(t, expect.Locator(page.GetByTestId("race-summary")).ToBeVisible(), "summary at phone width")
+		noHorizontalScroll(t, page)
+		screenshot(t, page, "race-phone.png")
+		check(t, page.SetViewportSize(1280, 900), "desktop width")
+	})
+	if runID == "" {
+		t.Fatal("no run to find after the restart")
 	}
-	return false
+
+	t.Run("restart", func(t *testing.T) {
+		if err := first.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		second := startApp(t, db, nil)
+		goTo(t, page, second.URL()+"/runs")
+		row := page.Locator(`[data-testid="run-row"][data-run="` + runID + `"]`)
+		check(t, expect.Locator(row).ToBeVisible(), "run listed after the restart")
+		check(t, expect.Locator(row).ToContainText("passed"), "run status listed")
+		check(t, row.GetByRole("link").First().Click(), "open the run")
+
+		check(t, expect.Locator(page.Locator("h1")).ToContainText(runID), "run page")
+		check(t, expect.Locator(page.Locator(".summary .headline")).ToContainText("WebSocket finished"), "summary")
+		// The transcript: every lane's responses, tool calls and real outputs.
+		if n, err := page.Locator(".lane-transcript").Count(); err != nil || n != len(lanes) {
+			t.Fatalf("%d lanes in the transcript (%v)", n, err)
+		}
+		if n, err := page.Locator(".turn").Count(); err != nil || n < 4*len(lanes) {
+			t.Fatalf("%d turns in the transcript (%v)", n, err)
+		}
+		if n, err := page.Locator(".call pre.output").Count(); err != nil || n == 0 {
+			t.Fatalf("%d tool outputs in the transcript (%v)", n, err)
+		}
+		// The timeline draws from GET /api/runs/{id} and replays.
+		check(t, expect.Locator(page.Locator("#timeline-lanes svg")).ToHaveCount(len(lanes)), "one timeline per lane")
+		check(t, expect.Locator(page.Locator("#timeline-lanes rect.stage-decode").First()).ToBeAttached(), "timeline bars")
+		check(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "16×"}).Click(), "replay at 16x")
+		check(t, expect.Locator(page.Locator("#replay-clock")).ToContainText(" of "), "replay clock")
+		check(t, page.Locator("#replay-stop").Click(), "show all")
+		check(t, expect.Locator(page.Locator("#replay-clock")).ToContainText("Total"), "replay stopped")
+		check(t, page.Locator(".lane-transcript summary").Last().Click(), "open the WebSocket transcript")
+		screenshot(t, page, "run-detail.png")
+
+		page.OnDialog(func(d playwright.Dialog) { d.Accept() })
+		check(t, page.Locator("#run-delete").Click(), "delete")
+		check(t, page.WaitForURL(second.URL()+"/runs"), "back to the list")
+		check(t, expect.Locator(page.Locator(`[data-testid="run-row"][data-run="`+runID+`"]`)).ToHaveCount(0), "run deleted")
+		res, err := http.Get(second.URL() + "/api/runs/" + runID)
+		check(t, err, "get the deleted run")
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET a deleted run: %d", res.StatusCode)
+		}
+	})
 }

@@ -100,6 +100,8 @@ type Runner struct {
 	// TLS, when set, is the client config for an engine listener that
 	// speaks TLS (engineURL is then https://...).
 	TLS *tls.Config
+	// APIKey is sent as a Bearer token when the engine requires one.
+	APIKey string
 
 	mu      sync.Mutex
 	live    map[string]*race
@@ -430,7 +432,7 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 
 func (rc *race) runLane(ctx context.Context, lane string, repeat int, base string) (LaneSummary, error) {
 	d := &dialer{addr: strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")}
-	tr, err := NewTransport(lane, base, d, rc.r.TLS)
+	tr, err := NewTransport(lane, base, d, rc.r.TLS, rc.r.APIKey)
 	if err != nil {
 		return LaneSummary{Lane: lane, Status: StatusFailed, Error: err.Error()}, err
 	}
@@ -500,6 +502,9 @@ type engineTrace struct {
 
 func (rc *race) fetchTrace(ctx context.Context, id string) (*engineTrace, error) {
 	req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), "GET", rc.r.engineURL+"/api/traces/"+id, nil)
+	if rc.r.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+rc.r.APIKey)
+	}
 	client := http.DefaultClient
 	if rc.r.TLS != nil {
 		client = &http.Client{Transport: &http.Transport{TLSClientConfig: rc.r.TLS}}

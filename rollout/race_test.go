@@ -131,3 +131,32 @@ func TestNormalizeRejectsBadConfigs(t *testing.T) {
 
 var _ = store.ErrNotFound
 var _ = time.Second
+
+func TestRaceAgainstAKeyedServer(t *testing.T) {
+	cfg := app.Defaults()
+	cfg.Addr, cfg.DB, cfg.APIKey = "127.0.0.1:0", filepath.Join(t.TempDir(), "race.db"), "sk-race"
+	a, err := app.New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown(context.Background())
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	runner.APIKey = "sk-race"
+	_, sum, err := runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws", "http-chained"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sum.Lanes {
+		if l.Status != rollout.StatusPassed || l.MedianOverNS == 0 {
+			t.Fatalf("lane %s: %s %s (overhead %d: traces need the key too)", l.Lane, l.Status, l.Error, l.MedianOverNS)
+		}
+	}
+	runner.APIKey = ""
+	_, sum, _ = runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws"}}, nil)
+	if sum.Lanes[0].Status != rollout.StatusFailed {
+		t.Fatalf("a race without the key: %s", sum.Lanes[0].Status)
+	}
+}

@@ -55,9 +55,13 @@ type Transport interface {
 // NewTransport returns the transport of a lane. base is the engine's base
 // URL as the lane reaches it (through the proxy); tlsConf is set when the
 // engine's listener speaks TLS.
-func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config) (Transport, error) {
-	hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, TLSClientConfig: tlsConf,
-		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, DisableCompression: true}}
+func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string) (Transport, error) {
+	var rt http.RoundTripper = &http.Transport{DialContext: d.DialContext, TLSClientConfig: tlsConf,
+		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
+	if apiKey != "" {
+		rt = bearer{key: apiKey, next: rt}
+	}
+	hc := &http.Client{Transport: rt}
 	switch lane {
 	case LaneHTTP:
 		return &httpTransport{client: hc, d: d, url: base + "/baseline/v1/responses"}, nil
@@ -268,5 +272,23 @@ func (t *wsTransport) send(ctx context.Context, body map[string]any) (*Result, e
 func (t *wsTransport) Close() {
 	if t.conn != nil {
 		t.conn.Close(websocket.StatusNormalClosure, "")
+	}
+}
+
+// bearer adds the API key to every request, the WebSocket handshake included.
+type bearer struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.next.RoundTrip(r)
+}
+
+func (b bearer) CloseIdleConnections() {
+	if c, ok := b.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 }

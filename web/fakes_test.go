@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/store"
 
@@ -162,5 +161,3 @@ func (tp *testPlayground) do(method, target, body string, header map[string]stri
 }
 
 var jsonHeader = map[string]string{"Content-Type": "application/json"}
-
-var _ = api.BadRequest

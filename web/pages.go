@@ -233,3 +233,8 @@ func favicon(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "public, max-age=86400")
 	return c.Blob(http.StatusOK, "image/svg+xml", b)
 }
+
+// NotFoundPage is the HTML page for an unknown page path.
+func (p *Playground) NotFoundPage(c echo.Context) error {
+	return p.problem(c, http.StatusNotFound, "Not found", "There is no page at "+c.Request().URL.Path+".")
+}

@@ -119,6 +119,16 @@
     }
   }
 
+  // breakable lets long event names wrap after their dots on phones.
+  function breakable(type) {
+    const out = [];
+    type.split(".").forEach((part, i, all) => {
+      out.push(i < all.length - 1 ? part + "." : part);
+      if (i < all.length - 1) out.push(document.createElement("wbr"));
+    });
+    return out;
+  }
+
   function clip(s, n) {
     s = String(s || "");
     return s.length > n ? s.slice(0, n) + "…" : s;
@@ -142,7 +152,7 @@
     events.append(el("tr", { "data-testid": "event", "data-type": type, class: type === "error" ? "event-error" : null },
       el("td", { class: "num" }, ms),
       el("td", { class: "num" }, seq),
-      el("td", null, el("code", null, type)),
+      el("td", null, el("code", { class: "event-type" }, ...breakable(type))),
       el("td", { class: "detail" }, detail(ev))));
     const wrap = events.closest(".events-wrap");
     if (wrap) wrap.scrollTop = wrap.scrollHeight;
