@@ -323,3 +323,30 @@ func TestWebSocketBinaryFrameAndReadLimit(t *testing.T) {
 		t.Fatalf("oversized frame: %v", err)
 	}
 }
+
+func TestWebSocketFailedContinuationEvictsItsParent(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	c := h.rawWS("/v1/responses")
+	send(t, c, `{"type":"response.create","model":"x","store":false,"input":"first"}`)
+	first := readResponse(t, c)
+	id := first[len(first)-1].Response.ID
+	// A continuation that fails validation...
+	send(t, c, `{"type":"response.create","model":"x","store":false,"previous_response_id":"`+id+`","input":[{"type":"function_call_output","call_id":"call_none","output":"x"}]}`)
+	if e := readEvent(t, c).AsError(); e == nil || e.Status != 400 || e.Code == "previous_response_not_found" {
+		t.Fatalf("orphan output: %+v", e)
+	}
+	// ...evicts the parent: a store:false parent is then gone.
+	send(t, c, `{"type":"response.create","model":"x","store":false,"previous_response_id":"`+id+`","input":"second"}`)
+	if e := readEvent(t, c).AsError(); e == nil || e.Code != "previous_response_not_found" {
+		t.Fatalf("after eviction: %+v", e)
+	}
+	// Only the latest response is cached: an older one misses.
+	send(t, c, `{"type":"response.create","model":"x","store":false,"input":"a"}`)
+	a := readResponse(t, c)
+	send(t, c, `{"type":"response.create","model":"x","store":false,"input":"b"}`)
+	readResponse(t, c)
+	send(t, c, `{"type":"response.create","model":"x","store":false,"previous_response_id":"`+a[len(a)-1].Response.ID+`","input":"c"}`)
+	if e := readEvent(t, c).AsError(); e == nil || e.Code != "previous_response_not_found" {
+		t.Fatalf("older response: %+v", e)
+	}
+}
