@@ -297,3 +297,20 @@ func round(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// TokenizerCost measures what the engine's tokenizer costs per token on
+// this machine, so tables can say it next to the figures it affects.
+func TokenizerCost() time.Duration {
+	tok, err := inference.NewTokenizer()
+	if err != nil {
+		return 0
+	}
+	var text strings.Builder
+	for _, it := range history(tok, 20000) {
+		text.Write(it)
+	}
+	s := text.String()
+	start := time.Now()
+	n := len(tok.Encode(s))
+	return time.Since(start) / time.Duration(max(n, 1))
+}

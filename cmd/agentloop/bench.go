@@ -95,7 +95,7 @@ func runBenchOverhead(ctx context.Context, args []string, getenv func(string) st
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
-	fmt.Fprintf(stdout, "pre-inference time per request (median of %d, engine-measured, modelled costs 0; tokenizer ≈1.3 µs/token)\n", *repeats)
+	fmt.Fprintf(stdout, "pre-inference time per request (median of %d, engine-measured, modelled costs 0; tokenizer %.2f µs/token here)\n", *repeats, bench.TokenizerCost().Seconds()*1e6)
 	bench.FormatOverhead(stdout, rows)
 	return nil
 }
