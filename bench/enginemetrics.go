@@ -2,10 +2,13 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,6 +108,12 @@ type EngineUsage struct {
 	GCCycles      float64 `json:"gc_cycles"`
 	// TokensStreamed is the engine's count of output tokens over the run.
 	TokensStreamed float64 `json:"engine_tokens_streamed"`
+	// The engine's own inter-token gaps as it wrote them (its
+	// agentloop_inter_token_latency_seconds histogram over the run): set
+	// beside the clients' figures, they tell the engine's delays from the
+	// load generator's. The p99 is interpolated within a bucket.
+	EngineGapP99     float64 `json:"engine_gap_p99_ms,omitempty"`
+	EngineGapWithin5 float64 `json:"engine_gaps_within_5ms,omitempty"` // fraction
 }
 
 func engineUsage(before, under, after metricsSample, shared bool) EngineUsage {
@@ -121,7 +130,78 @@ func engineUsage(before, under, after metricsSample, shared bool) EngineUsage {
 	if wall := after.at.Sub(before.at).Seconds(); wall > 0 {
 		u.CPUCores = u.CPUSeconds / wall
 	}
+	if b := histogramDelta(before, after, "agentloop_inter_token_latency_seconds"); len(b) > 0 {
+		u.EngineGapP99 = b.quantile(0.99) * 1000
+		u.EngineGapWithin5 = b.fractionWithin(0.005)
+	}
 	return u
+}
+
+// cumulativeBuckets is a Prometheus histogram: cumulative counts by upper
+// bound, in ascending order, the last bound +Inf.
+type cumulativeBuckets []struct{ le, count float64 }
+
+// histogramDelta sums a histogram's buckets over every label set and
+// returns how much each grew between two scrapes.
+func histogramDelta(before, after metricsSample, name string) cumulativeBuckets {
+	prefix := name + "_bucket{"
+	byLE := map[float64]float64{}
+	for k, v := range after.values {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		i := strings.Index(k, `le="`)
+		if i < 0 {
+			continue
+		}
+		rest := k[i+4:]
+		le, err := strconv.ParseFloat(rest[:strings.IndexByte(rest, '"')], 64)
+		if err != nil {
+			continue
+		}
+		byLE[le] += v - before.values[k]
+	}
+	var out cumulativeBuckets
+	for le, c := range byLE {
+		out = append(out, struct{ le, count float64 }{le, c})
+	}
+	slices.SortFunc(out, func(a, b struct{ le, count float64 }) int { return cmp.Compare(a.le, b.le) })
+	if len(out) == 0 || out[len(out)-1].count == 0 {
+		return nil
+	}
+	return out
+}
+
+// quantile interpolates linearly within the bucket holding q, as
+// Prometheus's histogram_quantile does.
+func (b cumulativeBuckets) quantile(q float64) float64 {
+	total := b[len(b)-1].count
+	rank := q * total
+	prevLE, prevCount := 0.0, 0.0
+	for _, x := range b {
+		if x.count >= rank {
+			if math.IsInf(x.le, 1) {
+				return prevLE
+			}
+			if x.count == prevCount {
+				return x.le
+			}
+			return prevLE + (x.le-prevLE)*(rank-prevCount)/(x.count-prevCount)
+		}
+		prevLE, prevCount = x.le, x.count
+	}
+	return prevLE
+}
+
+// fractionWithin is the share of observations at most le (a bucket bound).
+func (b cumulativeBuckets) fractionWithin(le float64) float64 {
+	total := b[len(b)-1].count
+	for _, x := range b {
+		if x.le == le {
+			return x.count / total
+		}
+	}
+	return 0
 }
 
 // hostCPU is the machine's CPU time, busy and total, from /proc/stat (Linux;

@@ -646,6 +646,9 @@ func FormatLoad(w io.Writer, r *LoadReport) {
 	}
 	fmt.Fprintf(w, "  TTFT         p50 %.1f ms  p99 %.1f ms  max %.1f ms\n", r.TTFT.P50, r.TTFT.P99, r.TTFT.Max)
 	fmt.Fprintf(w, "  token gap    p50 %.2f ms  p99 %.2f ms  p99.9 %.2f ms  max %.1f ms\n", r.Gap.P50, r.Gap.P99, r.GapP999, r.Gap.Max)
+	if r.Engine.EngineGapP99 > 0 {
+		fmt.Fprintf(w, "  engine gap   p99 %.2f ms as written (%.2f%% within 5 ms), from its metrics\n", r.Engine.EngineGapP99, 100*r.Engine.EngineGapWithin5)
+	}
 	who := "engine"
 	if r.Engine.SharedProcess {
 		who = "engine+clients (one process)"

@@ -120,13 +120,13 @@ func TestStreamCounting(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := time.Millisecond
 	cases := []struct {
-		name      string
-		arrivals  []time.Duration // after t0
-		usage     int
-		tokens    int
-		zeroGaps  uint64
-		gapCount  uint64
-		rate      float64
+		name     string
+		arrivals []time.Duration // after t0
+		usage    int
+		tokens   int
+		zeroGaps uint64
+		gapCount uint64
+		rate     float64
 	}{
 		{"one delta per token", []time.Duration{10 * ms, 11 * ms, 12 * ms, 13 * ms, 14 * ms}, 5, 5, 0, 4, 1000},
 		{"coalesced deltas reconcile with usage", []time.Duration{10 * ms, 12 * ms, 14 * ms}, 5, 5, 2, 4, 1000},
@@ -173,5 +173,47 @@ func TestParseSampleLine(t *testing.T) {
 		if ok != c.ok || name != c.name || v != c.value {
 			t.Errorf("parseSampleLine(%q) = %q, %v, %v; want %q, %v, %v", c.line, name, v, ok, c.name, c.value, c.ok)
 		}
+	}
+}
+
+func TestEngineGapHistogramDelta(t *testing.T) {
+	sample := func(counts ...float64) metricsSample {
+		les := []string{"0.001", "0.005", "0.01", "+Inf"}
+		m := metricsSample{values: map[string]float64{}}
+		for i, le := range les {
+			// Two transports: the delta sums them.
+			m.values[`agentloop_inter_token_latency_seconds_bucket{transport="http",le="`+le+`"}`] = counts[i]
+			m.values[`agentloop_inter_token_latency_seconds_bucket{transport="websocket",le="`+le+`"}`] = counts[i]
+		}
+		return m
+	}
+	cases := []struct {
+		name          string
+		before, after metricsSample
+		p99, within5  float64
+		empty         bool
+	}{
+		// 100 new gaps: 50 ≤1 ms, 40 in (1,5], 10 in (5,10]. The 99th
+		// lies 9/10 into the (5,10] ms bucket.
+		{"interpolates", sample(10, 10, 10, 10), sample(60, 100, 110, 110), 0.0095, 0.9, false},
+		{"nothing new", sample(5, 5, 5, 5), sample(5, 5, 5, 5), 0, 0, true},
+		{"tail beyond the last bound", sample(0, 0, 0, 0), sample(0, 0, 0, 50), 0.01, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := histogramDelta(c.before, c.after, "agentloop_inter_token_latency_seconds")
+			if c.empty {
+				if b != nil {
+					t.Fatalf("want no histogram, got %v", b)
+				}
+				return
+			}
+			if got := b.quantile(0.99); got < c.p99*0.999 || got > c.p99*1.001 {
+				t.Fatalf("p99 %v, want %v", got, c.p99)
+			}
+			if got := b.fractionWithin(0.005); got != c.within5 {
+				t.Fatalf("within 5 ms %v, want %v", got, c.within5)
+			}
+		})
 	}
 }

@@ -80,8 +80,8 @@ func (m *Metrics) rejected(transport string, status int) {
 	m.requests.WithLabelValues(transport, "", strconv.Itoa(status)).Inc()
 }
 
-func (m *Metrics) connOpened() { m.connections.Inc() }
-func (m *Metrics) connClosed() { m.connections.Dec() }
+func (m *Metrics) connOpened()   { m.connections.Inc() }
+func (m *Metrics) connClosed()   { m.connections.Dec() }
 func (m *Metrics) stallAborted() { m.stalls.Inc() }
 
 // cacheLookups counts many lookups of one cache at once.
@@ -100,7 +100,9 @@ func (m *Metrics) prefixLookup(queried, matched int) {
 	m.prefixHit.Add(float64(matched))
 }
 
-func (m *Metrics) generating(transport string) prometheus.Gauge { return m.running.WithLabelValues(transport) }
+func (m *Metrics) generating(transport string) prometheus.Gauge {
+	return m.running.WithLabelValues(transport)
+}
 
 func (m *Metrics) cacheLookup(cache string, hit bool) {
 	result := "miss"
