@@ -28,8 +28,9 @@ e2e: e2e-deps
 e2e-deps:
 	sh scripts/e2e-setup.sh
 
+## bench: the testing.B benchmarks, then the overhead table (see also: agentloop bench load|matrix).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./server/ ./inference/ ./api/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./api/ ./inference/ ./store/ ./bench/
 	$(GO) run ./cmd/agentloop bench overhead
 
 ## fuzz: the long fuzz runs (each target FUZZTIME, default 30s).

@@ -175,7 +175,7 @@ func (q *wsQueue) push(ctx context.Context, ent wsEntry) bool {
 		if len(q.entries)-q.head < q.limit {
 			q.entries = append(q.entries, ent)
 			q.mu.Unlock()
-			signal(q.added)
+			signalOne(q.added)
 			return true
 		}
 		q.mu.Unlock()
@@ -200,11 +200,11 @@ func (q *wsQueue) pop() (wsEntry, bool) {
 		q.entries, q.head = nil, 0 // let the backing array go
 	}
 	q.mu.Unlock()
-	signal(q.taken)
+	signalOne(q.taken)
 	return ent, true
 }
 
-func signal(ch chan struct{}) {
+func signalOne(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
 	default:
