@@ -36,7 +36,8 @@ func (c *chatPolicy) Respond(req *Request) Reply {
 	question := lastUserText(req.Items)
 	h := hashStrings(uint64(req.Seed), req.Instructions, question, fmt.Sprint(len(req.Items)))
 	if req.ExactTokens > 0 {
-		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: exactText(c.tok, c.compose(req, question, h), req.ExactTokens)}}}
+		text, pieces := exactPieces(c.tok, c.compose(req, question, h), req.ExactTokens)
+		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: text, Pieces: pieces}}}
 	}
 	if tool, ok := chooseTool(req, question); ok {
 		return Reply{Items: []OutputItem{{

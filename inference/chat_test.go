@@ -3,6 +3,7 @@ package inference
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -318,6 +319,11 @@ func TestExactTokens(t *testing.T) {
 			}
 			if got := len(tok.Pieces(reply.Items[0].Text)); got != n {
 				t.Fatalf("ExactTokens %d: %d pieces", n, got)
+			}
+			// The reply carries its pieces, so the engine does not tokenize
+			// it again; they must be the tokenizer's own.
+			if got := reply.Items[0].Pieces; !slices.Equal(got, tok.Pieces(reply.Items[0].Text)) {
+				t.Fatalf("ExactTokens %d: carried pieces %q differ from the tokenizer's", n, got)
 			}
 		}
 	}

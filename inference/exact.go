@@ -18,8 +18,15 @@ var fillerWords = []string{
 // merge tokens across the join, so every candidate is counted, and cuts that
 // do not hold are moved back.
 func exactText(tok *Tokenizer, base string, n int) string {
+	text, _ := exactPieces(tok, base, n)
+	return text
+}
+
+// exactPieces is exactText with the text's token pieces, so that the engine
+// can stream them without tokenizing the text again.
+func exactPieces(tok *Tokenizer, base string, n int) (string, []string) {
 	if n <= 0 {
-		return ""
+		return "", nil
 	}
 	pieces := tok.Pieces(base)
 	k := min(n, len(pieces))
@@ -33,7 +40,7 @@ func exactText(tok *Tokenizer, base string, n int) string {
 		}
 		text := head + filler(n-k)
 		if tok.Count(text) == n {
-			return text
+			return text, append(pieces[:k:k], fillerPieces(n-k, false)...)
 		}
 		k--
 	}
@@ -43,7 +50,20 @@ func exactText(tok *Tokenizer, base string, n int) string {
 		// Not reachable with the filler words above; keep the contract visible.
 		panic("inference: filler text does not count exactly")
 	}
-	return text
+	return text, fillerPieces(n, true)
+}
+
+// fillerPieces returns the pieces of filler(n), the first without its
+// leading space when trimmed.
+func fillerPieces(n int, trimmed bool) []string {
+	out := make([]string, n)
+	for i := range n {
+		out[i] = fillerWords[i%len(fillerWords)]
+	}
+	if trimmed && n > 0 {
+		out[0] = strings.TrimPrefix(out[0], " ")
+	}
+	return out
 }
 
 func endsInSpace(s string) bool {

@@ -42,6 +42,9 @@ const (
 type OutputItem struct {
 	Type                             string // OutputMessage or OutputFunctionCall
 	Text, Name, Namespace, Arguments string
+	// Pieces, when set, are the Text's token pieces (one per token,
+	// joining back to Text), so the engine need not tokenize it again.
+	Pieces []string
 }
 
 // Reply is everything the model emits for one response, in order.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -51,7 +52,10 @@ func (e *Engine) plan(tu *turn, reply inference.Reply) (items []plannedItem, tot
 				Content: []api.Part{{Type: "output_text", Text: out.Text}}}
 			text = out.Text
 		}
-		pieces := e.sh.Tokenizer.Pieces(text)
+		pieces := out.Pieces
+		if len(pieces) == 0 || out.Type == "function_call" {
+			pieces = e.sh.Tokenizer.Pieces(text)
+		}
 		if len(pieces) == 0 {
 			pieces = []string{""}
 		}
@@ -383,6 +387,8 @@ func storeReason(err error) string {
 		return "the database is locked."
 	case store.IsFull(err):
 		return "the disk is full."
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the database is locked or busy, and the write timed out."
 	}
 	return "a storage error occurred."
 }
