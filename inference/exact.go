@@ -38,9 +38,15 @@ func exactPieces(tok *Tokenizer, base string, n int) (string, []string) {
 			k--
 			continue
 		}
-		text := head + filler(n-k)
-		if tok.Count(text) == n {
-			return text, append(pieces[:k:k], fillerPieces(n-k, false)...)
+		// Filler words start their own chunk of the split pattern, so only
+		// the join can merge tokens: counting the head's last few pieces
+		// with the first filler word checks it without tokenizing the rest.
+		from := max(0, k-8)
+		join := strings.Join(pieces[from:k], "")
+		// A cut inside a chunk could re-tokenize differently, so the head's
+		// end must count the same on its own, too.
+		if tok.Count(join) == k-from && (k == n || tok.Count(join+fillerWords[0]) == k-from+1) {
+			return head + filler(n-k), append(pieces[:k:k], fillerPieces(n-k, false)...)
 		}
 		k--
 	}
