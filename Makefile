@@ -33,15 +33,15 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./api/ ./inference/ ./store/ ./bench/
 	$(GO) run ./cmd/agentloop bench overhead
 
-## fuzz: the long fuzz runs (each target FUZZTIME, default 30s).
+## fuzz: the long fuzz runs (each target FUZZTIME, default 30s); corpora live in each package's testdata/fuzz.
 FUZZTIME ?= 30s
+FUZZ_TARGETS := api:FuzzDecodeCreate api:FuzzAppendString server:FuzzHTTPCreate server:FuzzWebSocketMessage \
+	scenario:FuzzWorkspaceCall scenario:FuzzApplyPatch web:FuzzDecodeRunRequest bench:FuzzEventType \
+	inference:FuzzPieces inference:FuzzArguments
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreate$$' -fuzztime $(FUZZTIME) ./api/
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendString$$' -fuzztime $(FUZZTIME) ./api/
-	$(GO) test -run '^$$' -fuzz '^FuzzHTTPCreate$$' -fuzztime $(FUZZTIME) ./server/
-	$(GO) test -run '^$$' -fuzz '^FuzzWebSocketMessage$$' -fuzztime $(FUZZTIME) ./server/
-	$(GO) test -run '^$$' -fuzz '^FuzzWorkspaceCall$$' -fuzztime $(FUZZTIME) ./scenario/
-	$(GO) test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./scenario/
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t#*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) ./$$pkg/ || exit 1; done
 
 lint:
 	$(GO) vet ./...
