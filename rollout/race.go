@@ -194,7 +194,7 @@ func (r *Runner) create(ctx context.Context, cfg Config) (*race, error) {
 		return nil, err
 	}
 	sc, _ := scenario.Lookup(cfg.Scenario)
-	rc := &race{r: r, id: id, cfg: cfg, sc: sc, lanes: map[string]*LaneSnapshot{}, subs: map[chan Snapshot]struct{}{}, saves: make(chan Turn, 1024)}
+	rc := &race{r: r, id: id, cfg: cfg, sc: sc, lanes: map[string]*LaneSnapshot{}, subs: map[chan Snapshot]struct{}{}, saves: make(chan Turn, 1024), mergeSlots: make(chan struct{}, 2)}
 	for _, l := range cfg.Lanes {
 		rc.lanes[l] = &LaneSnapshot{Lane: l, Status: StatusQueued}
 		if err := r.db.SaveLane(ctx, &store.Lane{RunID: id, Name: l, Status: StatusQueued}); err != nil {
@@ -222,6 +222,8 @@ type race struct {
 	subs    map[chan Snapshot]struct{}
 	dirty   bool
 	saves   chan Turn
+	// mergeSlots bounds concurrent trace lookups.
+	mergeSlots chan struct{}
 }
 
 func (rc *race) snapshot() Snapshot {
@@ -441,7 +443,33 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	})
 	lr := &laneRun{lane: lane, repeat: repeat, sc: rc.sc, cfg: rc.cfg,
 		cacheKey: fmt.Sprintf("%s-%s-r%d", rc.id, lane, repeat), tr: tr}
+	// Engine traces are merged as each turn ends, off the lane's path, so
+	// the live waterfall shows every stage; at most two lookups at a time.
+	var merges sync.WaitGroup
+	var mergedMu sync.Mutex
+	merged := map[int]Turn{}
 	lr.onTurn = func(t Turn) {
+		if t.ResponseID != "" {
+			merges.Add(1)
+			go func() {
+				defer merges.Done()
+				rc.mergeSlots <- struct{}{}
+				defer func() { <-rc.mergeSlots }()
+				if !rc.merge(ctx, &t) {
+					return
+				}
+				mergedMu.Lock()
+				merged[t.Index] = t
+				mergedMu.Unlock()
+				rc.setLane(lane, func(s *LaneSnapshot) {
+					for i := range s.Turns {
+						if s.Turns[i].ResponseID == t.ResponseID {
+							s.Turns[i] = t
+						}
+					}
+				})
+			}()
+		}
 		// Each turn is stored as it ends, off the lane's path, so a crash
 		// loses at most the turns in flight; the lane's end stores them
 		// again with the engine's stages merged.
@@ -464,7 +492,8 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	elapsed := time.Since(lr.start)
 	// Merge the engine's traces (fetched directly, after the lane, so the
 	// lookups never slow the lane down).
-	rc.mergeTraces(ctx, lr.turns)
+	merges.Wait()
+	rc.mergeTraces(ctx, lr.turns, merged)
 	sum := laneSummary(lane, lr.turns, elapsed)
 	sum.Status = StatusPassed
 	if runErr != nil {
@@ -522,45 +551,57 @@ func (rc *race) fetchTrace(ctx context.Context, id string) (*engineTrace, error)
 	return &tr, json.NewDecoder(resp.Body).Decode(&tr)
 }
 
-// mergeTraces fills each turn's engine stages and derives the network time.
-func (rc *race) mergeTraces(ctx context.Context, turns []Turn) {
+// mergeTraces fills each turn's engine stages that live merging has not
+// filled already.
+func (rc *race) mergeTraces(ctx context.Context, turns []Turn, merged map[int]Turn) {
 	for i := range turns {
-		t := &turns[i]
-		if t.ResponseID == "" {
+		if m, ok := merged[turns[i].Index]; ok && m.ResponseID == turns[i].ResponseID {
+			turns[i].Stages, turns[i].OverheadNS = m.Stages, m.OverheadNS
 			continue
 		}
-		tr, err := rc.fetchTrace(ctx, t.ResponseID)
-		if err != nil {
-			continue
-		}
-		var overhead, prefill, decode int64
-		for _, s := range tr.Spans {
-			switch s.Name {
-			case "parse", "validate", "resolve", "load", "render", "safety", "finalize":
-				overhead += s.DurationNS
-			case "queue", "prefill":
-				prefill += s.DurationNS
-			case "generate":
-				decode += s.DurationNS
-			}
-		}
-		t.OverheadNS = overhead
-		stages := []StageTime{}
-		if t.ConnectNS > 0 {
-			stages = append(stages, StageTime{Name: StageConnect, DurationNS: t.ConnectNS, Kind: "modelled"})
-		}
-		stages = append(stages,
-			StageTime{Name: StageOverhead, DurationNS: overhead, Kind: "measured"},
-			StageTime{Name: StagePrefill, DurationNS: prefill, Kind: "modelled"},
-			StageTime{Name: StageDecode, DurationNS: decode, Kind: "modelled"})
-		network := (t.DoneNS - t.SentNS) - overhead - prefill - decode - t.ConnectNS
-		kind := "measured"
-		if rc.cfg.RTTms > 0 {
-			kind = "modelled"
-		}
-		stages = append(stages, StageTime{Name: StageNetwork, DurationNS: max(network, 0), Kind: kind})
-		t.Stages = append(stages, t.Stages...) // tool stages last
+		rc.merge(ctx, &turns[i])
 	}
+}
+
+// merge fills one turn's stages from the engine's trace for its response:
+// the engine's measured overhead, its modelled queue, prefill and decode,
+// and the network time the client saw beyond them.
+func (rc *race) merge(ctx context.Context, t *Turn) bool {
+	if t.ResponseID == "" {
+		return false
+	}
+	tr, err := rc.fetchTrace(ctx, t.ResponseID)
+	if err != nil {
+		return false
+	}
+	var overhead, prefill, decode int64
+	for _, s := range tr.Spans {
+		switch s.Name {
+		case "parse", "validate", "resolve", "load", "render", "safety", "finalize":
+			overhead += s.DurationNS
+		case "queue", "prefill":
+			prefill += s.DurationNS
+		case "generate":
+			decode += s.DurationNS
+		}
+	}
+	t.OverheadNS = overhead
+	stages := []StageTime{}
+	if t.ConnectNS > 0 {
+		stages = append(stages, StageTime{Name: StageConnect, DurationNS: t.ConnectNS, Kind: "modelled"})
+	}
+	stages = append(stages,
+		StageTime{Name: StageOverhead, DurationNS: overhead, Kind: "measured"},
+		StageTime{Name: StagePrefill, DurationNS: prefill, Kind: "modelled"},
+		StageTime{Name: StageDecode, DurationNS: decode, Kind: "modelled"})
+	network := (t.DoneNS - t.SentNS) - overhead - prefill - decode - t.ConnectNS
+	kind := "measured"
+	if rc.cfg.RTTms > 0 {
+		kind = "modelled"
+	}
+	stages = append(stages, StageTime{Name: StageNetwork, DurationNS: max(network, 0), Kind: kind})
+	t.Stages = append(stages, t.Stages...) // tool stages last
+	return true
 }
 
 func (rc *race) saveTurn(ctx context.Context, t Turn) {
