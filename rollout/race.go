@@ -450,21 +450,23 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	merged := map[int]Turn{}
 	lr.onTurn = func(t Turn) {
 		if t.ResponseID != "" {
+			mt := t
+			mt.Stages = slices.Clone(t.Stages)
 			merges.Add(1)
 			go func() {
 				defer merges.Done()
 				rc.mergeSlots <- struct{}{}
 				defer func() { <-rc.mergeSlots }()
-				if !rc.merge(ctx, &t) {
+				if !rc.merge(ctx, &mt) {
 					return
 				}
 				mergedMu.Lock()
-				merged[t.Index] = t
+				merged[mt.Index] = mt
 				mergedMu.Unlock()
 				rc.setLane(lane, func(s *LaneSnapshot) {
 					for i := range s.Turns {
-						if s.Turns[i].ResponseID == t.ResponseID {
-							s.Turns[i] = t
+						if s.Turns[i].ResponseID == mt.ResponseID {
+							s.Turns[i] = mt
 						}
 					}
 				})
