@@ -38,7 +38,7 @@ var stages = []views.Stage{
 }
 
 // raceStages adds what the live view draws before a lane's traces merge.
-var raceStages = append(slices.Clone(stages), views.Stage{Name: "pending", Label: "waiting for the first token (split when the lane ends)"})
+var raceStages = append(slices.Clone(stages), views.Stage{Name: "pending", Label: "waiting for the first token (split once the engine trace arrives)"})
 
 var profiles = []string{"classic", "spark", "burst"}
 

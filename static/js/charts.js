@@ -20,7 +20,7 @@
   }
 
   // segments lays a turn's stages end to end from the moment it was sent.
-  // Before the lane ends the engine's split is not merged yet: the time to
+  // Until the engine's trace for a turn is merged (moments after the turn ends), the time to
   // the first token is drawn as "waiting" and the stream as decode.
   function segments(t) {
     const out = [];
