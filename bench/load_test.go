@@ -3,7 +3,6 @@ package bench_test
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,20 +11,7 @@ import (
 	"agentloop/bench"
 )
 
-func startModelled(tb testing.TB) *app.App {
-	tb.Helper()
-	cfg := app.Defaults()
-	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(tb.TempDir(), "bench.db")
-	a, err := app.New(context.Background(), cfg, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { a.Shutdown(context.Background()) })
-	return a
-}
+func startModelled(tb testing.TB) *app.App { return startApp(tb, nil) }
 
 func TestLoadCountsEveryToken(t *testing.T) {
 	a := startModelled(t)

@@ -12,9 +12,17 @@ import (
 )
 
 func startUnmodelled(tb testing.TB) *app.App {
+	return startApp(tb, func(c *app.Config) { c.Unmodelled = true })
+}
+
+// startApp starts a server on a free loopback port with a temporary database.
+func startApp(tb testing.TB, tweak func(*app.Config)) *app.App {
 	tb.Helper()
 	cfg := app.Defaults()
-	cfg.Addr, cfg.DB, cfg.Unmodelled = "127.0.0.1:0", filepath.Join(tb.TempDir(), "bench.db"), true
+	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(tb.TempDir(), "bench.db")
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	a, err := app.New(context.Background(), cfg, nil)
 	if err != nil {
 		tb.Fatal(err)
