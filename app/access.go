@@ -13,7 +13,6 @@ import (
 	"agentloop/server"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 	"golang.org/x/time/rate"
 )
 
@@ -218,7 +217,6 @@ func perAddressLimits(rps float64, burst, conns int) echo.MiddlewareFunc {
 	}
 }
 
-var _ = middleware.DefaultSkipper
 
 // sameHostOrigin reports whether the request's Origin is the host it was
 // sent to (scheme aside), which is what a same-origin WebSocket carries.

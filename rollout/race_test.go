@@ -5,11 +5,9 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"agentloop/app"
 	"agentloop/rollout"
-	"agentloop/store"
 )
 
 func startApp(t *testing.T, db string) *app.App {
@@ -129,8 +127,6 @@ func TestNormalizeRejectsBadConfigs(t *testing.T) {
 	}
 }
 
-var _ = store.ErrNotFound
-var _ = time.Second
 
 func TestRaceAgainstAKeyedServer(t *testing.T) {
 	cfg := app.Defaults()

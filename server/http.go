@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -226,4 +225,3 @@ func storeError(err error) *api.Error {
 	return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err))
 }
 
-var _ = context.Background

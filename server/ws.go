@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -419,4 +418,3 @@ func (e *Engine) abortStalled(now time.Time, limit time.Duration) {
 // Close stops the engine's background work.
 func (e *Engine) Close() { e.stalls.stop() }
 
-var _ = errors.New
