@@ -64,13 +64,13 @@ func (e *Engine) handleCreate(c echo.Context) error {
 	t := newTrace("http", e.cfg.Name, started)
 	req, items, aerr := e.parse(t, started, body)
 	if aerr != nil {
-		e.sh.Metrics.rejected("http", aerr.Status)
+		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return WriteError(c, aerr)
 	}
 	ctx := r.Context()
 	tu, aerr := e.prepare(ctx, t, req, items, len(body), nil)
 	if aerr != nil {
-		e.sh.Metrics.rejected("http", aerr.Status)
+		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return WriteError(c, aerr)
 	}
 	if !req.Streaming() {

@@ -76,8 +76,8 @@ func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, pro
 // Registry exposes the registry for extra collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-func (m *Metrics) rejected(transport string, status int) {
-	m.requests.WithLabelValues(transport, "", strconv.Itoa(status)).Inc()
+func (m *Metrics) rejected(transport, engine string, status int) {
+	m.requests.WithLabelValues(transport, engine, strconv.Itoa(status)).Inc()
 }
 
 func (m *Metrics) connOpened()   { m.connections.Inc() }

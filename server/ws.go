@@ -227,7 +227,7 @@ func lifetimeText(d time.Duration) string {
 func (wc *wsConn) handle(ent wsEntry) {
 	e := wc.e
 	if ent.reply != nil {
-		e.sh.Metrics.rejected("websocket", ent.reply.Status)
+		e.sh.Metrics.rejected("websocket", e.cfg.Name, ent.reply.Status)
 		_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
 		return
 	}
@@ -258,7 +258,7 @@ func (wc *wsConn) handle(ent wsEntry) {
 		if req != nil && wc.cache != nil && req.PreviousResponseID == wc.cache.id {
 			wc.cache = nil // a failed continuation evicts its parent
 		}
-		e.sh.Metrics.rejected("websocket", aerr.Status)
+		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
 		_ = wc.write(api.AppendWSError(nil, aerr, ""))
 		return
 	}
