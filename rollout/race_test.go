@@ -156,3 +156,36 @@ func TestRaceAgainstAKeyedServer(t *testing.T) {
 		t.Fatalf("a race without the key: %s", sum.Lanes[0].Status)
 	}
 }
+
+func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
+	a := startApp(t, filepath.Join(t.TempDir(), "race.db"))
+	url, clientTLS, err := a.StartTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := rollout.NewRunner(url, a.DB, nil)
+	runner.TLS = clientTLS
+	id, sum, err := runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws", "http-chained"}, RTTms: 5, TLS: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sum.Lanes {
+		if l.Status != rollout.StatusPassed || l.MedianOverNS == 0 {
+			t.Fatalf("lane %s over TLS: %s %s", l.Lane, l.Status, l.Error)
+		}
+	}
+	rec, err := rollout.LoadRun(context.Background(), a.DB, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connects := 0
+	for _, turn := range rec.Turns {
+		if turn.ConnectNS > 0 {
+			connects++
+		}
+	}
+	// Each lane opens its connection once and reuses it.
+	if connects != 2 {
+		t.Fatalf("%d turns paid for a new connection, want one per lane", connects)
+	}
+}

@@ -199,6 +199,9 @@ func (t *httpTransport) Turn(ctx context.Context, req Request) (*Result, error) 
 	if res.Response == nil {
 		return nil, fmt.Errorf("stream closed before response.completed")
 	}
+	// The engine ends the body right after the terminal event; reading to
+	// EOF lets the keep-alive connection be reused for the next turn.
+	io.Copy(io.Discard, resp.Body)
 	res.BytesSent, res.BytesRecv = t.d.sent.Load()-sent0, t.d.received.Load()-recv0
 	return res, nil
 }
