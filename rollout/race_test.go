@@ -62,13 +62,23 @@ func TestRaceEveryScenarioEveryLanePasses(t *testing.T) {
 				t.Fatalf("stored run %s with %d turns", rec.Status, len(rec.Turns))
 			}
 			calls, stages := 0, 0
+			connects := map[string]int{}
 			for _, turn := range rec.Turns {
+				if turn.ConnectNS > 0 {
+					connects[turn.Lane]++
+				}
 				calls += len(turn.Calls)
 				stages += len(turn.Stages)
 				for _, c := range turn.Calls {
 					if c.Output == "" {
 						t.Fatalf("call %s without output", c.Name)
 					}
+				}
+			}
+			// Every lane keeps one connection for the whole rollout.
+			for lane, n := range connects {
+				if n != 1 {
+					t.Errorf("lane %s opened %d connections", lane, n)
 				}
 			}
 			if calls == 0 || stages == 0 || snaps == 0 {
