@@ -61,7 +61,7 @@ func TestMetricsCoverRequestsLatenciesConnectionsCachesAndStages(t *testing.T) {
 	}{
 		{`agentloop_requests_total{engine="v1",status="completed",transport="http"}`, 1},
 		{`agentloop_requests_total{engine="v1",status="completed",transport="websocket"}`, 2},
-		{`agentloop_requests_total{engine="",status="400",transport="http"}`, 1},
+		{`agentloop_requests_total{engine="v1",status="400",transport="http"}`, 1},
 		{`agentloop_time_to_first_token_seconds_count{transport="http"}`, 1},
 		{`agentloop_time_to_first_token_seconds_count{transport="websocket"}`, 2},
 		{`agentloop_inter_token_latency_seconds_count{transport="websocket"}`, 199},
