@@ -36,6 +36,9 @@ func TestProxyDelaysEveryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	// The handshake is modelled from the proxy's accept, which a real dial
+	// would wait for, so the first round trip is timed from before the dial.
+	start := time.Now()
 	c, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +46,9 @@ func TestProxyDelaysEveryRoundTrip(t *testing.T) {
 	defer c.Close()
 	buf := make([]byte, 5)
 	for i := range 3 {
-		start := time.Now()
+		if i > 0 {
+			start = time.Now()
+		}
 		if _, err := c.Write([]byte("hello")); err != nil {
 			t.Fatal(err)
 		}
