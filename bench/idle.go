@@ -103,9 +103,19 @@ func Idle(ctx context.Context, cfg IdleConfig) (*IdleReport, error) {
 	}
 	pause(ctx, cfg.Hold)
 	rep.HoldSeconds = cfg.Hold.Seconds()
-	held, err := scrapeMetrics(ctx, mc, base+"/metrics", cfg.Header)
-	if err != nil {
-		return nil, fmt.Errorf("idle: engine metrics: %w", err)
+	// The engine counts a connection once its handler runs, a moment after
+	// the client's dial returns: give the gauge up to 2 s to catch up.
+	var held metricsSample
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		held, err = scrapeMetrics(ctx, mc, base+"/metrics", cfg.Header)
+		if err != nil {
+			return nil, fmt.Errorf("idle: engine metrics: %w", err)
+		}
+		gauge := "agentloop_active_websocket_connections"
+		if held.get(gauge)-before.get(gauge) >= float64(rep.Opened) || time.Now().After(deadline) {
+			break
+		}
+		pause(ctx, 20*time.Millisecond)
 	}
 	rep.RSSHeld = held.get("process_resident_memory_bytes")
 	rep.GaugeDelta = held.get("agentloop_active_websocket_connections") - before.get("agentloop_active_websocket_connections")

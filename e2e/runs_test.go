@@ -52,6 +52,7 @@ func TestLoginWithKey(t *testing.T) {
 	check(t, page2.GetByLabel("API key").Fill("sk-e2e"), "type the key")
 	check(t, page2.GetByLabel("API key").Press("Enter"), "submit")
 	check(t, expect.Locator(page2.GetByTestId("explorer-body")).ToBeVisible(), "explorer after login")
+	check(t, expect.Locator(page2.Locator(`html[data-ready="explorer"]`)).ToHaveCount(1), "explorer script ready")
 	check(t, page2.GetByTestId("explorer-send-http").Click(), "send over HTTP")
 	check(t, expect.Locator(page2.Locator(`[data-testid="event"][data-type="response.completed"]`)).ToHaveCount(1), "response over the cookie")
 }

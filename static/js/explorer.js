@@ -444,4 +444,6 @@
     }
   });
   updateCopy();
+  // Tests and tools wait for this before clicking.
+  document.documentElement.dataset.ready = "explorer";
 })();
