@@ -217,7 +217,6 @@ func perAddressLimits(rps float64, burst, conns int) echo.MiddlewareFunc {
 	}
 }
 
-
 // sameHostOrigin reports whether the request's Origin is the host it was
 // sent to (scheme aside), which is what a same-origin WebSocket carries.
 func sameHostOrigin(r *http.Request) bool {

@@ -94,13 +94,19 @@ func (a *App) Serve(ln net.Listener) error {
 	if a.ln == nil {
 		a.ln, a.url = ln, "http://"+ln.Addr().String()
 	}
-	a.srv = &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+	a.srv = a.httpServer()
 	err := a.srv.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
+}
+
+// httpServer is the server of every listener: headers must arrive in time,
+// but no write timeout, since the body decides whether a response streams.
+func (a *App) httpServer() *http.Server {
+	return &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
 }
 
 // Start listens and serves in the background; for tests and the race.
@@ -109,8 +115,7 @@ func (a *App) Start() error {
 	if err != nil {
 		return err
 	}
-	a.srv = &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+	a.srv = a.httpServer()
 	go func() {
 		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("serve", "err", err)

@@ -37,8 +37,8 @@ func (a *App) StartTLS() (string, *tls.Config, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	srv := &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}}
+	srv := a.httpServer()
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}
 	go func() {
 		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("serve tls", "err", err)

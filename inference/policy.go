@@ -42,8 +42,9 @@ const (
 type OutputItem struct {
 	Type                             string // OutputMessage or OutputFunctionCall
 	Text, Name, Namespace, Arguments string
-	// Pieces, when set, are the Text's token pieces (one per token,
-	// joining back to Text), so the engine need not tokenize it again.
+	// Pieces, when set, are the token pieces of what the item streams (Text
+	// for a message, Arguments for a call), one per token, so the engine
+	// need not tokenize it again.
 	Pieces []string
 }
 

@@ -137,7 +137,6 @@ func TestNormalizeRejectsBadConfigs(t *testing.T) {
 	}
 }
 
-
 func TestRaceAgainstAKeyedServer(t *testing.T) {
 	cfg := app.Defaults()
 	cfg.Addr, cfg.DB, cfg.APIKey = "127.0.0.1:0", filepath.Join(t.TempDir(), "race.db"), "sk-race"

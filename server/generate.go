@@ -53,7 +53,7 @@ func (e *Engine) plan(tu *turn, reply inference.Reply) (items []plannedItem, tot
 			text = out.Text
 		}
 		pieces := out.Pieces
-		if len(pieces) == 0 || out.Type == "function_call" {
+		if len(pieces) == 0 {
 			pieces = e.sh.Tokenizer.Pieces(text)
 		}
 		if len(pieces) == 0 {

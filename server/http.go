@@ -224,4 +224,3 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 func storeError(err error) *api.Error {
 	return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err))
 }
-

@@ -417,4 +417,3 @@ func (e *Engine) abortStalled(now time.Time, limit time.Duration) {
 
 // Close stops the engine's background work.
 func (e *Engine) Close() { e.stalls.stop() }
-
