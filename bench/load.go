@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"agentloop/api"
 	"agentloop/inference"
 
 	"github.com/coder/websocket"
@@ -611,20 +612,12 @@ func (r *loadRun) engineRate(ctx context.Context, hc *http.Client, base, id stri
 	if resp.StatusCode != http.StatusOK {
 		return 0, false
 	}
-	var tr struct {
-		Spans []struct {
-			Name       string `json:"name"`
-			DurationNS int64  `json:"duration_ns"`
-			Tokens     int64  `json:"tokens"`
-		} `json:"spans"`
-	}
+	var tr api.Trace
 	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
 		return 0, false
 	}
-	for _, s := range tr.Spans {
-		if s.Name == "generate" && s.Tokens > 1 && s.DurationNS > 0 {
-			return float64(s.Tokens-1) / (float64(s.DurationNS) / 1e9), true
-		}
+	if s, ok := tr.Span(api.StageGenerate); ok && s.Tokens > 1 && s.DurationNS > 0 {
+		return float64(s.Tokens-1) / (float64(s.DurationNS) / 1e9), true
 	}
 	return 0, false
 }

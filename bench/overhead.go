@@ -104,23 +104,11 @@ func (c *overheadClient) preInference(ctx context.Context, id string) (time.Dura
 		return 0, err
 	}
 	defer resp.Body.Close()
-	var tr struct {
-		Spans []struct {
-			Name       string `json:"name"`
-			DurationNS int64  `json:"duration_ns"`
-		} `json:"spans"`
-	}
+	var tr api.Trace
 	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
 		return 0, fmt.Errorf("trace %s: %w", id, err)
 	}
-	var d int64
-	for _, s := range tr.Spans {
-		switch s.Name {
-		case "parse", "validate", "resolve", "load", "render", "safety":
-			d += s.DurationNS
-		}
-	}
-	return time.Duration(d), nil
+	return tr.PreInference(), nil
 }
 
 func newItem(i int) json.RawMessage {

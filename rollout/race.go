@@ -517,21 +517,7 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	return sum, runErr
 }
 
-type engineTrace struct {
-	StartedUnixNS int64 `json:"started_unix_ns"`
-	Spans         []struct {
-		Name       string `json:"name"`
-		StartNS    int64  `json:"start_ns"`
-		DurationNS int64  `json:"duration_ns"`
-		Kind       string `json:"kind"`
-		Items      int64  `json:"items"`
-		Tokens     int64  `json:"tokens"`
-		Bytes      int64  `json:"bytes"`
-		Note       string `json:"note"`
-	} `json:"spans"`
-}
-
-func (rc *race) fetchTrace(ctx context.Context, id string) (*engineTrace, error) {
+func (rc *race) fetchTrace(ctx context.Context, id string) (*api.Trace, error) {
 	req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), "GET", rc.r.engineURL+"/api/traces/"+id, nil)
 	if rc.r.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+rc.r.APIKey)
@@ -549,7 +535,7 @@ func (rc *race) fetchTrace(ctx context.Context, id string) (*engineTrace, error)
 		io.Copy(io.Discard, resp.Body)
 		return nil, fmt.Errorf("trace %s: %d", id, resp.StatusCode)
 	}
-	var tr engineTrace
+	var tr api.Trace
 	return &tr, json.NewDecoder(resp.Body).Decode(&tr)
 }
 
@@ -578,12 +564,12 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	}
 	var overhead, prefill, decode int64
 	for _, s := range tr.Spans {
-		switch s.Name {
-		case "parse", "validate", "resolve", "load", "render", "safety", "finalize":
+		switch {
+		case api.IsOverhead(s.Name):
 			overhead += s.DurationNS
-		case "queue", "prefill":
+		case s.Name == api.StageQueue || s.Name == api.StagePrefill:
 			prefill += s.DurationNS
-		case "generate":
+		case s.Name == api.StageGenerate:
 			decode += s.DurationNS
 		}
 	}

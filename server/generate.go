@@ -364,8 +364,8 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	} else if e.sh.Store != nil {
 		e.sh.Store.AppendLedger(ledger)
 	}
-	t.measure(StageFinalize, from, len(output), outTokens, len(snapshot))
-	e.sh.Traces.Add(t)
+	t.measure(api.StageFinalize, from, len(output), outTokens, len(snapshot))
+	e.sh.Traces.Add(&t.Trace)
 	e.sh.Metrics.observe(t, tm, st.sent, resp.Status)
 	e.sh.Metrics.itl.merge(t.Transport, &st.gaps)
 
@@ -457,14 +457,14 @@ func jitterSeed(tu *turn) uint64 {
 	return inference.JitterSeed(tu.seed, strconv.Itoa(len(tu.context)), last)
 }
 
-func (e *Engine) recordModelled(t *Trace, ready time.Time, tm inference.GenerationTimings, job inference.Job) {
+func (e *Engine) recordModelled(t *trace, ready time.Time, tm inference.GenerationTimings, job inference.Job) {
 	end := time.Now()
 	admitted := orAfter(tm.Admitted, ready, end)
 	first := orAfter(tm.FirstToken, admitted, end)
 	last := orAfter(tm.LastToken, first, end)
-	t.model(StageQueue, ready, admitted, 0)
-	t.model(StagePrefill, admitted, first, job.PrefillTokens)
-	t.model(StageGenerate, first, last, job.OutputTokens)
+	t.model(api.StageQueue, ready, admitted, 0)
+	t.model(api.StagePrefill, admitted, first, job.PrefillTokens)
+	t.model(api.StageGenerate, first, last, job.OutputTokens)
 }
 
 func orAfter(ts, floor, fallback time.Time) time.Time {

@@ -336,7 +336,7 @@ func TestTraceCoversEveryStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var tr server.Trace
+	var tr api.Trace
 	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
 		t.Fatal(err)
 	}

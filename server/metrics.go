@@ -112,7 +112,7 @@ func (m *Metrics) cacheLookup(cache string, hit bool) {
 	m.cache.WithLabelValues(cache, result).Inc()
 }
 
-func (m *Metrics) observe(t *Trace, tm inference.GenerationTimings, tokens int, status string) {
+func (m *Metrics) observe(t *trace, tm inference.GenerationTimings, tokens int, status string) {
 	m.requests.WithLabelValues(t.Transport, t.Engine, status).Inc()
 	m.outTokens.Add(float64(tokens))
 	if !tm.FirstToken.IsZero() && tokens > 0 {

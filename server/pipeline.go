@@ -39,7 +39,7 @@ type chainState struct {
 
 // turn is one request going through the pipeline.
 type turn struct {
-	trace     *Trace
+	trace     *trace
 	req       *api.CreateRequest
 	newItems  []api.Item
 	bodyBytes int
@@ -57,14 +57,14 @@ type turn struct {
 }
 
 // parse decodes a request body: the envelope and the items it carries.
-func (e *Engine) parse(t *Trace, from time.Time, body []byte) (*api.CreateRequest, []api.Item, *api.Error) {
+func (e *Engine) parse(t *trace, from time.Time, body []byte) (*api.CreateRequest, []api.Item, *api.Error) {
 	req, err := api.DecodeCreate(body)
 	if err != nil {
-		t.measure(StageParse, from, 0, 0, len(body))
+		t.measure(api.StageParse, from, 0, 0, len(body))
 		return nil, nil, err
 	}
 	items, err := req.DecodeInput()
-	t.measure(StageParse, from, len(items), 0, len(body))
+	t.measure(api.StageParse, from, len(items), 0, len(body))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,7 +73,7 @@ func (e *Engine) parse(t *Trace, from time.Time, body []byte) (*api.CreateReques
 
 // prepare runs resolve, load, validate, render and safety. cached is the
 // connection's latest response, or nil; it is only ever read here.
-func (e *Engine) prepare(ctx context.Context, t *Trace, req *api.CreateRequest, items []api.Item, bodyBytes int, cached *chainState) (*turn, *api.Error) {
+func (e *Engine) prepare(ctx context.Context, t *trace, req *api.CreateRequest, items []api.Item, bodyBytes int, cached *chainState) (*turn, *api.Error) {
 	tu := &turn{trace: t, req: req, newItems: items, bodyBytes: bodyBytes, partition: req.PromptCacheKey}
 	tu.seed = seedOf(req)
 
@@ -83,17 +83,17 @@ func (e *Engine) prepare(ctx context.Context, t *Trace, req *api.CreateRequest, 
 	if cached != nil && req.PreviousResponseID == cached.id && cached.model != nil &&
 		cached.model.model == req.Model && cached.model.toolsRaw == string(req.Tools) && cached.model.partition == tu.partition {
 		tu.model = cached.model
-		t.measure(StageResolve, from, 0, 0, 0)
+		t.measure(api.StageResolve, from, 0, 0, 0)
 		t.note("connection cache")
 		e.sh.Metrics.cacheLookup("connection_model", true)
 	} else {
 		m, hit, err := e.resolveModel(tu.partition, req)
 		if err != nil {
-			t.measure(StageResolve, from, 0, 0, len(req.Tools))
+			t.measure(api.StageResolve, from, 0, 0, len(req.Tools))
 			return nil, err
 		}
 		tu.model = m
-		t.measure(StageResolve, from, len(m.tools), len(m.toolTokens), len(req.Tools))
+		t.measure(api.StageResolve, from, len(m.tools), len(m.toolTokens), len(req.Tools))
 		if hit {
 			t.note("config cache")
 		}
@@ -110,11 +110,11 @@ func (e *Engine) prepare(ctx context.Context, t *Trace, req *api.CreateRequest, 
 		}
 		if cached != nil && cached.id == id {
 			tu.parent = cached
-			t.measure(StageLoad, from, 0, 0, 0)
+			t.measure(api.StageLoad, from, 0, 0, 0)
 			t.note("connection cache")
 		} else {
 			p, n, err := e.hydrate(ctx, id)
-			t.measure(StageLoad, from, len(p.contextOrNil())+len(p.outputOrNil()), 0, n)
+			t.measure(api.StageLoad, from, len(p.contextOrNil())+len(p.outputOrNil()), 0, n)
 			if err != nil {
 				return nil, err
 			}
@@ -122,17 +122,17 @@ func (e *Engine) prepare(ctx context.Context, t *Trace, req *api.CreateRequest, 
 			t.note("store")
 		}
 	} else {
-		t.measure(StageLoad, from, 0, 0, 0)
+		t.measure(api.StageLoad, from, 0, 0, 0)
 	}
 
 	// validate: expand item references and check that every tool output
 	// answers a call, over the items that are new to this engine.
 	from = time.Now()
 	if err := e.validate(ctx, tu); err != nil {
-		t.measure(StageValidate, from, len(items), 0, 0)
+		t.measure(api.StageValidate, from, len(items), 0, 0)
 		return nil, err
 	}
-	t.measure(StageValidate, from, len(tu.context)-tu.freshFrom(), 0, 0)
+	t.measure(api.StageValidate, from, len(tu.context)-tu.freshFrom(), 0, 0)
 
 	// render: tokens of instructions, tools and context. A parent built in
 	// memory with the same instructions and tools already holds them.
@@ -146,7 +146,7 @@ func (e *Engine) prepare(ctx context.Context, t *Trace, req *api.CreateRequest, 
 	hits := 0
 	if p != nil && p.tokens != nil && p.model == tu.model && p.instructions == instructions {
 		tu.tokens, hits = e.renderItems(p.tokens, tu.partition, tu.context[fresh:])
-		t.measure(StageRender, from, len(tu.context)-fresh, len(tu.tokens)-len(p.tokens), 0)
+		t.measure(api.StageRender, from, len(tu.context)-fresh, len(tu.tokens)-len(p.tokens), 0)
 		t.note("appended to cached tokens")
 	} else {
 		fresh = 0
@@ -157,7 +157,7 @@ func (e *Engine) prepare(ctx context.Context, t *Trace, req *api.CreateRequest, 
 		toks = append(toks, tu.model.toolTokens...)
 		toks, hits = e.renderItems(toks, tu.partition, tu.context)
 		tu.tokens = toks
-		t.measure(StageRender, from, len(tu.context), len(toks), 0)
+		t.measure(api.StageRender, from, len(tu.context), len(toks), 0)
 	}
 	if hits > 0 {
 		t.note(strconv.Itoa(hits) + " token cache hits")
@@ -174,7 +174,7 @@ func (e *Engine) prepare(ctx context.Context, t *Trace, req *api.CreateRequest, 
 	}
 	flags, n := e.safety.Scan(texts)
 	tu.safety = flags
-	t.measure(StageSafety, from, len(texts), 0, n)
+	t.measure(api.StageSafety, from, len(texts), 0, n)
 	if len(flags) > 0 {
 		t.note(strconv.Itoa(len(flags)) + " flags: " + flags[0].Kind)
 	}

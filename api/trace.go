@@ -1,0 +1,88 @@
+package api
+
+import "time"
+
+// Stage names of the trace contract (DECISIONS.md).
+const (
+	StageParse    = "parse"
+	StageValidate = "validate"
+	StageResolve  = "resolve"
+	StageLoad     = "load"
+	StageRender   = "render"
+	StageSafety   = "safety"
+	StageQueue    = "queue"
+	StagePrefill  = "prefill"
+	StageGenerate = "generate"
+	StageFinalize = "finalize"
+)
+
+// Span kinds: measured is real work on this machine, modelled is simulated.
+const (
+	Measured = "measured"
+	Modelled = "modelled"
+)
+
+// Span is one stage of one response, as GET /api/traces/{id} returns it.
+type Span struct {
+	Name       string `json:"name"`
+	StartNS    int64  `json:"start_ns"`
+	DurationNS int64  `json:"duration_ns"`
+	Kind       string `json:"kind"`
+	Items      int64  `json:"items"`
+	Tokens     int64  `json:"tokens"`
+	Bytes      int64  `json:"bytes"`
+	// Note says what the stage found, e.g. a cache hit or safety flags.
+	Note string `json:"note,omitempty"`
+}
+
+// Trace is the engine's record of one response: timings and counts, never
+// content. Transport is recorded for display only; no stage reads it.
+type Trace struct {
+	ResponseID    string `json:"response_id"`
+	Transport     string `json:"transport"`
+	Engine        string `json:"engine"`
+	StartedUnixNS int64  `json:"started_unix_ns"`
+	Spans         []Span `json:"spans"`
+}
+
+// IsPreInference says whether a stage lies between the first byte of the
+// request and the moment it is ready for the scheduler: parse through safety.
+func IsPreInference(stage string) bool {
+	switch stage {
+	case StageParse, StageValidate, StageResolve, StageLoad, StageRender, StageSafety:
+		return true
+	}
+	return false
+}
+
+// IsOverhead says whether a stage is the API's own work on a request: the
+// pre-inference stages and finalize.
+func IsOverhead(stage string) bool {
+	return IsPreInference(stage) || stage == StageFinalize
+}
+
+// PreInference is the time from the first byte to scheduler-ready.
+func (t *Trace) PreInference() time.Duration { return t.sum(IsPreInference) }
+
+// Overhead is the API's own work: pre-inference plus finalize.
+func (t *Trace) Overhead() time.Duration { return t.sum(IsOverhead) }
+
+func (t *Trace) sum(in func(string) bool) time.Duration {
+	var d int64
+	for _, s := range t.Spans {
+		if in(s.Name) {
+			d += s.DurationNS
+		}
+	}
+	return time.Duration(d)
+}
+
+// Span returns the named span, if any.
+func (t *Trace) Span(name string) (Span, bool) {
+	for _, s := range t.Spans {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Span{}, false
+}
