@@ -1,0 +1,166 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// The header that chooses a request's modelled API stack, and its query
+// alias for WebSocket upgrades from a browser, which cannot set headers.
+const (
+	HeaderStack = "X-Agentloop-Stack"
+	QueryStack  = "agentloop_stack"
+)
+
+// Stack names the modelled work of a hosted API around the model: the
+// parameters of the stack_* stages. Each cost is a function of the work a
+// stage does (tokens classified, hops made, bytes loaded), never of the
+// transport. The zero value models nothing. docs/stack.md cites each figure.
+type Stack struct {
+	// Preset is the preset the parameters started from ("lean", "hosted"),
+	// or "custom" once any parameter was set on its own.
+	Preset string `json:"preset"`
+	// HopMS is one service hop inside the hosted API's data centre.
+	HopMS float64 `json:"hop_ms"`
+	// ClassifyTPS is the post-sprint safety classifier's rate over the
+	// tokens it classifies (/v1); ClassifyTPSBaseline the pre-sprint rate
+	// (/baseline/v1). 0 models no classifier. A classification also makes
+	// one hop.
+	ClassifyTPS         float64 `json:"classify_tps"`
+	ClassifyTPSBaseline float64 `json:"classify_tps_baseline"`
+	// StateLoadMS is one read of stored conversation state from a remote
+	// store; StateLoadMBps the rate at which its bytes arrive.
+	StateLoadMS   float64 `json:"state_load_ms"`
+	StateLoadMBps float64 `json:"state_load_mbps"`
+	// ConfigHops are made when the resolved-model configuration is not
+	// cached; SprintHops by the engine before the sprint (/baseline/v1);
+	// BillingHops by every finalize.
+	ConfigHops  float64 `json:"config_hops"`
+	SprintHops  float64 `json:"sprint_hops"`
+	BillingHops float64 `json:"billing_hops"`
+}
+
+// Stack presets. lean models nothing; hosted is calibrated in docs/stack.md.
+var (
+	StackLean   = Stack{Preset: "lean"}
+	StackHosted = Stack{Preset: "hosted", HopMS: 2.65, ClassifyTPS: 130_000, ClassifyTPSBaseline: 25_000,
+		StateLoadMS: 5, StateLoadMBps: 1250, ConfigHops: 1, SprintHops: 1, BillingHops: 1}
+)
+
+// StackPresets in display order.
+var StackPresets = []Stack{StackLean, StackHosted}
+
+// StackPreset returns the preset of that name.
+func StackPreset(name string) (Stack, bool) {
+	i := slices.IndexFunc(StackPresets, func(s Stack) bool { return s.Preset == name })
+	if i < 0 {
+		return Stack{}, false
+	}
+	return StackPresets[i], true
+}
+
+// StackPresetNames lists the presets' names.
+func StackPresetNames() []string {
+	names := make([]string, len(StackPresets))
+	for i, s := range StackPresets {
+		names[i] = s.Preset
+	}
+	return names
+}
+
+// Modelled says whether the stack models any cost at all.
+func (s Stack) Modelled() bool {
+	c := s
+	c.Preset = ""
+	return c != Stack{}
+}
+
+// ParseStack reads a stack choice: empty keeps def, a preset name selects
+// it, and a JSON object sets parameters on top of its "preset" (def when
+// absent). Bad values get a 400 that names param.
+func ParseStack(v string, def Stack, param string) (Stack, *Error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return def, nil
+	}
+	if !strings.HasPrefix(v, "{") {
+		s, ok := StackPreset(v)
+		if !ok {
+			return Stack{}, BadRequest(param, "invalid_value", "Unknown stack '%s'; use one of %s, or a JSON object of parameters.",
+				v, strings.Join(StackPresetNames(), ", "))
+		}
+		return s, nil
+	}
+	var head struct {
+		Preset *string `json:"preset"`
+	}
+	if err := json.Unmarshal([]byte(v), &head); err != nil {
+		return Stack{}, BadRequest(param, "invalid_value", "The stack is not a valid JSON object: %s", err.Error())
+	}
+	base := def
+	if head.Preset != nil && *head.Preset != "custom" {
+		p, ok := StackPreset(*head.Preset)
+		if !ok {
+			return Stack{}, BadRequest(param, "invalid_value", "Unknown stack preset '%s'; use one of %s.",
+				*head.Preset, strings.Join(StackPresetNames(), ", "))
+		}
+		base = p
+	}
+	s := base
+	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Stack{}, BadRequest(param, "invalid_value", "The stack has a bad parameter: %s", err.Error())
+	}
+	if s != base {
+		s.Preset = "custom"
+	} else {
+		s.Preset = base.Preset
+	}
+	if err := s.Validate(param); err != nil {
+		return Stack{}, err
+	}
+	return s, nil
+}
+
+// StackFromRequest reads the request's stack from the header or its query
+// alias; def applies when neither is set.
+func StackFromRequest(r *http.Request, def Stack) (Stack, *Error) {
+	v := r.Header.Get(HeaderStack)
+	if v == "" {
+		v = r.URL.Query().Get(QueryStack)
+	}
+	return ParseStack(v, def, HeaderStack)
+}
+
+// Validate checks every parameter is finite, not negative and not absurd.
+func (s Stack) Validate(param string) *Error {
+	for _, f := range []struct {
+		name string
+		v    float64
+		max  float64
+	}{
+		{"hop_ms", s.HopMS, 10_000}, {"classify_tps", s.ClassifyTPS, 1e9},
+		{"classify_tps_baseline", s.ClassifyTPSBaseline, 1e9}, {"state_load_ms", s.StateLoadMS, 10_000},
+		{"state_load_mbps", s.StateLoadMBps, 1e6}, {"config_hops", s.ConfigHops, 100},
+		{"sprint_hops", s.SprintHops, 100}, {"billing_hops", s.BillingHops, 100},
+	} {
+		if math.IsNaN(f.v) || f.v < 0 || f.v > f.max {
+			return BadRequest(param, "invalid_value", "Stack parameter %s must be between 0 and %g; got %g.", f.name, f.max, f.v)
+		}
+	}
+	return nil
+}
+
+// String is the header value that selects exactly this stack.
+func (s Stack) String() string {
+	if p, ok := StackPreset(s.Preset); ok && p == s {
+		return s.Preset
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
