@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The header that chooses a request's modelled API stack, and its query
@@ -113,7 +114,7 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 	s := base
 	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := dec.Decode((*stackFields)(&s)); err != nil {
 		return Stack{}, BadRequest(param, "invalid_value", "The stack has a bad parameter: %s", err.Error())
 	}
 	if s != base {
@@ -156,11 +157,68 @@ func (s Stack) Validate(param string) *Error {
 	return nil
 }
 
+// stackFields decodes a Stack's fields without its UnmarshalJSON.
+type stackFields Stack
+
+// UnmarshalJSON takes a preset name or an object of parameters on top of a
+// preset (lean when it names none), as the run API's config does.
+func (s *Stack) UnmarshalJSON(b []byte) error {
+	v := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+	}
+	got, err := ParseStack(v, StackLean, "stack")
+	if err != nil {
+		return err
+	}
+	*s = got
+	return nil
+}
+
 // String is the header value that selects exactly this stack.
 func (s Stack) String() string {
 	if p, ok := StackPreset(s.Preset); ok && p == s {
 		return s.Preset
 	}
-	b, _ := json.Marshal(s)
+	b, _ := json.Marshal(stackFields(s))
 	return string(b)
+}
+
+// Stack stage names: modelled spans of the hosted API's own work.
+const (
+	StageStackClassify   = "stack_classify"
+	StageStackStateLoad  = "stack_state_load"
+	StageStackConfigHop  = "stack_config_hop"
+	StageStackSprintHops = "stack_sprint_hops"
+	StageStackBilling    = "stack_billing"
+)
+
+func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// Hops is the time of n service hops.
+func (s Stack) Hops(n float64) time.Duration { return ms(n * s.HopMS) }
+
+// Classify is the time to classify tokens: one hop to the classifier plus
+// the tokens at the pre- or post-sprint rate. Nothing to classify, or no
+// classifier modelled, costs nothing.
+func (s Stack) Classify(tokens int, preSprint bool) time.Duration {
+	rate := s.ClassifyTPS
+	if preSprint {
+		rate = s.ClassifyTPSBaseline
+	}
+	if tokens <= 0 || rate <= 0 {
+		return 0
+	}
+	return s.Hops(1) + time.Duration(float64(tokens)/rate*float64(time.Second))
+}
+
+// StateLoad is the time to load stored conversation state of n bytes.
+func (s Stack) StateLoad(bytes int) time.Duration {
+	d := ms(s.StateLoadMS)
+	if s.StateLoadMBps > 0 {
+		d += time.Duration(float64(bytes) / (s.StateLoadMBps * 1e6) * float64(time.Second))
+	}
+	return d
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"testing"
 )
@@ -61,5 +62,47 @@ func TestStackFromRequestReadsHeaderThenQuery(t *testing.T) {
 	}
 	if StackHosted.String() != "hosted" {
 		t.Fatalf("a preset's header value is its name, got %q", StackHosted.String())
+	}
+}
+
+func TestStackUnmarshalJSON(t *testing.T) {
+	var cfg struct {
+		Stack Stack `json:"stack"`
+	}
+	for in, want := range map[string]Stack{
+		`{"stack":"hosted"}`:            StackHosted,
+		`{"stack":{"hop_ms":2.65}}`:     {Preset: "custom", HopMS: 2.65},
+		`{"stack":{"preset":"hosted"}}`: StackHosted,
+		`{}`:                            {},
+	} {
+		cfg.Stack = Stack{}
+		if err := json.Unmarshal([]byte(in), &cfg); err != nil || cfg.Stack != want {
+			t.Errorf("%s: %+v %v, want %+v", in, cfg.Stack, err, want)
+		}
+	}
+	for _, bad := range []string{`{"stack":"heavy"}`, `{"stack":{"hop_ms":-3}}`, `{"stack":7}`} {
+		if err := json.Unmarshal([]byte(bad), &cfg); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+func TestStackCostsFollowTheWork(t *testing.T) {
+	s := StackHosted
+	if s.Classify(0, false) != 0 || StackLean.Classify(50_000, true) != 0 {
+		t.Fatal("classifying nothing, or with no classifier, costs nothing")
+	}
+	small, big := s.Classify(1_000, false), s.Classify(50_000, false)
+	if !(small > s.Hops(1) && big > small) {
+		t.Fatalf("classify cost must grow with tokens: %v %v", small, big)
+	}
+	if s.Classify(50_000, true) <= big {
+		t.Fatal("the pre-sprint classifier is slower")
+	}
+	if s.StateLoad(10<<20) <= s.StateLoad(1<<10) {
+		t.Fatal("state load cost must grow with bytes")
+	}
+	if s.Hops(2) != 2*s.Hops(1) {
+		t.Fatal("hops add up")
 	}
 }

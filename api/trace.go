@@ -38,9 +38,12 @@ type Span struct {
 // Trace is the engine's record of one response: timings and counts, never
 // content. Transport is recorded for display only; no stage reads it.
 type Trace struct {
-	ResponseID    string `json:"response_id"`
-	Transport     string `json:"transport"`
-	Engine        string `json:"engine"`
+	ResponseID string `json:"response_id"`
+	Transport  string `json:"transport"`
+	Engine     string `json:"engine"`
+	// Stack is the modelled API stack the response ran under (a preset's
+	// name, or its parameters as JSON); empty when nothing was modelled.
+	Stack         string `json:"stack,omitempty"`
 	StartedUnixNS int64  `json:"started_unix_ns"`
 	Spans         []Span `json:"spans"`
 }
