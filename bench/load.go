@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/inference"
 
 	"github.com/coder/websocket"
 )
@@ -37,7 +36,8 @@ type LoadConfig struct {
 	OutputTokens int    // max_output_tokens with ignore_eos: every reply has exactly this many
 	Input        string // the prompt; default a short request for a story
 	// TargetTPS is the per-stream rate the 95 % target is measured
-	// against; 0 takes the agentloop profile's decode rate.
+	// against; 0 takes the rate the model name stands for
+	// (api.ModelDecodeTPS), which is 0 (no target) for instant.
 	TargetTPS float64
 	Header    http.Header // sent with every request, e.g. Authorization
 	// SharedProcess says the engine runs in this process, so its process
@@ -232,7 +232,7 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 		return nil, fmt.Errorf("load: transport %q: want ws or sse", cfg.Transport)
 	}
 	if cfg.TargetTPS == 0 {
-		cfg.TargetTPS = inference.ProfileFor(cfg.Model).DecodeTPS
+		cfg.TargetTPS = api.ModelDecodeTPS(cfg.Model)
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	body := map[string]any{"model": cfg.Model, "input": cfg.Input, "max_output_tokens": cfg.OutputTokens,
