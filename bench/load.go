@@ -631,8 +631,13 @@ func FormatLoad(w io.Writer, r *LoadReport) {
 	}
 	fmt.Fprintf(w, "  tokens       %d total in %d deltas (%d coalesced); %.0f tok/s overall, %.0f tok/s steady\n",
 		r.Tokens, r.Deltas, r.CoalescedTokens, r.TokensPerSecond, r.SteadyTokensPerSecond)
-	fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; %d/%d streams ≥ 95%% of %.0f tok/s\n",
-		r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50, r.StreamsAtTarget, r.Streams, r.TargetTPS)
+	if r.TargetTPS > 0 {
+		fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; %d/%d streams ≥ 95%% of %.0f tok/s\n",
+			r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50, r.StreamsAtTarget, r.Streams, r.TargetTPS)
+	} else {
+		fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; no target rate (the model is unpaced)\n",
+			r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50)
+	}
 	if r.WireVsEngine != nil {
 		fmt.Fprintf(w, "  vs engine    wire/released rate min %.3f  p1 %.3f  p50 %.3f; %d/%d traced streams ≥ 0.95\n",
 			r.WireVsEngine.Min, r.WireVsEngine.P1, r.WireVsEngine.P50, r.StreamsAt95Engine, r.TracedStreams)
