@@ -30,14 +30,14 @@ e2e-deps:
 
 ## bench: the testing.B benchmarks, then the overhead table (see also: agentloop bench load|matrix).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./api/ ./inference/ ./store/ ./bench/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./api/ ./inference/ ./policy/ ./store/ ./bench/
 	$(GO) run ./cmd/agentloop bench overhead
 
 ## fuzz: the long fuzz runs (each target FUZZTIME, default 30s); corpora live in each package's testdata/fuzz.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := api:FuzzDecodeCreate api:FuzzAppendString server:FuzzHTTPCreate server:FuzzWebSocketMessage \
 	scenario:FuzzWorkspaceCall scenario:FuzzApplyPatch web:FuzzDecodeRunRequest bench:FuzzEventType \
-	inference:FuzzPieces inference:FuzzArguments
+	inference:FuzzPieces policy:FuzzArguments
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t#*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/inference"
 
 	"github.com/coder/websocket"
 )
@@ -37,7 +36,8 @@ type LoadConfig struct {
 	OutputTokens int    // max_output_tokens with ignore_eos: every reply has exactly this many
 	Input        string // the prompt; default a short request for a story
 	// TargetTPS is the per-stream rate the 95 % target is measured
-	// against; 0 takes the agentloop profile's decode rate.
+	// against; 0 takes the rate the model name stands for
+	// (api.ModelDecodeTPS), which is 0 (no target) for instant.
 	TargetTPS float64
 	Header    http.Header // sent with every request, e.g. Authorization
 	// SharedProcess says the engine runs in this process, so its process
@@ -232,7 +232,7 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 		return nil, fmt.Errorf("load: transport %q: want ws or sse", cfg.Transport)
 	}
 	if cfg.TargetTPS == 0 {
-		cfg.TargetTPS = inference.ProfileFor(cfg.Model).DecodeTPS
+		cfg.TargetTPS = api.ModelDecodeTPS(cfg.Model)
 	}
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	body := map[string]any{"model": cfg.Model, "input": cfg.Input, "max_output_tokens": cfg.OutputTokens,
@@ -631,8 +631,13 @@ func FormatLoad(w io.Writer, r *LoadReport) {
 	}
 	fmt.Fprintf(w, "  tokens       %d total in %d deltas (%d coalesced); %.0f tok/s overall, %.0f tok/s steady\n",
 		r.Tokens, r.Deltas, r.CoalescedTokens, r.TokensPerSecond, r.SteadyTokensPerSecond)
-	fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; %d/%d streams ≥ 95%% of %.0f tok/s\n",
-		r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50, r.StreamsAtTarget, r.Streams, r.TargetTPS)
+	if r.TargetTPS > 0 {
+		fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; %d/%d streams ≥ 95%% of %.0f tok/s\n",
+			r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50, r.StreamsAtTarget, r.Streams, r.TargetTPS)
+	} else {
+		fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; no target rate (the model is unpaced)\n",
+			r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50)
+	}
 	if r.WireVsEngine != nil {
 		fmt.Fprintf(w, "  vs engine    wire/released rate min %.3f  p1 %.3f  p50 %.3f; %d/%d traced streams ≥ 0.95\n",
 			r.WireVsEngine.Min, r.WireVsEngine.P1, r.WireVsEngine.P50, r.StreamsAt95Engine, r.TracedStreams)

@@ -1,6 +1,7 @@
 package inference
 
-// Deterministic hashing for jitter and policy choices. Draws come from hashes of
+// Deterministic hashing for jitter, the prefix cache and the policy's choices
+// (package policy draws from the same functions). Draws come from hashes of
 // (seed, context), never from a shared random source, so concurrent requests
 // cannot disturb each other's results.
 
@@ -9,9 +10,9 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// hashStrings folds seed and parts into one 64-bit FNV-1a hash. Parts are
+// HashStrings folds seed and parts into one 64-bit FNV-1a hash. Parts are
 // separated so ("ab","c") and ("a","bc") differ.
-func hashStrings(seed uint64, parts ...string) uint64 {
+func HashStrings(seed uint64, parts ...string) uint64 {
 	h := uint64(fnvOffset)
 	for i := 0; i < 8; i++ {
 		h ^= (seed >> (8 * i)) & 0xff
@@ -25,11 +26,11 @@ func hashStrings(seed uint64, parts ...string) uint64 {
 		h ^= 0xff // separator: not a valid UTF-8 byte, so it cannot collide with text
 		h *= fnvPrime
 	}
-	return splitmix64(h)
+	return Splitmix64(h)
 }
 
-// splitmix64 scrambles x; it turns a hash plus a salt into an independent draw.
-func splitmix64(x uint64) uint64 {
+// Splitmix64 scrambles x; it turns a hash plus a salt into an independent draw.
+func Splitmix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
@@ -38,12 +39,12 @@ func splitmix64(x uint64) uint64 {
 
 // unitDraw maps a hash and a salt to a float in [0, 1).
 func unitDraw(h, salt uint64) float64 {
-	return float64(splitmix64(h^salt)>>11) / (1 << 53)
+	return float64(Splitmix64(h^salt)>>11) / (1 << 53)
 }
 
 // JitterSeed derives a Job's jitter seed from the request seed and the
 // response context (for example the response id or the run, lane and turn), so
 // the same seeded rollout gets the same modelled timings.
 func JitterSeed(seed int64, context ...string) uint64 {
-	return hashStrings(uint64(seed), context...)
+	return HashStrings(uint64(seed), context...)
 }

@@ -52,7 +52,7 @@ func blockHashes(tokens []int) []uint64 {
 			h ^= uint64(uint32(t))
 			h *= fnvPrime
 		}
-		h = splitmix64(h) // chain: the next block starts from this one's hash
+		h = Splitmix64(h) // chain: the next block starts from this one's hash
 		hashes[b] = h
 		prev = h
 	}

@@ -3,6 +3,8 @@ package inference
 import (
 	"math"
 	"time"
+
+	"agentloop/api"
 )
 
 // Profile describes one simulated model and the accelerator that serves it.
@@ -22,33 +24,58 @@ type Profile struct {
 	Jitter        float64       // ± fraction applied to rates and TTFT, drawn from a hash
 }
 
-// The built-in profiles. The figures are plausible for hosted models of each
-// class, not measurements of any one of them:
+// The built-in profiles, one per api's built-in model name and in its order
+// (slowest first). Each decodes at the rate its name stands for
+// (api.BuiltinModels); the rest is the accelerator's. The figures are
+// plausible for hosted models of each class, not measurements of any one of
+// them:
 //
-//	profile  decode      prefill      base TTFT  batch  slowdown at full batch
-//	classic  65 tok/s    2,000 tok/s  400 ms     64     30 %
-//	spark    1000 tok/s  20,000 tok/s 80 ms      512    none (only queueing beyond 512)
-//	burst    4000 tok/s  50,000 tok/s 40 ms      256    15 %
+//	profile  decode      prefill      base TTFT  batch      slowdown at full batch
+//	classic  65 tok/s    2,000 tok/s  400 ms     64         30 %
+//	spark    1000 tok/s  20,000 tok/s 80 ms      512        none (only queueing beyond 512)
+//	burst    4000 tok/s  50,000 tok/s 40 ms      256        15 %
+//	instant  unpaced     instant      0          unbounded  none
 //
-// Every profile jitters its rates and TTFT by ±5 %, per request, from the
-// Job's JitterSeed.
-var builtinProfiles = []Profile{
-	{Name: "classic", DecodeTPS: 65, PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05},
-	{Name: "spark", DecodeTPS: 1000, PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05},
-	{Name: "burst", DecodeTPS: 4000, PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05},
+// Every profile but instant jitters its rates and TTFT by ±5 %, per request,
+// from the Job's JitterSeed. instant models no time at all: its jobs still go
+// through the scheduler, and all their tokens fall due at admission.
+var builtinProfiles = profilesFor(api.BuiltinModels(), map[string]Profile{
+	api.ModelClassic: {PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05},
+	api.ModelSpark:   {PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05},
+	api.ModelBurst:   {PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05},
+	api.ModelInstant: {},
+})
+
+// profilesFor names each shape after its model and gives it the model's
+// decode rate. Every built-in name needs a shape, and every shape a name.
+func profilesFor(models []api.BuiltinModel, shapes map[string]Profile) []Profile {
+	if len(shapes) != len(models) {
+		panic("inference: the profiles and api's built-in model names differ")
+	}
+	out := make([]Profile, 0, len(models))
+	for _, m := range models {
+		p, ok := shapes[m.Name]
+		if !ok {
+			panic("inference: no profile for the built-in model " + m.Name)
+		}
+		p.Name, p.DecodeTPS = m.Name, m.DecodeTPS
+		out = append(out, p)
+	}
+	return out
 }
 
 // DefaultProfile is the profile that serves any model name that is not a
 // built-in profile's name.
-const DefaultProfile = "spark"
+const DefaultProfile = api.DefaultModel
 
 // Profiles returns the built-in profiles, slowest first.
 func Profiles() []Profile {
 	return append([]Profile(nil), builtinProfiles...)
 }
 
-// ProfileFor returns the profile for a request's model name: "classic",
-// "spark" or "burst"; any other name runs spark (the caller echoes the model
+// ProfileFor returns the profile for a request's model name: the built-in
+// profile of that name; for "custom-<tps>" (see api.ParseCustomModel), spark
+// decoding at tps; for any other name, spark (the caller echoes the model
 // name as sent).
 func ProfileFor(model string) Profile {
 	for _, p := range builtinProfiles {
@@ -58,6 +85,9 @@ func ProfileFor(model string) Profile {
 	}
 	for _, p := range builtinProfiles {
 		if p.Name == DefaultProfile {
+			if tps, ok := api.ParseCustomModel(model); ok {
+				p.DecodeTPS = float64(tps)
+			}
 			return p
 		}
 	}

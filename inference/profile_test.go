@@ -1,6 +1,11 @@
 package inference
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"agentloop/api"
+)
 
 func TestProfileFor(t *testing.T) {
 	tests := []struct {
@@ -12,29 +17,69 @@ func TestProfileFor(t *testing.T) {
 		{"classic", "classic", 50, 80},
 		{"spark", "spark", 800, 1200},
 		{"burst", "burst", 3000, 5000},
+		{"instant", "instant", 0, 0}, // no pacing
 		{"gpt-5.5", "spark", 800, 1200},
 		{"", "spark", 800, 1200},
 		{"Classic", "spark", 800, 1200}, // names are exact
+		{"Instant", "spark", 800, 1200},
+		{"custom-250", "spark", 250, 250},
+		{"custom-1", "spark", 1, 1},           // lower bound
+		{"custom-100000", "spark", 1e5, 1e5},  // upper bound
+		{"custom-0", "spark", 800, 1200},      // below the bounds: like any unknown name
+		{"custom-100001", "spark", 800, 1200}, // above the bounds
+		{"custom-", "spark", 800, 1200},
+		{"custom-250.5", "spark", 800, 1200},
+		{"custom--250", "spark", 800, 1200},
+		{"custom-0250", "spark", 800, 1200},
+		{"custom-abc", "spark", 800, 1200},
 	}
+	spark := ProfileFor("spark")
 	for _, tt := range tests {
 		p := ProfileFor(tt.model)
 		if p.Name != tt.wantName || p.DecodeTPS < tt.minTPS || p.DecodeTPS > tt.maxTPS {
 			t.Errorf("ProfileFor(%q) = %s at %.0f tok/s, want %s in [%.0f, %.0f]", tt.model, p.Name, p.DecodeTPS, tt.wantName, tt.minTPS, tt.maxTPS)
 		}
+		if tt.wantName == "spark" {
+			// A custom rate keeps everything else of spark.
+			q := p
+			q.DecodeTPS = spark.DecodeTPS
+			if q != spark {
+				t.Errorf("ProfileFor(%q) = %+v: more than the decode rate differs from spark %+v", tt.model, p, spark)
+			}
+		}
+	}
+}
+
+func TestProfilesAreKeyedByTheWireNames(t *testing.T) {
+	var names []string
+	for _, p := range Profiles() {
+		names = append(names, p.Name)
+		if p.DecodeTPS != api.ModelDecodeTPS(p.Name) {
+			t.Errorf("profile %s decodes at %v tok/s, but api says its name stands for %v", p.Name, p.DecodeTPS, api.ModelDecodeTPS(p.Name))
+		}
+	}
+	if !slices.Equal(names, api.ModelNames()) {
+		t.Fatalf("profiles %v, want one per api model name %v", names, api.ModelNames())
 	}
 }
 
 func TestProfilesAreModelled(t *testing.T) {
 	ps := Profiles()
-	if len(ps) < 3 {
-		t.Fatalf("Profiles() = %d profiles, want at least classic, spark and burst", len(ps))
+	if len(ps) < 4 {
+		t.Fatalf("Profiles() = %d profiles, want at least classic, spark, burst and instant", len(ps))
 	}
-	for i, p := range ps {
+	var modelled []Profile
+	for _, p := range ps {
+		if p.Name != api.ModelInstant {
+			modelled = append(modelled, p)
+		}
+	}
+	for i, p := range modelled {
 		if p.DecodeTPS <= 0 || p.PrefillTPS <= p.DecodeTPS || p.BaseTTFT <= 0 || p.MaxBatch <= 0 || p.Jitter <= 0 || p.Jitter >= 0.5 {
 			t.Errorf("profile %s is not fully modelled: %+v", p.Name, p)
 		}
-		if i > 0 && p.DecodeTPS <= ps[i-1].DecodeTPS {
-			t.Errorf("profiles not slowest first: %s after %s", p.Name, ps[i-1].Name)
+		if i > 0 && p.DecodeTPS <= modelled[i-1].DecodeTPS {
+			t.Errorf("profiles not slowest first: %s after %s", p.Name, modelled[i-1].Name)
 		}
 	}
 	if spark := ProfileFor("spark"); spark.MaxBatch < 512 || spark.BatchSlowdown != 0 {
@@ -43,6 +88,25 @@ func TestProfilesAreModelled(t *testing.T) {
 	ps[0].DecodeTPS = 1 // a copy: callers cannot change the built-ins
 	if ProfileFor(ps[0].Name).DecodeTPS == 1 {
 		t.Error("Profiles returned the built-in slice itself")
+	}
+}
+
+func TestInstantProfileModelsNoTime(t *testing.T) {
+	p := ProfileFor("instant")
+	if want := (Profile{Name: "instant"}); p != want {
+		t.Fatalf("instant = %+v, want no modelled cost at all: %+v", p, want)
+	}
+	if last := Profiles()[len(Profiles())-1]; last.Name != "instant" {
+		t.Fatalf("instant is not the fastest (last) profile: %s is", last.Name)
+	}
+	for seed := range uint64(20) {
+		job := Job{Profile: p, PrefillTokens: 100000, OutputTokens: 1000, JitterSeed: seed}
+		if job.Prefill() != 0 || job.DecodeRate(1) != 0 || job.DecodeRate(10000) != 0 {
+			t.Fatalf("instant job, seed %d: prefill %v, rate %v; want 0, 0", seed, job.Prefill(), job.DecodeRate(1))
+		}
+	}
+	if p.Unmodelled() != p {
+		t.Fatal("instant is not already unmodelled")
 	}
 }
 

@@ -174,7 +174,9 @@ func (s *Scheduler) poke() {
 
 // Submit queues job and returns its generation. It never blocks: a job
 // beyond its accelerator's batch waits in a FIFO queue. A job whose costs are
-// all zero (see Profile.Unmodelled) is complete when Submit returns.
+// all zero (the instant profile, or see Profile.Unmodelled) has all its tokens
+// due at admission, and the scheduler pass that admits it releases them at
+// once: with a free slot, it is complete when Submit returns.
 func (s *Scheduler) Submit(job Job) *Generation {
 	g := s.submitAt(job, time.Now())
 	s.poke()

@@ -2,8 +2,11 @@ package inference
 
 import (
 	"runtime"
+	"sync"
 	"testing"
 	"time"
+
+	"agentloop/api"
 )
 
 // quickProfile decodes fast enough that tests finish in milliseconds while
@@ -112,6 +115,63 @@ func TestSchedulerUnmodelledCompletesInSubmit(t *testing.T) {
 	case <-g.Ready():
 	default:
 		t.Fatal("Ready did not fire for a finished generation")
+	}
+}
+
+// TestSchedulerReleasesInstantJobsAtOnce runs instant jobs from many
+// submitters next to a paced stream: each goes through the scheduler and
+// releases all its tokens in one step, at the moment it is admitted.
+func TestSchedulerReleasesInstantJobsAtOnce(t *testing.T) {
+	s := NewScheduler()
+	defer s.Close()
+	paced := s.Submit(Job{Profile: slowProfile("paced", 4), OutputTokens: 1000})
+	defer paced.Cancel()
+	instant := ProfileFor(api.ModelInstant)
+	const submitters, each, tokens = 8, 25, 1000
+	gens := make(chan *Generation, submitters*each)
+	var wg sync.WaitGroup
+	for w := range submitters {
+		wg.Go(func() {
+			for i := range each {
+				gens <- s.Submit(Job{Profile: instant, PrefillTokens: 50000, OutputTokens: tokens, JitterSeed: uint64(w*each + i)})
+			}
+		})
+	}
+	wg.Wait()
+	close(gens)
+	for g := range gens {
+		seen := consume(t, g)
+		if g.Cancelled() || g.Released() != tokens || len(seen) != 1 || seen[0] != tokens {
+			t.Fatalf("instant job: cancelled %v, released %d, consumer saw %v; want all %d tokens in one release", g.Cancelled(), g.Released(), seen, tokens)
+		}
+		tm := g.Timings()
+		if tm.Admitted != tm.Submitted || tm.FirstToken != tm.Admitted || tm.LastToken != tm.FirstToken {
+			t.Fatalf("instant job spent modelled time: %+v", tm)
+		}
+	}
+	// Only the paced stream still holds a slot.
+	waitFor(t, "the instant jobs to leave the batch", func() bool { d, q := s.Active(); return d == 1 && q == 0 })
+	if paced.Done() {
+		t.Fatal("the paced stream finished early")
+	}
+}
+
+// TestInstantJobOnModelClock checks on a synthetic clock that an instant job's
+// tokens are all due when it is submitted: the clock never moves.
+func TestInstantJobOnModelClock(t *testing.T) {
+	s := newScheduler()
+	t0 := time.Unix(1_000_000, 0)
+	for _, n := range []int{0, 1, 4096} {
+		g := s.submitAt(Job{Profile: ProfileFor(api.ModelInstant), PrefillTokens: 1 << 20, OutputTokens: n}, t0)
+		if !g.Done() || g.Cancelled() || g.Released() != n {
+			t.Fatalf("%d tokens at t0: done %v, cancelled %v, released %d", n, g.Done(), g.Cancelled(), g.Released())
+		}
+		if tm := g.Timings(); !tm.FirstToken.Equal(t0) || (n > 0 && !tm.LastToken.Equal(t0)) {
+			t.Fatalf("%d tokens: timings %+v, want every phase at t0", n, tm)
+		}
+	}
+	if d, q := s.Active(); d != 0 || q != 0 || !s.nextDue.IsZero() {
+		t.Fatalf("after instant jobs: Active() = %d, %d, next due %v; want an idle scheduler", d, q, s.nextDue)
 	}
 }
 
@@ -229,6 +289,9 @@ func TestSchedulerProfilesHaveSeparateBatches(t *testing.T) {
 
 func TestJitterIsDeterministic(t *testing.T) {
 	for _, p := range Profiles() {
+		if p.Name == api.ModelInstant {
+			continue // models no time; see TestInstantProfileModelsNoTime
+		}
 		t.Run(p.Name, func(t *testing.T) {
 			job := func(seed uint64) Job { return Job{Profile: p, PrefillTokens: 4000, OutputTokens: 10, JitterSeed: seed} }
 			nominalPrefill := float64(p.BaseTTFT) + 4000/p.PrefillTPS*float64(time.Second)

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/inference"
 	"agentloop/scenario"
 	"agentloop/store"
 )
@@ -49,14 +48,10 @@ func Normalize(cfg *Config) *api.Error {
 		return api.BadRequest("scenario", "invalid_value", "Unknown scenario '%s'. Supported values are: %s.", cfg.Scenario, strings.Join(names, ", "))
 	}
 	if cfg.Profile == "" {
-		cfg.Profile = "spark"
+		cfg.Profile = api.DefaultModel
 	}
-	known := false
-	for _, p := range inference.Profiles() {
-		known = known || p.Name == cfg.Profile
-	}
-	if !known {
-		return api.BadRequest("profile", "invalid_value", "Unknown profile '%s'. Supported values are: classic, spark, burst.", cfg.Profile)
+	if !api.IsBuiltinModel(cfg.Profile) {
+		return api.BadRequest("profile", "invalid_value", "Unknown profile '%s'. Supported values are: %s.", cfg.Profile, strings.Join(api.ModelNames(), ", "))
 	}
 	if cfg.RTTms < 0 || cfg.RTTms > 5000 {
 		return api.BadRequest("rtt_ms", "invalid_value", "rtt_ms must be between 0 and 5000.")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agentloop/inference"
+	"agentloop/policy"
 )
 
 // Config holds one engine's settings. Two engines share one Shared: /v1 with
@@ -44,7 +45,7 @@ type Shared struct {
 	Scheduler *inference.Scheduler
 	Prefix    *inference.PrefixCache
 	Tokenizer *inference.Tokenizer
-	Policy    inference.Policy
+	Policy    policy.Policy
 	Traces    *TraceRing
 	Metrics   *Metrics
 	Log       *slog.Logger
@@ -61,7 +62,7 @@ func NewShared(st Store, traceRing int, log *slog.Logger) (*Shared, error) {
 	}
 	return &Shared{
 		Store: st, Scheduler: inference.NewScheduler(), Prefix: inference.NewPrefixCache(1 << 20),
-		Tokenizer: tok, Policy: inference.NewRouter(tok), Traces: NewTraceRing(traceRing),
+		Tokenizer: tok, Policy: policy.NewRouter(tok), Traces: NewTraceRing(traceRing),
 		Metrics: NewMetrics(), Log: log,
 	}, nil
 }

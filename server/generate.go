@@ -10,6 +10,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/inference"
+	"agentloop/policy"
 	"agentloop/store"
 )
 
@@ -34,7 +35,7 @@ type plannedItem struct {
 
 // plan turns the policy's reply into output items with ids and pieces, cut
 // at max_output_tokens.
-func (e *Engine) plan(tu *turn, reply inference.Reply) (items []plannedItem, total int, truncated bool) {
+func (e *Engine) plan(tu *turn, reply policy.Reply) (items []plannedItem, total int, truncated bool) {
 	limit := -1
 	if tu.req.MaxOutputTokens != nil {
 		limit = *tu.req.MaxOutputTokens

@@ -21,6 +21,8 @@ func (e *Engine) Register(g *echo.Group) {
 	g.GET("/responses/:id", e.handleGet)
 	g.DELETE("/responses/:id", e.handleDelete)
 	g.GET("/responses/:id/input_items", e.handleInputItems)
+	g.GET("/models", e.handleModels)
+	g.GET("/models/:id", e.handleModel)
 }
 
 // RegisterTraces mounts GET /api/traces/:id on g.

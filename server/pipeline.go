@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/inference"
+	"agentloop/policy"
 	"agentloop/store"
 )
 
@@ -330,15 +330,15 @@ func seedOf(req *api.CreateRequest) int64 {
 }
 
 // policyRequest is what the model sees.
-func (tu *turn) policyRequest() *inference.Request {
-	pr := &inference.Request{Tools: tu.model.tools, ToolChoice: tu.req.ToolChoiceName(), Seed: tu.seed}
+func (tu *turn) policyRequest() *policy.Request {
+	pr := &policy.Request{Tools: tu.model.tools, ToolChoice: tu.req.ToolChoiceName(), Seed: tu.seed}
 	if tu.req.Instructions != nil {
 		pr.Instructions = *tu.req.Instructions
 	}
-	pr.Items = make([]inference.Item, len(tu.context))
+	pr.Items = make([]policy.Item, len(tu.context))
 	for i := range tu.context {
 		it := &tu.context[i].Item
-		pr.Items[i] = inference.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
+		pr.Items[i] = policy.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
 			CallID: it.CallID, Namespace: it.Namespace}
 		switch it.Type {
 		case api.TypeMessage:

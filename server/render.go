@@ -9,6 +9,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/inference"
+	"agentloop/policy"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -155,7 +156,7 @@ type resolvedModel struct {
 	model       string
 	profile     inference.Profile
 	toolsRaw    string
-	tools       []inference.Tool
+	tools       []policy.Tool
 	toolTokens  []int
 	schemaCount int
 }
@@ -231,7 +232,7 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolved
 				return api.BadRequest("tools", "invalid_function_parameters", "Invalid schema for function '%s': the schema must be an object.", t.Name)
 			}
 		}
-		m.tools = append(m.tools, inference.Tool{Name: t.Name, Description: t.Description, Namespace: ns, Parameters: params})
+		m.tools = append(m.tools, policy.Tool{Name: t.Name, Description: t.Description, Namespace: ns, Parameters: params})
 		rendered = append(rendered, "<|tool|>"...)
 		rendered = append(rendered, t.Name...)
 		rendered = append(rendered, ' ')

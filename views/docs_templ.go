@@ -52,7 +52,7 @@ func DocsPage(p Page, d Docs) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "/v1</code>; the model name picks the simulated model profile (<code>classic</code>, <code>spark</code> or <code>burst</code>; any other name runs <code>spark</code>).</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "/v1</code>; the model name picks the simulated model profile (<code>classic</code>, <code>spark</code>, <code>burst</code> or <code>instant</code>, which models no time at all; <code>custom-250</code> runs <code>spark</code> at 250 tokens/s; any other name runs <code>spark</code>). <code>GET /v1/models</code> lists the built-in names.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/views"
 )
@@ -40,20 +41,28 @@ var stages = []views.Stage{
 // raceStages adds what the live view draws before a lane's traces merge.
 var raceStages = append(slices.Clone(stages), views.Stage{Name: "pending", Label: "waiting for the first token (split once the engine trace arrives)"})
 
-var profiles = []string{"classic", "spark", "burst"}
-
-var profileLabels = map[string]string{
-	"classic": "classic (65 tok/s)",
-	"spark":   "spark (1,000 tok/s)",
-	"burst":   "burst (4,000 tok/s)",
-}
-
+// profileOptions offers api's built-in model names, each with its rate:
+// "spark (1,000 tok/s)".
 func profileOptions(selected string) []views.Option {
-	out := make([]views.Option, 0, len(profiles))
-	for _, p := range profiles {
-		out = append(out, views.Option{Value: p, Label: profileLabels[p], Selected: p == selected})
+	models := api.BuiltinModels()
+	out := make([]views.Option, 0, len(models))
+	for _, m := range models {
+		label := m.Name + " (no modelled time)"
+		if m.DecodeTPS > 0 {
+			label = m.Name + " (" + groupThousands(int64(m.DecodeTPS)) + " tok/s)"
+		}
+		out = append(out, views.Option{Value: m.Name, Label: label, Selected: m.Name == selected})
 	}
 	return out
+}
+
+// groupThousands writes n ≥ 0 with a comma between groups of three digits.
+func groupThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func scenarioOptions(selected string) []views.Option {

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"slices"
 	"testing"
 
 	"agentloop/rollout"
+	"agentloop/views"
 )
 
 func TestHeadline(t *testing.T) {
@@ -59,5 +61,20 @@ func TestFormats(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+func TestProfileOptionsAreTheBuiltinModels(t *testing.T) {
+	want := []views.Option{
+		{Value: "classic", Label: "classic (65 tok/s)"},
+		{Value: "spark", Label: "spark (1,000 tok/s)", Selected: true},
+		{Value: "burst", Label: "burst (4,000 tok/s)"},
+		{Value: "instant", Label: "instant (no modelled time)"},
+	}
+	if got := profileOptions("spark"); !slices.Equal(got, want) {
+		t.Fatalf("profileOptions = %+v\nwant %+v", got, want)
+	}
+	if got := groupThousands(100000); got != "100,000" {
+		t.Fatalf("groupThousands(100000) = %q", got)
 	}
 }

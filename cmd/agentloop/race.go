@@ -19,7 +19,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	cfg := rollout.Config{}
 	fs := flag.NewFlagSet("agentloop race", flag.ContinueOnError)
 	fs.StringVar(&cfg.Scenario, "scenario", "", "scenario to run (see --list-scenarios); default: the first")
-	fs.StringVar(&cfg.Profile, "profile", "spark", "model profile: classic (~65 tok/s), spark (~1000 tok/s), burst (~4000 tok/s)")
+	fs.StringVar(&cfg.Profile, "profile", "spark", "model profile: classic (~65 tok/s), spark (~1000 tok/s), burst (~4000 tok/s), instant (no modelled time)")
 	rtt := fs.Duration("rtt", 0, "network round trip added by the latency proxy, e.g. 20ms")
 	toolTime := fs.Duration("tool-time", 0, "modelled tool execution time per tool call, e.g. 100ms")
 	lanes := fs.String("lanes", strings.Join(rollout.AllLanes, ","), "lanes to race: "+strings.Join(rollout.AllLanes, ","))

@@ -1,4 +1,4 @@
-package inference
+package policy
 
 import "agentloop/scenario"
 

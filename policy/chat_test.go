@@ -1,4 +1,4 @@
-package inference
+package policy
 
 import (
 	"encoding/json"
@@ -7,8 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"agentloop/inference"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
+
+func newTestTokenizer(tb testing.TB) *inference.Tokenizer {
+	tb.Helper()
+	tok, err := inference.NewTokenizer()
+	if err != nil {
+		tb.Fatalf("NewTokenizer: %v", err)
+	}
+	return tok
+}
 
 // schemaOf decodes a JSON Schema the way the engine does (encoding/json).
 func schemaOf(t testing.TB, text string) map[string]any {
@@ -129,7 +140,7 @@ func TestArgumentsSatisfySchemas(t *testing.T) {
 			params := schemaOf(t, tt.schema)
 			for qi, q := range argumentQuestions {
 				for seed := range uint64(6) {
-					args := argumentsFor(params, q, hashStrings(seed, q))
+					args := argumentsFor(params, q, inference.HashStrings(seed, q))
 					validateArguments(t, sch, args)
 					if qi == 0 && seed == 0 {
 						t.Logf("%s", args)

@@ -1,8 +1,9 @@
-package inference
+package policy
 
 import (
 	"strings"
 
+	"agentloop/inference"
 	"agentloop/scenario"
 )
 
@@ -63,7 +64,7 @@ type Policy interface {
 // conversation carries an "agentloop-scenario: NAME seed: N" marker naming a
 // known scenario (in its first developer or system message, or in the
 // instructions), the chat policy otherwise.
-func NewRouter(tok *Tokenizer) Policy {
+func NewRouter(tok *inference.Tokenizer) Policy {
 	return &router{chat: NewChatPolicy(tok)}
 }
 

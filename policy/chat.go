@@ -1,4 +1,4 @@
-package inference
+package policy
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"agentloop/inference"
 )
 
 // NewChatPolicy returns the general-purpose policy. Its replies are
@@ -21,12 +23,12 @@ import (
 //
 // With tool_choice "none" it never calls. ExactTokens > 0 always gives one
 // message of exactly that many tokens.
-func NewChatPolicy(tok *Tokenizer) Policy {
+func NewChatPolicy(tok *inference.Tokenizer) Policy {
 	return &chatPolicy{tok: tok}
 }
 
 type chatPolicy struct {
-	tok *Tokenizer
+	tok *inference.Tokenizer
 }
 
 // maxChatTokens bounds a free-form chat reply.
@@ -34,7 +36,7 @@ const maxChatTokens = 150
 
 func (c *chatPolicy) Respond(req *Request) Reply {
 	question := lastUserText(req.Items)
-	h := hashStrings(uint64(req.Seed), req.Instructions, question, fmt.Sprint(len(req.Items)))
+	h := inference.HashStrings(uint64(req.Seed), req.Instructions, question, fmt.Sprint(len(req.Items)))
 	if req.ExactTokens > 0 {
 		text, pieces := exactPieces(c.tok, c.compose(req, question, h), req.ExactTokens)
 		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: text, Pieces: pieces}}}
@@ -239,14 +241,14 @@ var bodySentences = []string{
 func (c *chatPolicy) chatReply(question string, h uint64) string {
 	var b strings.Builder
 	if topic := topicOf(question); topic != "" {
-		fmt.Fprintf(&b, openings[splitmix64(h)%uint64(len(openings))], topic)
+		fmt.Fprintf(&b, openings[inference.Splitmix64(h)%uint64(len(openings))], topic)
 	} else {
 		b.WriteString("Hello! How can I help you today?")
 	}
-	budget := 20 + int(splitmix64(h^1)%uint64(maxChatTokens-30))
+	budget := 20 + int(inference.Splitmix64(h^1)%uint64(maxChatTokens-30))
 	used := c.tok.Count(b.String())
-	start := int(splitmix64(h^2) % uint64(len(bodySentences)))
-	step := 1 + int(splitmix64(h^3)%3) // a few different walks through the bank
+	start := int(inference.Splitmix64(h^2) % uint64(len(bodySentences)))
+	step := 1 + int(inference.Splitmix64(h^3)%3) // a few different walks through the bank
 	for i := 0; i < len(bodySentences) && used < budget; i++ {
 		s := " " + bodySentences[(start+i*step)%len(bodySentences)]
 		n := c.tok.Count(s)
@@ -283,7 +285,7 @@ func answerFromOutputs(outs []answeredCall, question string, h uint64) string {
 		"So, to your question %q: the results above are the answer.",
 		"I can look further if anything seems off.",
 	}
-	closing := closings[splitmix64(h^4)%uint64(len(closings))]
+	closing := closings[inference.Splitmix64(h^4)%uint64(len(closings))]
 	if strings.Contains(closing, "%q") {
 		topic := topicOf(question)
 		if topic == "" {

@@ -1,4 +1,4 @@
-package inference
+package policy
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"agentloop/inference"
 )
 
 // argumentsFor returns a JSON object of arguments for a function tool whose
@@ -245,7 +247,7 @@ func (b *argumentBuilder) value(s map[string]any, name, path string, depth, vari
 		if d, ok := s["default"].(bool); ok {
 			return d, false
 		}
-		return hashStrings(b.h, path)&1 == 1, false
+		return inference.HashStrings(b.h, path)&1 == 1, false
 	case "null":
 		return nil, false
 	default:
@@ -394,7 +396,7 @@ func (b *argumentBuilder) enumValue(s map[string]any, enum []any, path string, v
 			}
 		}
 	}
-	return enum[(int(hashStrings(b.h, path)%uint64(len(enum)))+variant)%len(enum)], false
+	return enum[(int(inference.HashStrings(b.h, path)%uint64(len(enum)))+variant)%len(enum)], false
 }
 
 func jsonEqual(a, b any) bool {
@@ -697,7 +699,7 @@ func (b *argumentBuilder) stringFor(name string, variant int) (string, bool) {
 	}
 	switch category {
 	case "place":
-		return placeFallbacks[(int(hashStrings(b.h, name)%uint64(len(placeFallbacks)))+variant)%len(placeFallbacks)], false
+		return placeFallbacks[(int(inference.HashStrings(b.h, name)%uint64(len(placeFallbacks)))+variant)%len(placeFallbacks)], false
 	case "path":
 		return "README.md" + suffix, false
 	case "dir":

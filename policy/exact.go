@@ -1,8 +1,10 @@
-package inference
+package policy
 
 import (
 	"strings"
 	"unicode"
+
+	"agentloop/inference"
 )
 
 // fillerWords continue a reply to an exact length. Each is one o200k token
@@ -17,14 +19,14 @@ var fillerWords = []string{
 // boundary, continued with filler words. Re-tokenizing a concatenation can
 // merge tokens across the join, so every candidate is counted, and cuts that
 // do not hold are moved back.
-func exactText(tok *Tokenizer, base string, n int) string {
+func exactText(tok *inference.Tokenizer, base string, n int) string {
 	text, _ := exactPieces(tok, base, n)
 	return text
 }
 
 // exactPieces is exactText with the text's token pieces, so that the engine
 // can stream them without tokenizing the text again.
-func exactPieces(tok *Tokenizer, base string, n int) (string, []string) {
+func exactPieces(tok *inference.Tokenizer, base string, n int) (string, []string) {
 	if n <= 0 {
 		return "", nil
 	}
@@ -54,7 +56,7 @@ func exactPieces(tok *Tokenizer, base string, n int) (string, []string) {
 	text := strings.TrimPrefix(filler(n), " ")
 	if tok.Count(text) != n {
 		// Not reachable with the filler words above; keep the contract visible.
-		panic("inference: filler text does not count exactly")
+		panic("policy: filler text does not count exactly")
 	}
 	return text, fillerPieces(n, true)
 }

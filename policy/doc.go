@@ -1,0 +1,24 @@
+// Package policy decides what the simulated model says or calls. The engine
+// hands it a flattened conversation (Request: instructions, items, function
+// tools, tool_choice, seed) and gets back the output items (Reply) before any
+// token is scheduled.
+//
+// It owns:
+//   - the Policy interface and its Request, Item, Tool and Reply types;
+//   - the chat policy: text that refers to the question, tool calls whose
+//     arguments satisfy the tool's JSON Schema (a documented subset), answers
+//     that use the tool outputs, question hints, and exact-length replies for
+//     load tests (ignore_eos);
+//   - the scenario policy, which plays the scripted coding agent of a
+//     package scenario rollout, and the router that picks between the two
+//     from the "agentloop-scenario:" marker.
+//
+// It uses inference's tokenizer to count and split what it writes, and
+// inference's hashes for its choices, so the same seed gives the same run.
+//
+// A policy decides content only, never time: it must never sleep, read a
+// clock or a global random source, pace tokens, or know about profiles,
+// transports, HTTP, SQL or sockets. Respond is a pure function of the
+// request and safe for concurrent use. It must never import server, store,
+// rollout or web.
+package policy
