@@ -15,8 +15,24 @@ type trace struct {
 }
 
 func newTrace(transport, engine string, start time.Time) *trace {
+	// One span per stage; queue, prefill, generate and finalize are the
+	// other four.
+	n := len(preInference) + 4
 	return &trace{Trace: api.Trace{Transport: transport, Engine: engine, StartedUnixNS: start.UnixNano(),
-		Spans: make([]api.Span, 0, 10)}, start: start}
+		Spans: make([]api.Span, 0, n)}, start: start}
+}
+
+// record appends a stage's span, which began at from: a measured span ends
+// now, a modelled one lasts the cost the stage reported. It returns now.
+func (t *trace) record(s *stage, from time.Time, r *stageResult) time.Time {
+	now := time.Now()
+	d := now.Sub(from)
+	if s.kind == api.Modelled {
+		d = r.cost
+	}
+	t.Spans = append(t.Spans, api.Span{Name: s.name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: d.Nanoseconds(),
+		Kind: s.kind, Items: int64(r.items), Tokens: int64(r.tokens), Bytes: int64(r.bytes), Note: r.note})
+	return now
 }
 
 // measure records a measured span that began at from and ends now.
@@ -33,15 +49,6 @@ func (t *trace) model(name string, from, to time.Time, tokens int) {
 	}
 	t.Spans = append(t.Spans, api.Span{Name: name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: to.Sub(from).Nanoseconds(),
 		Kind: api.Modelled, Tokens: int64(tokens)})
-}
-
-func (t *trace) note(s string) {
-	if n := len(t.Spans); n > 0 {
-		if t.Spans[n-1].Note != "" {
-			t.Spans[n-1].Note += "; "
-		}
-		t.Spans[n-1].Note += s
-	}
 }
 
 // TraceRing keeps the latest traces, bounded, for every response
