@@ -61,6 +61,9 @@ type turn struct {
 	seed       int64
 	safety     []SafetyFlag
 	response   *api.Response
+
+	stream  streamed // how streaming ended, for finalize
+	outcome outcome  // set by finalize
 }
 
 // stage is one step of the pipeline and the span it records. A measured
@@ -87,16 +90,22 @@ func (r *stageResult) addNote(s string) {
 	r.note += s
 }
 
-// The pre-inference stages, in order (docs/decisions.md, "Stage order").
-// A new stage is one line here.
-var preInference = []stage{
-	{api.StageParse, api.Measured, (*Engine).parse},
-	{api.StageResolve, api.Measured, (*Engine).resolve},
-	{api.StageLoad, api.Measured, (*Engine).load},
-	{api.StageValidate, api.Measured, (*Engine).validate},
-	{api.StageRender, api.Measured, (*Engine).render},
-	{api.StageSafety, api.Measured, (*Engine).classify},
-}
+// The stages, in order (docs/decisions.md, "Stage order"). A new stage is
+// one line here; queue, prefill and generate (modelled, paced by the
+// scheduler) run between the two lists, in generate.
+var (
+	preInference = []stage{
+		{api.StageParse, api.Measured, (*Engine).parse},
+		{api.StageResolve, api.Measured, (*Engine).resolve},
+		{api.StageLoad, api.Measured, (*Engine).load},
+		{api.StageValidate, api.Measured, (*Engine).validate},
+		{api.StageRender, api.Measured, (*Engine).render},
+		{api.StageSafety, api.Measured, (*Engine).classify},
+	}
+	postInference = []stage{
+		{api.StageFinalize, api.Measured, (*Engine).finalize},
+	}
+)
 
 // runStages runs stages in order and records each one's span, a failing
 // stage's included; it stops at the first error. The first span starts at

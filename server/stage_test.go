@@ -20,6 +20,9 @@ func TestMeasuredStagesKeepTheContractOrder(t *testing.T) {
 	if !slices.Equal(pre, want) {
 		t.Errorf("pre-inference stages %v, want %v", pre, want)
 	}
+	if len(postInference) == 0 || postInference[0].name != api.StageFinalize {
+		t.Errorf("post-inference stages %v, want finalize first", postInference)
+	}
 }
 
 func TestRunStagesRecordsEachSpanAndStopsAtTheFailingOne(t *testing.T) {

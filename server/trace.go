@@ -15,9 +15,8 @@ type trace struct {
 }
 
 func newTrace(transport, engine string, start time.Time) *trace {
-	// One span per stage; queue, prefill, generate and finalize are the
-	// other four.
-	n := len(preInference) + 4
+	// One span per stage; queue, prefill and generate are the other three.
+	n := len(preInference) + 3 + len(postInference)
 	return &trace{Trace: api.Trace{Transport: transport, Engine: engine, StartedUnixNS: start.UnixNano(),
 		Spans: make([]api.Span, 0, n)}, start: start}
 }
@@ -32,14 +31,6 @@ func (t *trace) record(s *stage, from time.Time, r *stageResult) time.Time {
 	}
 	t.Spans = append(t.Spans, api.Span{Name: s.name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: d.Nanoseconds(),
 		Kind: s.kind, Items: int64(r.items), Tokens: int64(r.tokens), Bytes: int64(r.bytes), Note: r.note})
-	return now
-}
-
-// measure records a measured span that began at from and ends now.
-func (t *trace) measure(name string, from time.Time, items, tokens, bytes int) time.Time {
-	now := time.Now()
-	t.Spans = append(t.Spans, api.Span{Name: name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: now.Sub(from).Nanoseconds(),
-		Kind: api.Measured, Items: int64(items), Tokens: int64(tokens), Bytes: int64(bytes)})
 	return now
 }
 
