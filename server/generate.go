@@ -215,6 +215,20 @@ type outcome struct {
 	snapshot []byte
 	state    *chainState
 	err      *api.Error // set when the response failed after streaming began
+	terminal string     // the terminal event; "" for a cancelled response
+}
+
+// streamed is how a response's streaming ended: what finalize settles it
+// from.
+type streamed struct {
+	items     []plannedItem
+	total     int // tokens planned
+	sent      int // tokens streamed
+	cur       int // the item being streamed when it ended
+	matched   int // prompt tokens found in the prefix cache
+	truncated bool
+	cancelled bool // the client went away, or a write failed
+	stopped   bool // the engine is shutting down
 }
 
 // generate runs queue, prefill and generate, streams the events to out and
@@ -226,41 +240,68 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	tu.response = resp
 	t.ResponseID = resp.ID
 
-	snapshot, _ := json.Marshal(resp)
 	running := e.sh.Metrics.generating(t.Transport)
 	running.Inc()
 	defer running.Dec()
 	st := &streamer{out: out, buf: make([]byte, 0, 512), gapBounds: e.sh.Metrics.itl.bounds}
-	st.buf = api.AppendResponseEvent(st.buf, api.EventCreated, st.seq, snapshot)
-	writeErr := st.emit(api.EventCreated)
-	if writeErr == nil {
-		st.buf = api.AppendResponseEvent(st.buf, api.EventInProgress, st.seq, snapshot)
-		writeErr = st.emit(api.EventInProgress)
-	}
-	if writeErr == nil {
-		writeErr = out.flush()
-	}
+	writeErr := st.begin(resp)
 
 	// The model decides, then the accelerator paces it.
 	ready := time.Now()
-	var items []plannedItem
-	var total int
-	var truncated bool
+	g := &tu.stream
 	if req.Generates() {
-		items, total, truncated = e.plan(tu, e.sh.Policy.Respond(tu.policyRequest()))
+		g.items, g.total, g.truncated = e.plan(tu, e.sh.Policy.Respond(tu.policyRequest()))
 	}
-	matched := e.sh.Prefix.Match(tu.partition, tu.tokens)
-	e.sh.Metrics.prefixLookup(len(tu.tokens), matched)
-	job := inference.Job{Profile: tu.model.profile, PrefillTokens: len(tu.tokens) - matched, OutputTokens: total,
+	g.matched = e.sh.Prefix.Match(tu.partition, tu.tokens)
+	e.sh.Metrics.prefixLookup(len(tu.tokens), g.matched)
+	job := inference.Job{Profile: tu.model.profile, PrefillTokens: len(tu.tokens) - g.matched, OutputTokens: g.total,
 		JitterSeed: jitterSeed(tu)}
 	gen := e.sh.Scheduler.Submit(job)
-	st.items = items
-	// The loop waits on the generation alone, a one-channel receive per
-	// wake-up: the client going away or the engine stopping cancels the
-	// generation, which wakes it.
+	st.items = g.items
+	cancelled, stopped, writeErr := e.pace(ctx, gen, st, writeErr)
+	g.cancelled, g.stopped = cancelled || writeErr != nil, stopped
+	g.sent, g.cur = st.sent, st.cur
+	tm := gen.Timings()
+	e.recordModelled(t, ready, tm, job)
+
+	// Finalize reports a failure in the outcome, never as an error.
+	_ = e.runStages(ctx, tu, postInference, time.Now())
+	res := tu.outcome
+	e.sh.Traces.Add(&t.Trace)
+	e.sh.Metrics.observe(t, tm, st.sent, resp.Status)
+	e.sh.Metrics.itl.merge(t.Transport, &st.gaps)
+
+	if res.terminal != "" {
+		st.buf = api.AppendResponseEvent(st.buf, res.terminal, st.seq, res.snapshot)
+		if err := st.emit(res.terminal); err == nil {
+			_ = out.flush()
+		}
+	}
+	return res
+}
+
+// begin sends response.created and response.in_progress.
+func (s *streamer) begin(resp *api.Response) error {
+	snapshot, _ := json.Marshal(resp)
+	s.buf = api.AppendResponseEvent(s.buf, api.EventCreated, s.seq, snapshot)
+	err := s.emit(api.EventCreated)
+	if err == nil {
+		s.buf = api.AppendResponseEvent(s.buf, api.EventInProgress, s.seq, snapshot)
+		err = s.emit(api.EventInProgress)
+	}
+	if err == nil {
+		err = s.out.flush()
+	}
+	return err
+}
+
+// pace streams the generation's tokens as they are released, unless
+// writeErr already ended the stream. It waits on the generation alone, a
+// one-channel receive per wake-up: the client going away or the engine
+// stopping cancels the generation, which wakes it.
+func (e *Engine) pace(ctx context.Context, gen *inference.Generation, st *streamer, writeErr error) (cancelled, stopped bool, _ error) {
 	stopOnGone := context.AfterFunc(ctx, gen.Cancel)
 	stopOnStop := context.AfterFunc(e.stopCtx, gen.Cancel)
-	cancelled, stopped := false, false
 	for writeErr == nil && !(gen.Done() && st.sent >= gen.Released()) {
 		<-gen.Ready()
 		if gen.Cancelled() {
@@ -275,7 +316,7 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 		seq := st.seq
 		writeErr = st.advance(gen.Released())
 		if writeErr == nil && st.seq != seq {
-			writeErr = out.flush()
+			writeErr = st.out.flush()
 		}
 	}
 	stopOnGone()
@@ -283,103 +324,126 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	if cancelled || stopped || writeErr != nil {
 		gen.Cancel()
 	}
-	tm := gen.Timings()
-	e.recordModelled(t, ready, tm, job)
+	return cancelled, stopped, writeErr
+}
 
-	// finalize
-	from := time.Now()
-	output := make([]ctxItem, 0, len(items))
-	for i := range items {
-		if i < st.cur || (i == st.cur && st.sent == total) {
-			output = append(output, ctxItem{Item: items[i].item})
-		}
-	}
+// finalize settles the response from how its stream ended, keeps what a
+// continuation needs, and stores the response (store:true) and its ledger
+// row before the terminal event goes out.
+func (e *Engine) finalize(ctx context.Context, tu *turn) (stageResult, *api.Error) {
+	g, resp := &tu.stream, tu.response
+	output := g.output()
 	resp.Output = make([]api.Item, len(output))
 	for i := range output {
 		resp.Output[i] = output[i].Item
 	}
-	usage := &api.Usage{InputTokens: len(tu.tokens), OutputTokens: st.sent}
-	usage.InputTokensDetails.CachedTokens = inference.BillableCached(matched)
+	usage := &api.Usage{InputTokens: len(tu.tokens), OutputTokens: g.sent}
+	usage.InputTokensDetails.CachedTokens = inference.BillableCached(g.matched)
 	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	resp.Usage = usage
-	now := time.Now().Unix()
-	terminal := api.EventCompleted
-	var failure *api.Error
-	switch {
-	case cancelled || writeErr != nil:
-		resp.Status = "cancelled"
-		terminal = ""
-	case stopped:
-		resp.Status = "failed"
-		resp.Error = &api.ResponseError{Code: "server_error", Message: "The server is shutting down; the response was cut short."}
-		terminal = api.EventFailed
-		failure = api.Errorf(503, "", "server_error", "%s", resp.Error.Message)
-	case truncated:
-		resp.Status = "incomplete"
-		resp.IncompleteDetails = &api.IncompleteDetails{Reason: "max_output_tokens"}
-		terminal = api.EventIncomplete
-	default:
-		resp.Status = "completed"
-		resp.CompletedAt = &now
-	}
+	terminal, failure := settle(resp, g)
 
-	// The state a continuation needs: context + output tokens.
-	state := &chainState{id: resp.ID, response: resp, context: tu.context, output: output, stored: req.Stored(),
-		model: tu.model, tokens: tu.tokens, callIDs: tu.callIDs}
-	if req.Instructions != nil {
-		state.instructions = *req.Instructions
-	}
-	outTokens := 0
-	if len(output) > 0 {
-		before := len(state.tokens)
-		state.tokens, _ = e.renderItems(state.tokens, tu.partition, output)
-		outTokens = len(state.tokens) - before
-		for i := range output {
-			if output[i].Type == api.TypeFunctionCall {
-				state.callIDs[output[i].CallID] = struct{}{}
-			}
-		}
-	}
-	if terminal == api.EventCompleted || terminal == api.EventIncomplete {
+	state, outTokens := e.chain(tu, output)
+	kept := terminal == api.EventCompleted || terminal == api.EventIncomplete
+	if kept {
 		e.sh.Prefix.Insert(tu.partition, state.tokens)
 	}
-	snapshot, _ = json.Marshal(resp)
-	ledger := store.LedgerRow{ResponseID: resp.ID, CreatedAt: resp.CreatedAt, Model: req.Model, Transport: t.Transport,
+	snapshot, _ := json.Marshal(resp)
+	if err := e.save(ctx, tu, state, snapshot, kept); err != nil {
+		failure = fail(resp, "The response could not be stored: "+storeReason(err))
+		terminal = api.EventFailed
+		snapshot, _ = json.Marshal(resp)
+		kept = false
+	}
+	tu.outcome = outcome{response: resp, snapshot: snapshot, err: failure, terminal: terminal}
+	if kept {
+		tu.outcome.state = state
+	}
+	return stageResult{items: len(output), tokens: outTokens, bytes: len(snapshot)}, nil
+}
+
+// output is what was streamed in full: the items the response keeps.
+func (g *streamed) output() []ctxItem {
+	output := make([]ctxItem, 0, len(g.items))
+	for i := range g.items {
+		if i < g.cur || (i == g.cur && g.sent == g.total) {
+			output = append(output, ctxItem{Item: g.items[i].item})
+		}
+	}
+	return output
+}
+
+// settle sets the response's status from how its stream ended. It returns
+// the terminal event ("" when cancelled) and, when failed, the error.
+func settle(resp *api.Response, g *streamed) (string, *api.Error) {
+	switch {
+	case g.cancelled:
+		resp.Status = "cancelled"
+		return "", nil
+	case g.stopped:
+		return api.EventFailed, fail(resp, "The server is shutting down; the response was cut short.")
+	case g.truncated:
+		resp.Status = "incomplete"
+		resp.IncompleteDetails = &api.IncompleteDetails{Reason: "max_output_tokens"}
+		return api.EventIncomplete, nil
+	}
+	now := time.Now().Unix()
+	resp.Status = "completed"
+	resp.CompletedAt = &now
+	return api.EventCompleted, nil
+}
+
+// fail marks the response failed with a server error, and returns the
+// error a non-streaming caller gets.
+func fail(resp *api.Response, msg string) *api.Error {
+	resp.Status = "failed"
+	resp.Error = &api.ResponseError{Code: "server_error", Message: msg}
+	resp.CompletedAt = nil
+	return api.Errorf(503, "", "server_error", "%s", msg)
+}
+
+// chain builds the state a continuation needs, context and output with
+// their tokens, and returns it with the number of output tokens rendered.
+func (e *Engine) chain(tu *turn, output []ctxItem) (*chainState, int) {
+	state := &chainState{id: tu.response.ID, response: tu.response, context: tu.context, output: output,
+		stored: tu.req.Stored(), model: tu.model, instructions: tu.instructions(), tokens: tu.tokens, callIDs: tu.callIDs}
+	if len(output) == 0 {
+		return state, 0
+	}
+	before := len(state.tokens)
+	state.tokens, _ = e.renderItems(state.tokens, tu.partition, output)
+	for i := range output {
+		if output[i].Type == api.TypeFunctionCall {
+			state.callIDs[output[i].CallID] = struct{}{}
+		}
+	}
+	return state, len(state.tokens) - before
+}
+
+// save appends the response's ledger row; a kept store:true response is
+// persisted with it, in one transaction. The tokens were spent either way,
+// so a failed persist still appends the row, and returns the error.
+func (e *Engine) save(ctx context.Context, tu *turn, state *chainState, snapshot []byte, kept bool) error {
+	if e.sh.Store == nil {
+		return nil
+	}
+	resp, t := tu.response, tu.trace
+	usage := resp.Usage
+	ledger := store.LedgerRow{ResponseID: resp.ID, CreatedAt: resp.CreatedAt, Model: tu.req.Model, Transport: t.Transport,
 		Engine: t.Engine, InputTokens: usage.InputTokens, CachedTokens: usage.InputTokensDetails.CachedTokens,
 		OutputTokens: usage.OutputTokens}
-	if (terminal == api.EventCompleted || terminal == api.EventIncomplete) && req.Stored() && e.sh.Store != nil {
-		ledger.Stored = true
-		if err := e.persist(ctx, tu, state, snapshot, ledger); err != nil {
-			e.sh.Log.Error("persist response", "id", resp.ID, "err", err)
-			// The tokens were spent: the usage row still goes to the ledger.
-			ledger.Stored = false
-			e.sh.Store.AppendLedger(ledger)
-			failure = api.Errorf(503, "", "server_error", "The response could not be stored: %s", storeReason(err))
-			resp.Status = "failed"
-			resp.Error = &api.ResponseError{Code: "server_error", Message: failure.Message}
-			resp.CompletedAt = nil
-			terminal = api.EventFailed
-			snapshot, _ = json.Marshal(resp)
-			state = nil
-		}
-	} else if e.sh.Store != nil {
+	if !kept || !tu.req.Stored() {
+		e.sh.Store.AppendLedger(ledger)
+		return nil
+	}
+	ledger.Stored = true
+	err := e.persist(ctx, tu, state, snapshot, ledger)
+	if err != nil {
+		e.sh.Log.Error("persist response", "id", resp.ID, "err", err)
+		ledger.Stored = false
 		e.sh.Store.AppendLedger(ledger)
 	}
-	t.measure(api.StageFinalize, from, len(output), outTokens, len(snapshot))
-	e.sh.Traces.Add(&t.Trace)
-	e.sh.Metrics.observe(t, tm, st.sent, resp.Status)
-	e.sh.Metrics.itl.merge(t.Transport, &st.gaps)
-
-	if terminal != "" {
-		st.buf = api.AppendResponseEvent(st.buf, terminal, st.seq, snapshot)
-		if err := st.emit(terminal); err == nil {
-			_ = out.flush()
-		}
-	}
-	if terminal == "" || terminal == api.EventFailed {
-		return outcome{response: resp, snapshot: snapshot, err: failure}
-	}
-	return outcome{response: resp, snapshot: snapshot, state: state}
+	return err
 }
 
 func storeReason(err error) string {

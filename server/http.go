@@ -63,19 +63,13 @@ func (e *Engine) handleCreate(c echo.Context) error {
 		}
 		return WriteError(c, api.BadRequest("", "invalid_body", "The request body could not be read."))
 	}
-	t := newTrace("http", e.cfg.Name, started)
-	req, items, aerr := e.parse(t, started, body)
-	if aerr != nil {
-		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
-		return WriteError(c, aerr)
-	}
 	ctx := r.Context()
-	tu, aerr := e.prepare(ctx, t, req, items, len(body), nil)
-	if aerr != nil {
+	tu := &turn{trace: newTrace("http", e.cfg.Name, started), body: body}
+	if aerr := e.prepare(ctx, tu); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return WriteError(c, aerr)
 	}
-	if !req.Streaming() {
+	if !tu.req.Streaming() {
 		res := e.generate(ctx, tu, discard{})
 		if res.err != nil {
 			return WriteError(c, res.err)

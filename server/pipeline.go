@@ -37,119 +37,188 @@ type chainState struct {
 	callIDs      map[string]struct{}
 }
 
-// turn is one request going through the pipeline.
+// turn is one request going through the pipeline. The transport fills in
+// trace, body, cached and admit; the stages fill in the rest.
 type turn struct {
-	trace     *trace
-	req       *api.CreateRequest
-	newItems  []api.Item
-	bodyBytes int
+	trace  *trace
+	body   []byte      // the request, until parse has decoded it
+	cached *chainState // the connection's latest response, or nil; only read
+	// admit applies a transport's own rules to the decoded envelope, within
+	// parse (WebSocket: the message type; nil for HTTP).
+	admit func(*api.CreateRequest) *api.Error
+
+	req      *api.CreateRequest
+	newItems []api.Item
 
 	partition  string
 	model      *resolvedModel
 	parent     *chainState
 	context    []ctxItem
 	inputStart int
+	fresh      int // set by render: the first context item rendered anew, and classified
 	callIDs    map[string]struct{}
 	tokens     []int
 	seed       int64
 	safety     []SafetyFlag
 	response   *api.Response
+
+	stream  streamed // how streaming ended, for finalize
+	outcome outcome  // set by finalize
 }
 
-// parse decodes a request body: the envelope and the items it carries.
-func (e *Engine) parse(t *trace, from time.Time, body []byte) (*api.CreateRequest, []api.Item, *api.Error) {
-	req, err := api.DecodeCreate(body)
+// stage is one step of the pipeline and the span it records. A measured
+// stage's span is the wall time of run; a modelled stage (a hop of a
+// modelled API stack) reports its duration as stageResult.cost.
+type stage struct {
+	name string
+	kind string // api.Measured or api.Modelled
+	run  func(e *Engine, ctx context.Context, tu *turn) (stageResult, *api.Error)
+}
+
+// stageResult is what a stage reports for its span.
+type stageResult struct {
+	items, tokens, bytes int
+	note                 string
+	cost                 time.Duration // a modelled stage's duration
+}
+
+// addNote appends s to the span's note.
+func (r *stageResult) addNote(s string) {
+	if r.note != "" {
+		r.note += "; "
+	}
+	r.note += s
+}
+
+// The stages, in order (docs/decisions.md, "Stage order"). A new stage is
+// one line here; queue, prefill and generate (modelled, paced by the
+// scheduler) run between the two lists, in generate.
+var (
+	preInference = []stage{
+		{api.StageParse, api.Measured, (*Engine).parse},
+		{api.StageResolve, api.Measured, (*Engine).resolve},
+		{api.StageLoad, api.Measured, (*Engine).load},
+		{api.StageValidate, api.Measured, (*Engine).validate},
+		{api.StageRender, api.Measured, (*Engine).render},
+		{api.StageSafety, api.Measured, (*Engine).classify},
+	}
+	postInference = []stage{
+		{api.StageFinalize, api.Measured, (*Engine).finalize},
+	}
+)
+
+// runStages runs stages in order and records each one's span, a failing
+// stage's included; it stops at the first error. The first span starts at
+// from, and each next one where the one before it ended.
+func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from time.Time) *api.Error {
+	for i := range stages {
+		s := &stages[i]
+		res, err := s.run(e, ctx, tu)
+		from = tu.trace.record(s, from, &res)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare runs the pre-inference stages, from the request's first byte to
+// a turn ready for the scheduler.
+func (e *Engine) prepare(ctx context.Context, tu *turn) *api.Error {
+	return e.runStages(ctx, tu, preInference, tu.trace.start)
+}
+
+// parse decodes the body: the envelope and the items it carries.
+func (e *Engine) parse(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	res := stageResult{bytes: len(tu.body)}
+	req, err := api.DecodeCreate(tu.body)
 	if err != nil {
-		t.measure(api.StageParse, from, 0, 0, len(body))
-		return nil, nil, err
+		return res, err
 	}
 	items, err := req.DecodeInput()
-	t.measure(api.StageParse, from, len(items), 0, len(body))
+	res.items = len(items)
 	if err != nil {
-		return nil, nil, err
+		return res, err
 	}
-	return req, items, nil
+	tu.body = nil
+	tu.req, tu.newItems = req, items
+	tu.partition, tu.seed = req.PromptCacheKey, seedOf(req)
+	if tu.admit != nil {
+		err = tu.admit(req)
+	}
+	return res, err
 }
 
-// prepare runs resolve, load, validate, render and safety. cached is the
-// connection's latest response, or nil; it is only ever read here.
-func (e *Engine) prepare(ctx context.Context, t *trace, req *api.CreateRequest, items []api.Item, bodyBytes int, cached *chainState) (*turn, *api.Error) {
-	tu := &turn{trace: t, req: req, newItems: items, bodyBytes: bodyBytes, partition: req.PromptCacheKey}
-	tu.seed = seedOf(req)
-
-	// resolve: the model configuration, reused from the parent state when
-	// it was resolved for the same model and tools.
-	from := time.Now()
-	if cached != nil && req.PreviousResponseID == cached.id && cached.model != nil &&
-		cached.model.model == req.Model && cached.model.toolsRaw == string(req.Tools) && cached.model.partition == tu.partition {
-		tu.model = cached.model
-		t.measure(api.StageResolve, from, 0, 0, 0)
-		t.note("connection cache")
+// resolve finds the model configuration, reused from the connection's
+// latest response when that was resolved for the same model and tools.
+func (e *Engine) resolve(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	req, c := tu.req, tu.cached
+	if c != nil && req.PreviousResponseID == c.id && c.model != nil &&
+		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == tu.partition {
+		tu.model = c.model
 		e.sh.Metrics.cacheLookup("connection_model", true)
-	} else {
-		m, hit, err := e.resolveModel(tu.partition, req)
-		if err != nil {
-			t.measure(api.StageResolve, from, 0, 0, len(req.Tools))
-			return nil, err
-		}
-		tu.model = m
-		t.measure(api.StageResolve, from, len(m.tools), len(m.toolTokens), len(req.Tools))
-		if hit {
-			t.note("config cache")
-		}
-		if e.models != nil {
-			e.sh.Metrics.cacheLookup("config", hit)
-		}
+		return stageResult{note: "connection cache"}, nil
 	}
+	m, hit, err := e.resolveModel(tu.partition, req)
+	if err != nil {
+		return stageResult{bytes: len(req.Tools)}, err
+	}
+	tu.model = m
+	if e.models != nil {
+		e.sh.Metrics.cacheLookup("config", hit)
+	}
+	res := stageResult{items: len(m.tools), tokens: len(m.toolTokens), bytes: len(req.Tools)}
+	if hit {
+		res.note = "config cache"
+	}
+	return res, nil
+}
 
-	// load: the parent, from the connection cache or the store.
-	from = time.Now()
-	if id := req.PreviousResponseID; id != "" {
-		if cached != nil {
-			e.sh.Metrics.cacheLookup("connection", cached.id == id)
+// load finds the parent, in the connection cache or the store.
+func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
+	id, c := tu.req.PreviousResponseID, tu.cached
+	if id == "" {
+		return stageResult{}, nil
+	}
+	if c != nil {
+		e.sh.Metrics.cacheLookup("connection", c.id == id)
+		if c.id == id {
+			tu.parent = c
+			return stageResult{note: "connection cache"}, nil
 		}
-		if cached != nil && cached.id == id {
-			tu.parent = cached
-			t.measure(api.StageLoad, from, 0, 0, 0)
-			t.note("connection cache")
-		} else {
-			p, n, err := e.hydrate(ctx, id)
-			t.measure(api.StageLoad, from, len(p.contextOrNil())+len(p.outputOrNil()), 0, n)
-			if err != nil {
-				return nil, err
-			}
-			tu.parent = p
-			t.note("store")
-		}
-	} else {
-		t.measure(api.StageLoad, from, 0, 0, 0)
 	}
+	p, n, err := e.hydrate(ctx, id)
+	res := stageResult{items: len(p.contextOrNil()) + len(p.outputOrNil()), bytes: n}
+	if err != nil {
+		return res, err
+	}
+	tu.parent = p
+	res.note = "store"
+	return res, nil
+}
 
-	// validate: expand item references and check that every tool output
-	// answers a call, over the items that are new to this engine.
-	from = time.Now()
-	if err := e.validate(ctx, tu); err != nil {
-		t.measure(api.StageValidate, from, len(items), 0, 0)
-		return nil, err
+// validate expands item references and checks that every tool output
+// answers a call, over the items that are new to this engine.
+func (e *Engine) validate(ctx context.Context, tu *turn) (stageResult, *api.Error) {
+	if err := e.buildContext(ctx, tu); err != nil {
+		return stageResult{items: len(tu.newItems)}, err
 	}
-	t.measure(api.StageValidate, from, len(tu.context)-tu.freshFrom(), 0, 0)
+	return stageResult{items: len(tu.context) - tu.freshFrom()}, nil
+}
 
-	// render: tokens of instructions, tools and context. A parent built in
-	// memory with the same instructions and tools already holds them.
-	from = time.Now()
-	instructions := ""
-	if req.Instructions != nil {
-		instructions = *req.Instructions
-	}
+// render tokenizes instructions, tools and context. A parent built in
+// memory with the same instructions and tools already holds them.
+func (e *Engine) render(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	instructions := tu.instructions()
 	p := tu.parent
-	fresh := tu.freshFrom()
+	var res stageResult
 	hits := 0
 	if p != nil && p.tokens != nil && p.model == tu.model && p.instructions == instructions {
-		tu.tokens, hits = e.renderItems(p.tokens, tu.partition, tu.context[fresh:])
-		t.measure(api.StageRender, from, len(tu.context)-fresh, len(tu.tokens)-len(p.tokens), 0)
-		t.note("appended to cached tokens")
+		tu.fresh = tu.freshFrom()
+		tu.tokens, hits = e.renderItems(p.tokens, tu.partition, tu.context[tu.fresh:])
+		res = stageResult{items: len(tu.context) - tu.fresh, tokens: len(tu.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
-		fresh = 0
+		tu.fresh = 0
 		toks := make([]int, 0, len(tu.model.toolTokens)+64*len(tu.context))
 		if instructions != "" {
 			toks = append(toks, e.sh.Tokenizer.Encode("<|start|>system<|message|>"+instructions+"<|end|>")...)
@@ -157,28 +226,39 @@ func (e *Engine) prepare(ctx context.Context, t *trace, req *api.CreateRequest, 
 		toks = append(toks, tu.model.toolTokens...)
 		toks, hits = e.renderItems(toks, tu.partition, tu.context)
 		tu.tokens = toks
-		t.measure(api.StageRender, from, len(tu.context), len(toks), 0)
+		res = stageResult{items: len(tu.context), tokens: len(toks)}
 	}
 	if hits > 0 {
-		t.note(strconv.Itoa(hits) + " token cache hits")
+		res.addNote(strconv.Itoa(hits) + " token cache hits")
 	}
+	return res, nil
+}
 
-	// safety: the classifier reads what it has not read before.
-	from = time.Now()
-	texts := make([]string, 0, len(tu.context)-fresh+1)
-	if fresh == 0 && instructions != "" {
+// classify runs the safety classifier over what render rendered anew: it
+// reads what it has not read before.
+func (e *Engine) classify(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	instructions := tu.instructions()
+	texts := make([]string, 0, len(tu.context)-tu.fresh+1)
+	if tu.fresh == 0 && instructions != "" {
 		texts = append(texts, instructions)
 	}
-	for i := fresh; i < len(tu.context); i++ {
+	for i := tu.fresh; i < len(tu.context); i++ {
 		texts = append(texts, tu.context[i].Text())
 	}
 	flags, n := e.safety.Scan(texts)
 	tu.safety = flags
-	t.measure(api.StageSafety, from, len(texts), 0, n)
+	res := stageResult{items: len(texts), bytes: n}
 	if len(flags) > 0 {
-		t.note(strconv.Itoa(len(flags)) + " flags: " + flags[0].Kind)
+		res.note = strconv.Itoa(len(flags)) + " flags: " + flags[0].Kind
 	}
-	return tu, nil
+	return res, nil
+}
+
+func (tu *turn) instructions() string {
+	if tu.req.Instructions != nil {
+		return *tu.req.Instructions
+	}
+	return ""
 }
 
 // freshFrom is the index of the first context item this engine has not
@@ -242,8 +322,8 @@ func (e *Engine) hydrate(ctx context.Context, id string) (*chainState, int, *api
 	return p, bytes, nil
 }
 
-// validate builds the context and checks the new items against it.
-func (e *Engine) validate(ctx context.Context, tu *turn) *api.Error {
+// buildContext builds the context and checks the new items against it.
+func (e *Engine) buildContext(ctx context.Context, tu *turn) *api.Error {
 	p := tu.parent
 	var callIDs map[string]struct{}
 	if p != nil {

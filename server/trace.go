@@ -15,15 +15,22 @@ type trace struct {
 }
 
 func newTrace(transport, engine string, start time.Time) *trace {
+	// One span per stage; queue, prefill and generate are the other three.
+	n := len(preInference) + 3 + len(postInference)
 	return &trace{Trace: api.Trace{Transport: transport, Engine: engine, StartedUnixNS: start.UnixNano(),
-		Spans: make([]api.Span, 0, 10)}, start: start}
+		Spans: make([]api.Span, 0, n)}, start: start}
 }
 
-// measure records a measured span that began at from and ends now.
-func (t *trace) measure(name string, from time.Time, items, tokens, bytes int) time.Time {
+// record appends a stage's span, which began at from: a measured span ends
+// now, a modelled one lasts the cost the stage reported. It returns now.
+func (t *trace) record(s *stage, from time.Time, r *stageResult) time.Time {
 	now := time.Now()
-	t.Spans = append(t.Spans, api.Span{Name: name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: now.Sub(from).Nanoseconds(),
-		Kind: api.Measured, Items: int64(items), Tokens: int64(tokens), Bytes: int64(bytes)})
+	d := now.Sub(from)
+	if s.kind == api.Modelled {
+		d = r.cost
+	}
+	t.Spans = append(t.Spans, api.Span{Name: s.name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: d.Nanoseconds(),
+		Kind: s.kind, Items: int64(r.items), Tokens: int64(r.tokens), Bytes: int64(r.bytes), Note: r.note})
 	return now
 }
 
@@ -33,15 +40,6 @@ func (t *trace) model(name string, from, to time.Time, tokens int) {
 	}
 	t.Spans = append(t.Spans, api.Span{Name: name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: to.Sub(from).Nanoseconds(),
 		Kind: api.Modelled, Tokens: int64(tokens)})
-}
-
-func (t *trace) note(s string) {
-	if n := len(t.Spans); n > 0 {
-		if t.Spans[n-1].Note != "" {
-			t.Spans[n-1].Note += "; "
-		}
-		t.Spans[n-1].Note += s
-	}
 }
 
 // TraceRing keeps the latest traces, bounded, for every response

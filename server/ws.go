@@ -231,31 +231,13 @@ func (wc *wsConn) handle(ent wsEntry) {
 		_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
 		return
 	}
-	t := newTrace("websocket", e.cfg.Name, ent.started)
-	req, items, aerr := e.parse(t, ent.started, ent.body)
-	if aerr == nil {
-		switch req.Type {
-		case api.ClientResponseCreate:
-		case api.ClientResponseProcesed:
-			return
-		case "":
-			aerr = api.BadRequest("type", "missing_required_parameter", "Missing required parameter: 'type'.")
-		default:
-			aerr = api.BadRequest("type", "invalid_value", "Invalid value: '%s'. Supported values are: 'response.create' and 'response.processed'.", req.Type)
-		}
-	}
-	if aerr == nil && req.Background != nil && *req.Background {
-		aerr = api.BadRequest("background", "unsupported_parameter", "'background' is not supported over WebSocket.")
-	}
-	if aerr == nil && req.StreamID != nil {
-		aerr = api.BadRequest("stream_id", "unsupported_parameter", "This engine serves the default lane only: omit 'stream_id'.")
-	}
-	var tu *turn
-	if aerr == nil {
-		tu, aerr = e.prepare(wc.ctx, t, req, items, len(ent.body), wc.cache)
+	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
+	aerr := e.prepare(wc.ctx, tu)
+	if aerr == errProcessed {
+		return
 	}
 	if aerr != nil {
-		if req != nil && wc.cache != nil && req.PreviousResponseID == wc.cache.id {
+		if tu.req != nil && wc.cache != nil && tu.req.PreviousResponseID == wc.cache.id {
 			wc.cache = nil // a failed continuation evicts its parent
 		}
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
@@ -266,9 +248,34 @@ func (wc *wsConn) handle(ent wsEntry) {
 	switch {
 	case res.state != nil:
 		wc.cache = res.state
-	case wc.cache != nil && req.PreviousResponseID == wc.cache.id:
+	case wc.cache != nil && tu.req.PreviousResponseID == wc.cache.id:
 		wc.cache = nil
 	}
+}
+
+// errProcessed ends the pipeline for a response.processed message, which
+// gets no reply.
+var errProcessed = &api.Error{Status: http.StatusNoContent, Message: "response.processed gets no reply."}
+
+// admitMessage applies the WebSocket message rules to a decoded envelope:
+// its type, and what this transport does not support.
+func admitMessage(req *api.CreateRequest) *api.Error {
+	switch req.Type {
+	case api.ClientResponseCreate:
+	case api.ClientResponseProcesed:
+		return errProcessed
+	case "":
+		return api.BadRequest("type", "missing_required_parameter", "Missing required parameter: 'type'.")
+	default:
+		return api.BadRequest("type", "invalid_value", "Invalid value: '%s'. Supported values are: 'response.create' and 'response.processed'.", req.Type)
+	}
+	if req.Background != nil && *req.Background {
+		return api.BadRequest("background", "unsupported_parameter", "'background' is not supported over WebSocket.")
+	}
+	if req.StreamID != nil {
+		return api.BadRequest("stream_id", "unsupported_parameter", "This engine serves the default lane only: omit 'stream_id'.")
+	}
+	return nil
 }
 
 // event writes one frame; the stall watchdog aborts a write that hangs.

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"agentloop/api"
+)
+
+func TestMeasuredStagesKeepTheContractOrder(t *testing.T) {
+	var pre []string
+	for _, s := range preInference {
+		if s.kind == api.Measured {
+			pre = append(pre, s.name)
+		}
+	}
+	want := []string{api.StageParse, api.StageResolve, api.StageLoad, api.StageValidate, api.StageRender, api.StageSafety}
+	if !slices.Equal(pre, want) {
+		t.Errorf("pre-inference stages %v, want %v", pre, want)
+	}
+	if len(postInference) == 0 || postInference[0].name != api.StageFinalize {
+		t.Errorf("post-inference stages %v, want finalize first", postInference)
+	}
+}
+
+func TestRunStagesRecordsEachSpanAndStopsAtTheFailingOne(t *testing.T) {
+	const cost = 5 * time.Millisecond
+	ran := 0
+	stages := []stage{
+		{"a", api.Measured, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+			ran++
+			r := stageResult{items: 1, tokens: 2, bytes: 3, note: "x"}
+			r.addNote("y")
+			return r, nil
+		}},
+		{"stack_b", api.Modelled, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+			ran++
+			return stageResult{tokens: 7, cost: cost}, nil
+		}},
+		{"c", api.Measured, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+			ran++
+			return stageResult{bytes: 9}, api.BadRequest("", "", "no")
+		}},
+		{"d", api.Measured, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+			ran++
+			return stageResult{}, nil
+		}},
+	}
+	start := time.Now()
+	tu := &turn{trace: newTrace("http", "v1", start)}
+	if err := (*Engine)(nil).runStages(context.Background(), tu, stages, start); err == nil {
+		t.Fatal("no error from the failing stage")
+	}
+	if ran != 3 {
+		t.Fatalf("%d stages ran, want 3", ran)
+	}
+	sp := tu.trace.Spans
+	if len(sp) != 3 {
+		t.Fatalf("spans %+v", sp)
+	}
+	if a := sp[0]; a.Name != "a" || a.Kind != api.Measured || a.StartNS != 0 || a.Items != 1 || a.Tokens != 2 || a.Bytes != 3 || a.Note != "x; y" {
+		t.Errorf("span a %+v", a)
+	}
+	if b := sp[1]; b.Name != "stack_b" || b.Kind != api.Modelled || b.DurationNS != cost.Nanoseconds() || b.Tokens != 7 {
+		t.Errorf("span stack_b %+v", b)
+	}
+	if c := sp[2]; c.Name != "c" || c.Bytes != 9 || c.StartNS < sp[0].StartNS+sp[0].DurationNS {
+		t.Errorf("span c %+v after %+v", c, sp[0])
+	}
+}
+
+func TestParseFailureRecordsTheParseSpan(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		body  string
+		admit func(*api.CreateRequest) *api.Error
+		want  *api.Error
+	}{
+		{"not json", `{"model":`, nil, nil},
+		{"response.processed", `{"type":"response.processed","model":"spark","input":"hi"}`, admitMessage, errProcessed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			tu := &turn{trace: newTrace("websocket", "v1", start), body: []byte(tc.body), admit: tc.admit}
+			err := (*Engine)(nil).prepare(context.Background(), tu)
+			if err == nil || (tc.want != nil && err != tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			sp := tu.trace.Spans
+			if len(sp) != 1 || sp[0].Name != api.StageParse || sp[0].Kind != api.Measured || sp[0].Bytes != int64(len(tc.body)) {
+				t.Fatalf("spans %+v", sp)
+			}
+		})
+	}
+}
