@@ -65,6 +65,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		c := server.Defaults(name)
 		c.TokenCache, c.ModelCache = caches && cfg.TokenCache, caches && cfg.ModelCache
 		c.Unmodelled = cfg.Unmodelled
+		c.PreSprint, c.Stack = !caches, cfg.Stack
 		c.MaxBody, c.WSReadLimit, c.WSQueue, c.WSQueueBytes = cfg.MaxBody, cfg.WSReadLimit, cfg.WSQueue, cfg.WSQueueBytes
 		c.WSLifetime, c.WriteStall = cfg.WSLifetime, cfg.WriteStall
 		return c

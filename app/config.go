@@ -2,6 +2,8 @@ package app
 
 import (
 	"time"
+
+	"agentloop/api"
 )
 
 // Config is every setting of a server process. cmd/agentloop fills it from
@@ -26,6 +28,8 @@ type Config struct {
 	ModelCache bool
 	// Unmodelled turns all modelled costs off (benchmarks).
 	Unmodelled bool
+	// Stack is the modelled API stack of requests that choose none.
+	Stack api.Stack
 
 	// Per client address limits; 0 = off.
 	RateLimit float64 // requests per second
@@ -39,6 +43,6 @@ func Defaults() Config {
 		Addr: "127.0.0.1:8080", DB: "./agentloop.db",
 		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
 		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, TraceRing: 10000, Grace: 10 * time.Second,
-		TokenCache: true, ModelCache: true, RateBurst: 20,
+		TokenCache: true, ModelCache: true, RateBurst: 20, Stack: api.StackLean,
 	}
 }

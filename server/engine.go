@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"agentloop/api"
 	"agentloop/inference"
 	"agentloop/policy"
 )
@@ -20,6 +21,12 @@ type Config struct {
 	ModelCache bool
 	// Unmodelled turns every modelled cost off (the overhead benchmark).
 	Unmodelled bool
+	// PreSprint marks the engine before the field's HTTP sprint
+	// (/baseline/v1): it pays the sprint's removed hops and classifies at
+	// the pre-sprint rate of the modelled stack.
+	PreSprint bool
+	// Stack is the modelled API stack of requests that choose none.
+	Stack api.Stack
 
 	MaxBody      int64
 	WSReadLimit  int64

@@ -58,7 +58,7 @@ func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
 		f(&cfg)
 	}
 	base := cfg
-	base.Name, base.TokenCache, base.ModelCache = "baseline", false, false
+	base.Name, base.TokenCache, base.ModelCache, base.PreSprint = "baseline", false, false, true
 	h := &harness{t: t, db: db, dbPath: dbPath, sh: sh, v1: server.New(cfg, sh), baseline: server.New(base, sh)}
 	e := echo.New()
 	h.v1.Register(e.Group("/v1"))

@@ -65,6 +65,10 @@ func (e *Engine) handleCreate(c echo.Context) error {
 	}
 	ctx := r.Context()
 	tu := &turn{trace: newTrace("http", e.cfg.Name, started), body: body}
+	if aerr := e.chooseStack(tu, r); aerr != nil {
+		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
+		return WriteError(c, aerr)
+	}
 	if aerr := e.prepare(ctx, tu); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return WriteError(c, aerr)

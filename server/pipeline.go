@@ -62,6 +62,15 @@ type turn struct {
 	safety     []SafetyFlag
 	response   *api.Response
 
+	// The modelled API stack this request runs under, and the work its
+	// stages are costed on: a resolved-model cache miss, the bytes of a
+	// parent loaded from the store, the tokens rendered (and so classified)
+	// anew.
+	stack         api.Stack
+	resolvedCold  bool
+	loadedBytes   int
+	renderedFresh int
+
 	stream  streamed // how streaming ended, for finalize
 	outcome outcome  // set by finalize
 }
@@ -80,6 +89,7 @@ type stageResult struct {
 	items, tokens, bytes int
 	note                 string
 	cost                 time.Duration // a modelled stage's duration
+	skip                 bool          // the stage did no work and records no span
 }
 
 // addNote appends s to the span's note.
@@ -97,13 +107,18 @@ var (
 	preInference = []stage{
 		{api.StageParse, api.Measured, (*Engine).parse},
 		{api.StageResolve, api.Measured, (*Engine).resolve},
+		{api.StageStackConfigHop, api.Modelled, (*Engine).stackConfigHop},
+		{api.StageStackSprintHops, api.Modelled, (*Engine).stackSprintHops},
 		{api.StageLoad, api.Measured, (*Engine).load},
+		{api.StageStackStateLoad, api.Modelled, (*Engine).stackStateLoad},
 		{api.StageValidate, api.Measured, (*Engine).validate},
 		{api.StageRender, api.Measured, (*Engine).render},
 		{api.StageSafety, api.Measured, (*Engine).classify},
+		{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
 	}
 	postInference = []stage{
 		{api.StageFinalize, api.Measured, (*Engine).finalize},
+		{api.StageStackBilling, api.Modelled, (*Engine).stackBilling},
 	}
 )
 
@@ -114,6 +129,12 @@ func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from t
 	for i := range stages {
 		s := &stages[i]
 		res, err := s.run(e, ctx, tu)
+		if res.skip {
+			continue
+		}
+		if s.kind == api.Modelled && err == nil {
+			err = waitModelled(ctx, res.cost)
+		}
 		from = tu.trace.record(s, from, &res)
 		if err != nil {
 			return err
@@ -163,7 +184,7 @@ func (e *Engine) resolve(_ context.Context, tu *turn) (stageResult, *api.Error) 
 	if err != nil {
 		return stageResult{bytes: len(req.Tools)}, err
 	}
-	tu.model = m
+	tu.model, tu.resolvedCold = m, !hit
 	if e.models != nil {
 		e.sh.Metrics.cacheLookup("config", hit)
 	}
@@ -192,7 +213,7 @@ func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 	if err != nil {
 		return res, err
 	}
-	tu.parent = p
+	tu.parent, tu.loadedBytes = p, n
 	res.note = "store"
 	return res, nil
 }
@@ -231,6 +252,7 @@ func (e *Engine) render(_ context.Context, tu *turn) (stageResult, *api.Error) {
 	if hits > 0 {
 		res.addNote(strconv.Itoa(hits) + " token cache hits")
 	}
+	tu.renderedFresh = res.tokens
 	return res, nil
 }
 

@@ -32,6 +32,7 @@ type wsConn struct {
 	drainOnce   sync.Once
 
 	cache *chainState // processor goroutine only
+	stack api.Stack   // the modelled API stack, chosen at the upgrade
 }
 
 type wsEntry struct {
@@ -49,6 +50,11 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	if e.isClosing() {
 		return WriteError(c, api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The server is shutting down."))
 	}
+	// The upgrade request's stack holds for the whole connection.
+	stack, aerr := e.stackOf(r)
+	if aerr != nil {
+		return WriteError(c, aerr)
+	}
 	conn, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return nil // Accept has written the HTTP error
@@ -56,7 +62,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	conn.SetReadLimit(e.cfg.WSReadLimit)
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}),
+	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack,
 		queue: newWSQueue(max(4*e.cfg.WSQueue, 16))}
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
@@ -232,6 +238,7 @@ func (wc *wsConn) handle(ent wsEntry) {
 		return
 	}
 	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
+	e.useStack(tu, wc.stack)
 	aerr := e.prepare(wc.ctx, tu)
 	if aerr == errProcessed {
 		return

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"agentloop/api"
 )
 
 var errHelp = errors.New("help requested")
@@ -113,5 +115,25 @@ func (l listFlag) Set(s string) error {
 			*l.v = append(*l.v, p)
 		}
 	}
+	return nil
+}
+
+// stackFlag is a modelled API stack: a preset's name or a JSON object of
+// parameters.
+type stackFlag struct{ s *api.Stack }
+
+func (f stackFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return f.s.String()
+}
+
+func (f stackFlag) Set(v string) error {
+	s, err := api.ParseStack(v, api.StackLean, "stack")
+	if err != nil {
+		return errors.New(err.Message)
+	}
+	*f.s = s
 	return nil
 }

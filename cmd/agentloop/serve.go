@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
+	"agentloop/api"
 	"agentloop/app"
 )
 
@@ -26,6 +28,7 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.DurationVar(&cfg.Grace, "grace", cfg.Grace, "shutdown grace period for in-flight streams")
 	fs.BoolVar(&cfg.TokenCache, "token-cache", cfg.TokenCache, "/v1: cache rendered tokens per item content across requests")
 	fs.BoolVar(&cfg.ModelCache, "model-cache", cfg.ModelCache, "/v1: cache the resolved model configuration across requests")
+	fs.Var(stackFlag{&cfg.Stack}, "stack", "modelled API stack of requests that choose none: "+strings.Join(api.StackPresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per client address (0 = off)")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of --rate-limit")
 	fs.IntVar(&cfg.ConnLimit, "conn-limit", cfg.ConnLimit, "concurrent connections per client address (0 = off)")

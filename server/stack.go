@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"agentloop/api"
+)
+
+// The modelled API stack's stages (docs/stack.md). Each costs the work it
+// does in this request, never the transport: a stage with no work records
+// no span, and with the lean stack (or an unmodelled engine) none runs.
+
+func (e *Engine) stackModelled(tu *turn) bool { return !e.cfg.Unmodelled && tu.stack.Modelled() }
+
+// stackConfigHop is the model-resolution service, called when no cache
+// held the resolved model: always on /baseline/v1, on a cold start on /v1.
+func (e *Engine) stackConfigHop(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	if !e.stackModelled(tu) || !tu.resolvedCold || tu.stack.ConfigHops == 0 {
+		return stageResult{skip: true}, nil
+	}
+	return stageResult{cost: tu.stack.Hops(tu.stack.ConfigHops)}, nil
+}
+
+// stackSprintHops are the intermediate hops the sprint removed, so only
+// the engine before it (/baseline/v1) makes them.
+func (e *Engine) stackSprintHops(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	if !e.stackModelled(tu) || !e.cfg.PreSprint || tu.stack.SprintHops == 0 {
+		return stageResult{skip: true}, nil
+	}
+	return stageResult{cost: tu.stack.Hops(tu.stack.SprintHops)}, nil
+}
+
+// stackStateLoad reads the parent's state from a remote store: paid when
+// load hydrated the parent from the store, by its bytes.
+func (e *Engine) stackStateLoad(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	if !e.stackModelled(tu) || tu.loadedBytes == 0 || (tu.stack.StateLoadMS == 0 && tu.stack.StateLoadMBps == 0) {
+		return stageResult{skip: true}, nil
+	}
+	return stageResult{bytes: tu.loadedBytes, cost: tu.stack.StateLoad(tu.loadedBytes)}, nil
+}
+
+// stackClassify runs the hosted safety classifiers over the tokens render
+// rendered anew: the whole context, or only the new items after a parent
+// built in memory.
+func (e *Engine) stackClassify(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	cost := tu.stack.Classify(tu.renderedFresh, e.cfg.PreSprint)
+	if !e.stackModelled(tu) || cost == 0 {
+		return stageResult{skip: true}, nil
+	}
+	res := stageResult{tokens: tu.renderedFresh, cost: cost}
+	if e.cfg.PreSprint {
+		res.note = "pre-sprint classifier"
+	}
+	return res, nil
+}
+
+// stackBilling records usage with the billing service, wherever finalize
+// runs, before the terminal event.
+func (e *Engine) stackBilling(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	if !e.stackModelled(tu) || tu.stack.BillingHops == 0 {
+		return stageResult{skip: true}, nil
+	}
+	return stageResult{cost: tu.stack.Hops(tu.stack.BillingHops)}, nil
+}
+
+// waitModelled spends a modelled stage's time, unless the request ends first.
+func waitModelled(ctx context.Context, d time.Duration) *api.Error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return api.Errorf(499, "", "client_closed", "The client went away.")
+	}
+}
+
+// stackOf is the modelled stack a request chose with the header (or its
+// query alias), or the engine's default.
+func (e *Engine) stackOf(r *http.Request) (api.Stack, *api.Error) {
+	return api.StackFromRequest(r, e.cfg.Stack)
+}
+
+// chooseStack sets the stack an HTTP request chose.
+func (e *Engine) chooseStack(tu *turn, r *http.Request) *api.Error {
+	s, err := e.stackOf(r)
+	if err != nil {
+		return err
+	}
+	e.useStack(tu, s)
+	return nil
+}
+
+// useStack sets a request's stack; its trace records it when it models
+// anything.
+func (e *Engine) useStack(tu *turn, s api.Stack) {
+	tu.stack = s
+	if e.stackModelled(tu) {
+		tu.trace.Stack = s.String()
+	}
+}

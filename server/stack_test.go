@@ -1,0 +1,159 @@
+package server_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"agentloop/api"
+)
+
+// postStack posts a non-streaming create with a stack header ("" sends
+// none) and returns the status and body.
+func (h *harness) postStack(path, stack, body string) (int, []byte) {
+	h.t.Helper()
+	req, _ := http.NewRequest("POST", h.srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if stack != "" {
+		req.Header.Set(api.HeaderStack, stack)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// createTraced posts a create and returns its engine trace.
+func (h *harness) createTraced(path, stack, body string) (string, api.Trace) {
+	h.t.Helper()
+	status, b := h.postStack(path, stack, body)
+	if status != 200 {
+		h.t.Fatalf("POST %s: %d %s", path, status, b)
+	}
+	var r struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal(b, &r)
+	tr, ok := h.sh.Traces.Get(r.ID)
+	if !ok {
+		h.t.Fatalf("no trace for %s", r.ID)
+	}
+	return r.ID, tr
+}
+
+func stackSpans(tr api.Trace) map[string]api.Span {
+	m := map[string]api.Span{}
+	for _, s := range tr.Spans {
+		if strings.HasPrefix(s.Name, "stack_") {
+			m[s.Name] = s
+		}
+	}
+	return m
+}
+
+const stackBody = `{"model":"instant","store":false,"prompt_cache_key":"%s","input":[{"role":"user","content":"Read main.go and tell me what it does, then list the files in the repository."}]}`
+
+func body(key string) string { return strings.Replace(stackBody, "%s", key, 1) }
+
+func TestStackStagesFollowTheWork(t *testing.T) {
+	h := newHarness(t)
+	hosted := api.StackHosted
+
+	t.Run("lean models nothing", func(t *testing.T) {
+		_, tr := h.createTraced("/v1/responses", "", body("lean"))
+		if got := stackSpans(tr); len(got) != 0 || tr.Stack != "" {
+			t.Fatalf("lean stack recorded %v (stack %q)", got, tr.Stack)
+		}
+	})
+
+	t.Run("v1 pays the config hop once, then classifies and bills", func(t *testing.T) {
+		_, first := h.createTraced("/v1/responses", "hosted", body("v1"))
+		_, second := h.createTraced("/v1/responses", "hosted", body("v1"))
+		if first.Stack != "hosted" {
+			t.Fatalf("trace stack %q", first.Stack)
+		}
+		s1, s2 := stackSpans(first), stackSpans(second)
+		if _, ok := s1[api.StageStackConfigHop]; !ok {
+			t.Fatalf("a cold start pays the config hop: %v", s1)
+		}
+		if _, ok := s2[api.StageStackConfigHop]; ok {
+			t.Fatalf("a config cache hit pays no config hop: %v", s2)
+		}
+		if _, ok := s1[api.StageStackSprintHops]; ok {
+			t.Fatal("/v1 is after the sprint: no sprint hops")
+		}
+		render, _ := first.Span(api.StageRender)
+		cl := s1[api.StageStackClassify]
+		if cl.Tokens != render.Tokens || cl.Kind != api.Modelled {
+			t.Fatalf("classify %+v, render %+v: it classifies what render rendered", cl, render)
+		}
+		if want := hosted.Classify(int(render.Tokens), false); cl.DurationNS != want.Nanoseconds() {
+			t.Fatalf("classify lasted %v, cost %v", time.Duration(cl.DurationNS), want)
+		}
+		if b := s1[api.StageStackBilling]; b.DurationNS != hosted.Hops(hosted.BillingHops).Nanoseconds() {
+			t.Fatalf("billing %+v", b)
+		}
+		if _, ok := s1[api.StageStackStateLoad]; ok {
+			t.Fatal("a stateless request loads no state")
+		}
+	})
+
+	t.Run("baseline pays the hops the sprint removed, at the pre-sprint rate", func(t *testing.T) {
+		_, a := h.createTraced("/baseline/v1/responses", "hosted", body("base"))
+		_, b := h.createTraced("/baseline/v1/responses", "hosted", body("base"))
+		for _, tr := range []api.Trace{a, b} {
+			s := stackSpans(tr)
+			if _, ok := s[api.StageStackConfigHop]; !ok {
+				t.Fatalf("baseline has no config cache: %v", s)
+			}
+			if _, ok := s[api.StageStackSprintHops]; !ok {
+				t.Fatalf("baseline pays the sprint hops: %v", s)
+			}
+			cl := s[api.StageStackClassify]
+			if !strings.Contains(cl.Note, "pre-sprint") || cl.DurationNS != hosted.Classify(int(cl.Tokens), true).Nanoseconds() {
+				t.Fatalf("baseline classify %+v", cl)
+			}
+		}
+	})
+
+	t.Run("chained pays a state load by its bytes", func(t *testing.T) {
+		id, _ := h.createTraced("/v1/responses", "hosted", strings.Replace(body("chain"), `"store":false`, `"store":true`, 1))
+		_, tr := h.createTraced("/v1/responses", "hosted", `{"model":"instant","store":true,"prompt_cache_key":"chain","previous_response_id":"`+id+`","input":"And now?"}`)
+		sl, ok := stackSpans(tr)[api.StageStackStateLoad]
+		load, _ := tr.Span(api.StageLoad)
+		if !ok || sl.Bytes == 0 || sl.Bytes != load.Bytes || sl.DurationNS != hosted.StateLoad(int(load.Bytes)).Nanoseconds() {
+			t.Fatalf("state load %+v after load %+v", sl, load)
+		}
+	})
+
+	t.Run("a WebSocket continuation classifies only the new items", func(t *testing.T) {
+		c := h.rawWS("/v1/responses?agentloop_stack=hosted")
+		send(t, c, `{"type":"response.create","model":"instant","store":false,"input":"Read main.go, please, and summarise it in detail for me."}`)
+		first := readResponse(t, c)
+		send(t, c, `{"type":"response.create","model":"instant","store":false,"previous_response_id":"`+first[0].Response.ID+`","input":"Thanks."}`)
+		next := readResponse(t, c)
+		a, _ := h.sh.Traces.Get(first[0].Response.ID)
+		b, _ := h.sh.Traces.Get(next[0].Response.ID)
+		ca, cb := stackSpans(a)[api.StageStackClassify], stackSpans(b)[api.StageStackClassify]
+		render, _ := b.Span(api.StageRender)
+		if b.Stack != "hosted" || cb.Tokens == 0 || cb.Tokens != render.Tokens || cb.Tokens >= ca.Tokens || cb.DurationNS >= ca.DurationNS {
+			t.Fatalf("continuation classify %+v (render %+v) after first %+v", cb, render, ca)
+		}
+		if _, ok := stackSpans(b)[api.StageStackStateLoad]; ok {
+			t.Fatal("a connection cache hit loads no state")
+		}
+	})
+
+	t.Run("a bad stack is a 400 that names the header", func(t *testing.T) {
+		status, b := h.postStack("/v1/responses", "heavy", body("bad"))
+		if status != 400 || !strings.Contains(string(b), api.HeaderStack) {
+			t.Fatalf("%d %s", status, b)
+		}
+	})
+}
