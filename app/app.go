@@ -35,7 +35,6 @@ type App struct {
 	// engines stop and before the store closes.
 	beforeShutdown []func(context.Context)
 	onShutdown     []func(context.Context)
-	notFound       echo.HandlerFunc
 }
 
 // New opens the store and builds the engines and routes. Call Serve next.

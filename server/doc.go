@@ -9,5 +9,6 @@
 // from inference and are applied the same way to every request.
 //
 // server never imports store's SQL or web; it declares the narrow Store
-// interface it needs.
+// interface it needs. Its HTTP handlers return *api.Error and never write
+// an error response themselves: the process's Echo error handler does.
 package server

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/app"
 	"agentloop/server"
 	"agentloop/store"
 
@@ -61,6 +62,7 @@ func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
 	base.Name, base.TokenCache, base.ModelCache = "baseline", false, false
 	h := &harness{t: t, db: db, dbPath: dbPath, sh: sh, v1: server.New(cfg, sh), baseline: server.New(base, sh)}
 	e := echo.New()
+	e.HTTPErrorHandler = app.ErrorHandler(log, nil)
 	h.v1.Register(e.Group("/v1"))
 	h.baseline.Register(e.Group("/baseline/v1"))
 	server.RegisterTraces(e.Group("/api"), sh.Traces)

@@ -76,7 +76,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	e.GET("/favicon.ico", favicon)
 
 	api := e.Group("/api/runs")
-	api.POST("", p.startRun, sameOriginJSON)
+	api.POST("", p.startRun, SameOriginJSON)
 	api.GET("", p.listRuns)
 	api.GET("/:id", p.getRun)
 	api.DELETE("/:id", p.deleteRun, sameOrigin)
