@@ -10,17 +10,26 @@ import (
 	"sync"
 	"time"
 
+	"agentloop/rollout"
 	"agentloop/server"
-	"agentloop/store"
+	"agentloop/store/sqlite"
+	"agentloop/web"
 
 	"github.com/labstack/echo/v4"
+)
+
+// The SQLite backend serves every consumer's store interface.
+var (
+	_ server.Store     = (*sqlite.DB)(nil)
+	_ rollout.RunStore = (*sqlite.DB)(nil)
+	_ web.RunDB        = (*sqlite.DB)(nil)
 )
 
 // App is one running agentloop server.
 type App struct {
 	cfg      Config
 	log      *slog.Logger
-	DB       *store.DB
+	DB       *sqlite.DB
 	Shared   *server.Shared
 	V1       *server.Engine
 	Baseline *server.Engine
@@ -45,7 +54,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := checkBind(cfg.Addr, cfg.AllowedHosts); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DB, log)
+	db, err := sqlite.Open(ctx, cfg.DB, log)
 	if err != nil {
 		return nil, err
 	}

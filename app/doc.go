@@ -1,4 +1,4 @@
-// Package app assembles one agentloop process: the store, the two engines
+// Package app assembles one agentloop process: the SQLite store, the two engines
 // (/v1 with request-level caches, /baseline/v1 without) sharing one
 // simulated accelerator, the playground, metrics, and the access rules
 // (API key, host allowlist, per-address limits, security headers), all on

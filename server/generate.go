@@ -383,9 +383,9 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 
 func storeReason(err error) string {
 	switch {
-	case store.IsBusy(err):
+	case errors.Is(err, store.ErrBusy):
 		return "the database is locked."
-	case store.IsFull(err):
+	case errors.Is(err, store.ErrFull):
 		return "the disk is full."
 	case errors.Is(err, context.DeadlineExceeded):
 		return "the database is locked or busy, and the write timed out."

@@ -21,7 +21,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
-	_ "modernc.org/sqlite"
 )
 
 func unmodelled(c *server.Config) { c.Unmodelled = true }

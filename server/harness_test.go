@@ -16,7 +16,7 @@ import (
 	"agentloop/api"
 	"agentloop/app"
 	"agentloop/server"
-	"agentloop/store"
+	"agentloop/store/sqlite"
 
 	"github.com/labstack/echo/v4"
 	"github.com/openai/openai-go/v3"
@@ -27,7 +27,7 @@ import (
 type harness struct {
 	t        testing.TB
 	srv      *httptest.Server
-	db       *store.DB
+	db       *sqlite.DB
 	dbPath   string
 	sh       *server.Shared
 	v1       *server.Engine
@@ -46,7 +46,7 @@ func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dbPath := filepath.Join(t.TempDir(), "agentloop.db")
-	db, err := store.Open(context.Background(), dbPath, log)
+	db, err := sqlite.Open(context.Background(), dbPath, log)
 	if err != nil {
 		t.Fatal(err)
 	}

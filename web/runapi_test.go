@@ -13,6 +13,7 @@ import (
 	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/store"
+	"agentloop/store/sqlite"
 )
 
 type apiError struct {
@@ -120,7 +121,7 @@ func TestStartRunPassesTheConfig(t *testing.T) {
 // TestStartRunWithTheRunner checks the runner's own validation reaches the
 // client as a 400 naming the parameter.
 func TestStartRunWithTheRunner(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
