@@ -70,11 +70,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	engineCfg := func(name string, caches bool) server.Config {
-		c := server.Defaults(name)
-		c.TokenCache, c.ModelCache = caches && cfg.TokenCache, caches && cfg.ModelCache
-		c.Unmodelled = cfg.Unmodelled
-		c.MaxBody, c.WSReadLimit, c.WSQueue, c.WSQueueBytes = cfg.MaxBody, cfg.WSReadLimit, cfg.WSQueue, cfg.WSQueueBytes
-		c.WSLifetime, c.WriteStall = cfg.WSLifetime, cfg.WriteStall
+		c := cfg.Config
+		c.Name = name
+		c.TokenCache, c.ModelCache = caches && c.TokenCache, caches && c.ModelCache
 		return c
 	}
 	a := &App{cfg: cfg, log: log, DB: db, Shared: sh,

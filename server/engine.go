@@ -9,8 +9,9 @@ import (
 	"agentloop/inference"
 )
 
-// Config holds one engine's settings. Two engines share one Shared: /v1 with
-// the request-level caches on, /baseline/v1 with them off.
+// Config holds one engine's settings, declared only here: app.Config embeds
+// it, and cmd/agentloop's flags set it. Two engines share one Shared: /v1
+// with the request-level caches on, /baseline/v1 with them off.
 type Config struct {
 	Name string // "v1" or "baseline"
 	// TokenCache caches rendered tokens per item content across requests.
@@ -28,7 +29,8 @@ type Config struct {
 	WriteStall   time.Duration
 }
 
-// Defaults are the flag defaults of DECISIONS.md.
+// Defaults are the flag defaults of DECISIONS.md, the only place they are
+// written.
 func Defaults(name string) Config {
 	return Config{
 		Name: name, TokenCache: true, ModelCache: true,
