@@ -30,7 +30,7 @@ e2e-deps:
 
 ## bench: the testing.B benchmarks, then the overhead table (see also: agentloop bench load|matrix).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 5x ./api/ ./inference/ ./policy/ ./store/ ./bench/
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./api/ ./inference/ ./policy/ ./store/... ./bench/
 	$(GO) run ./cmd/agentloop bench overhead
 
 ## fuzz: the long fuzz runs (each target FUZZTIME, default 30s); corpora live in each package's testdata/fuzz.

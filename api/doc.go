@@ -4,5 +4,7 @@
 //
 // Both the engine (server) and the agent client (rollout) use it, so it must
 // never import another agentloop package, and it must never decide anything
-// about transports: it only says what goes on the wire.
+// about transports: it only says what goes on the wire. WriteHTTPError is
+// the one writer of an OpenAI error over HTTP; app's Echo error handler calls
+// it for every handler's returned *Error.
 package api

@@ -92,6 +92,22 @@ func AppendHTTPError(b []byte, e *Error) []byte {
 	return append(b, '}')
 }
 
+// WriteHTTPError writes e as an HTTP response: its status, the JSON envelope,
+// its Headers (Retry-After on a 429) and Cache-Control: no-store. It is the
+// only writer of an OpenAI error over HTTP; the caller checks that nothing
+// was written before.
+func WriteHTTPError(w http.ResponseWriter, e *Error) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	for k, v := range e.Headers {
+		h.Set(k, v)
+	}
+	w.WriteHeader(e.Status)
+	_, err := w.Write(AppendHTTPError(nil, e))
+	return err
+}
+
 // AppendWSError appends a request-level WebSocket error frame:
 // {"type":"error","status":N,"error":{…}}. streamID is omitted when empty.
 func AppendWSError(b []byte, e *Error, streamID string) []byte {

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"agentloop/api"
-	"agentloop/server"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
@@ -51,8 +50,8 @@ func hostAllowlist(allowed []string) echo.MiddlewareFunc {
 			}
 			host = strings.Trim(strings.ToLower(host), "[]")
 			if !set[host] {
-				return server.WriteError(c, api.Errorf(http.StatusMisdirectedRequest, "", "host_not_allowed",
-					"Host '%s' is not allowed; start the server with --allowed-hosts to serve it.", host))
+				return api.Errorf(http.StatusMisdirectedRequest, "", "host_not_allowed",
+					"Host '%s' is not allowed; start the server with --allowed-hosts to serve it.", host)
 			}
 			return next(c)
 		}
@@ -98,7 +97,7 @@ func keyAuth(key string, loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 				if subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(auth, "Bearer ")), want) == 1 {
 					return next(c)
 				}
-				return unauthorized(c, "Incorrect API key provided.")
+				return unauthorized("Incorrect API key provided.")
 			}
 			if ck, err := r.Cookie(KeyCookie); err == nil && subtle.ConstantTimeCompare([]byte(ck.Value), want) == 1 {
 				switch r.Header.Get("Sec-Fetch-Site") {
@@ -112,7 +111,7 @@ func keyAuth(key string, loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 				}
 			}
 			if isAPIPath(path) || loginPage == nil {
-				return unauthorized(c, "You didn't provide an API key. Provide it as 'Authorization: Bearer YOUR_KEY'.")
+				return unauthorized("You didn't provide an API key. Provide it as 'Authorization: Bearer YOUR_KEY'.")
 			}
 			c.Response().Header().Set("Cache-Control", "no-store")
 			c.Response().WriteHeader(http.StatusUnauthorized)
@@ -130,51 +129,26 @@ func isAPIPath(p string) bool {
 	return false
 }
 
-func unauthorized(c echo.Context, msg string) error {
-	return server.WriteError(c, &api.Error{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key", Message: msg})
+func unauthorized(msg string) error {
+	return &api.Error{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key", Message: msg}
 }
 
 // login takes {"key": "..."} as JSON and sets the HttpOnly, SameSite=Strict
-// cookie. It is state-changing, so it is JSON-only and same-origin only.
+// cookie. It is state-changing, so its route is guarded by
+// web.SameOriginJSON.
 func login(key string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := sameOriginJSON(c); err != nil {
-			return err
-		}
 		var body struct {
 			Key string `json:"key"`
 		}
 		if err := c.Bind(&body); err != nil {
-			return server.WriteError(c, api.BadRequest("key", "invalid_json", "Send {\"key\": \"...\"}."))
+			return api.BadRequest("key", "invalid_json", "Send {\"key\": \"...\"}.")
 		}
 		if subtle.ConstantTimeCompare([]byte(body.Key), []byte(key)) != 1 {
-			return unauthorized(c, "Incorrect API key provided.")
+			return unauthorized("Incorrect API key provided.")
 		}
 		c.SetCookie(&http.Cookie{Name: KeyCookie, Value: body.Key, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		return c.NoContent(http.StatusNoContent)
-	}
-}
-
-// sameOriginJSON guards state-changing routes: JSON bodies only, and never
-// from another site.
-func sameOriginJSON(c echo.Context) error {
-	r := c.Request()
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return server.WriteError(c, api.Errorf(http.StatusForbidden, "", "cross_site_request", "Cross-site requests are not allowed."))
-	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		return server.WriteError(c, api.Errorf(http.StatusUnsupportedMediaType, "", "unsupported_media_type", "Send a JSON body (Content-Type: application/json)."))
-	}
-	return nil
-}
-
-// SameOriginJSON is the guard for state-changing routes, for other packages.
-func SameOriginJSON(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if err := sameOriginJSON(c); err != nil || c.Response().Committed {
-			return err
-		}
-		return next(c)
 	}
 }
 
@@ -192,15 +166,15 @@ func perAddressLimits(rps float64, burst, conns int) echo.MiddlewareFunc {
 				if !l.(*rate.Limiter).Allow() {
 					e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for %s: %.0f requests per second. Please try again in 1s.", ip, rps)
 					e.Headers = map[string]string{"Retry-After": "1"}
-					return server.WriteError(c, e)
+					return e
 				}
 			}
 			if conns > 0 {
 				mu.Lock()
 				if open[ip] >= conns {
 					mu.Unlock()
-					return server.WriteError(c, api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded",
-						"Too many concurrent connections from %s (limit %d).", ip, conns))
+					return api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded",
+						"Too many concurrent connections from %s (limit %d).", ip, conns)
 				}
 				open[ip]++
 				mu.Unlock()

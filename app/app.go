@@ -10,17 +10,26 @@ import (
 	"sync"
 	"time"
 
+	"agentloop/rollout"
 	"agentloop/server"
-	"agentloop/store"
+	"agentloop/store/sqlite"
+	"agentloop/web"
 
 	"github.com/labstack/echo/v4"
+)
+
+// The SQLite backend serves every consumer's store interface.
+var (
+	_ server.Store     = (*sqlite.DB)(nil)
+	_ rollout.RunStore = (*sqlite.DB)(nil)
+	_ web.RunDB        = (*sqlite.DB)(nil)
 )
 
 // App is one running agentloop server.
 type App struct {
 	cfg      Config
 	log      *slog.Logger
-	DB       *store.DB
+	DB       *sqlite.DB
 	Shared   *server.Shared
 	V1       *server.Engine
 	Baseline *server.Engine
@@ -35,7 +44,6 @@ type App struct {
 	// engines stop and before the store closes.
 	beforeShutdown []func(context.Context)
 	onShutdown     []func(context.Context)
-	notFound       echo.HandlerFunc
 }
 
 // New opens the store and builds the engines and routes. Call Serve next.
@@ -46,7 +54,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := checkBind(cfg.Addr, cfg.AllowedHosts); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, cfg.DB, log)
+	db, err := sqlite.Open(ctx, cfg.DB, log)
 	if err != nil {
 		return nil, err
 	}
@@ -62,12 +70,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	engineCfg := func(name string, caches bool) server.Config {
-		c := server.Defaults(name)
-		c.TokenCache, c.ModelCache = caches && cfg.TokenCache, caches && cfg.ModelCache
-		c.Unmodelled = cfg.Unmodelled
-		c.PreSprint, c.Stack = !caches, cfg.Stack
-		c.MaxBody, c.WSReadLimit, c.WSQueue, c.WSQueueBytes = cfg.MaxBody, cfg.WSReadLimit, cfg.WSQueue, cfg.WSQueueBytes
-		c.WSLifetime, c.WriteStall = cfg.WSLifetime, cfg.WriteStall
+		c := cfg.Config
+		c.Name = name
+		c.TokenCache, c.ModelCache = caches && c.TokenCache, caches && c.ModelCache
+		c.PreSprint = !caches
 		return c
 	}
 	a := &App{cfg: cfg, log: log, DB: db, Shared: sh,

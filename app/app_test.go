@@ -12,7 +12,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
-	"agentloop/store"
+	"agentloop/store/sqlite"
 
 	"github.com/coder/websocket"
 )
@@ -236,7 +236,7 @@ func TestGracefulShutdownEndsStreamsAndFlushesTheLedger(t *testing.T) {
 		t.Fatal("still accepting after shutdown")
 	}
 	// store:false usage was flushed before the database closed.
-	db, err := store.Open(context.Background(), dbPath, nil)
+	db, err := sqlite.Open(context.Background(), dbPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,33 +3,24 @@ package app
 import (
 	"time"
 
-	"agentloop/api"
+	"agentloop/server"
 )
 
 // Config is every setting of a server process. cmd/agentloop fills it from
 // flags and environment variables.
 type Config struct {
+	// Config is the engine's settings, declared once in server with their
+	// defaults. New sets Name per engine, and TokenCache and ModelCache
+	// switch /v1's request-level caches (/baseline/v1 never has them).
+	server.Config
+
 	Addr         string
 	DB           string
 	APIKey       string
 	AllowedHosts []string
 
-	MaxBody      int64
-	WSReadLimit  int64
-	WSQueue      int
-	WSQueueBytes int64
-	WSLifetime   time.Duration
-	WriteStall   time.Duration
-	TraceRing    int
-	Grace        time.Duration
-
-	// TokenCache and ModelCache switch /v1's request-level caches.
-	TokenCache bool
-	ModelCache bool
-	// Unmodelled turns all modelled costs off (benchmarks).
-	Unmodelled bool
-	// Stack is the modelled API stack of requests that choose none.
-	Stack api.Stack
+	TraceRing int
+	Grace     time.Duration
 
 	// Per client address limits; 0 = off.
 	RateLimit float64 // requests per second
@@ -37,12 +28,12 @@ type Config struct {
 	ConnLimit int // concurrent connections
 }
 
-// Defaults returns the documented defaults.
+// Defaults returns the documented defaults: the engine's from
+// server.Defaults, and the process's own.
 func Defaults() Config {
 	return Config{
-		Addr: "127.0.0.1:8080", DB: "./agentloop.db",
-		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
-		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, TraceRing: 10000, Grace: 10 * time.Second,
-		TokenCache: true, ModelCache: true, RateBurst: 20, Stack: api.StackLean,
+		Config: server.Defaults(""),
+		Addr:   "127.0.0.1:8080", DB: "./agentloop.db",
+		TraceRing: 10000, Grace: 10 * time.Second, RateBurst: 20,
 	}
 }

@@ -1,10 +1,8 @@
 package app
 
 import (
-	"errors"
 	"net/http"
 
-	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/server"
 	"agentloop/web"
@@ -16,7 +14,6 @@ func (a *App) routes() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = echo.ExtractIPDirect()
-	e.HTTPErrorHandler = a.errorHandler
 	e.Use(securityHeaders)
 	e.Use(hostAllowlist(append(bindHosts(a.cfg.Addr), a.cfg.AllowedHosts...)))
 	if a.cfg.RateLimit > 0 || a.cfg.ConnLimit > 0 {
@@ -36,10 +33,10 @@ func (a *App) routes() *echo.Echo {
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)
-	a.notFound = pg.NotFoundPage
+	e.HTTPErrorHandler = ErrorHandler(a.log, pg.NotFoundPage)
 	if a.cfg.APIKey != "" {
 		e.Use(keyAuth(a.cfg.APIKey, pg.LoginPage))
-		e.POST("/login", login(a.cfg.APIKey))
+		e.POST("/login", login(a.cfg.APIKey), web.SameOriginJSON)
 	}
 	a.V1.Register(e.Group("/v1"))
 	a.Baseline.Register(e.Group("/baseline/v1"))
@@ -48,31 +45,4 @@ func (a *App) routes() *echo.Echo {
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	pg.Register(e)
 	return e
-}
-
-// errorHandler turns handler errors into OpenAI-shaped JSON.
-func (a *App) errorHandler(err error, c echo.Context) {
-	if c.Response().Committed {
-		return
-	}
-	var ae *api.Error
-	if errors.As(err, &ae) {
-		_ = server.WriteError(c, ae)
-		return
-	}
-	var he *echo.HTTPError
-	if errors.As(err, &he) && he.Code == http.StatusNotFound && a.notFound != nil && !isAPIPath(c.Request().URL.Path) {
-		_ = a.notFound(c)
-		return
-	}
-	if errors.As(err, &he) {
-		msg := http.StatusText(he.Code)
-		if s, ok := he.Message.(string); ok {
-			msg = s
-		}
-		_ = server.WriteError(c, &api.Error{Status: he.Code, Type: "invalid_request_error", Message: msg})
-		return
-	}
-	a.log.Error("handler", "path", c.Path(), "err", err)
-	_ = server.WriteError(c, api.ServerError("The server had an error while processing your request."))
 }

@@ -3,8 +3,9 @@
 // transports (stateless HTTP, chained HTTP, WebSocket mode), through a
 // latency proxy that delays real bytes, and records every turn's timing
 // merged with the engine's trace. The race runs lanes side by side (or one
-// after another) and stores everything in SQLite.
+// after another) and stores everything through the RunStore interface (the
+// SQLite backend, in a process).
 //
 // rollout talks to the engine only over sockets: it must never import the
-// server package or call the engine in-process.
+// server package, call the engine in-process, or import a store backend.
 package rollout

@@ -90,7 +90,7 @@ func Normalize(cfg *Config) *api.Error {
 // Runner runs races against one engine and stores them.
 type Runner struct {
 	engineURL string
-	db        *store.DB
+	db        RunStore
 	log       *slog.Logger
 	// TLS, when set, is the client config for an engine listener that
 	// speaks TLS (engineURL is then https://...).
@@ -106,7 +106,7 @@ type Runner struct {
 }
 
 // NewRunner returns a runner for the engine at engineURL (http://host:port).
-func NewRunner(engineURL string, db *store.DB, log *slog.Logger) *Runner {
+func NewRunner(engineURL string, db RunStore, log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

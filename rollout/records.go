@@ -8,6 +8,22 @@ import (
 	"agentloop/store"
 )
 
+// RunReader reads stored runs. *sqlite.DB implements it (checked in app).
+type RunReader interface {
+	GetRun(ctx context.Context, id string) (*store.Run, []store.Lane, error)
+	RunTurns(ctx context.Context, runID string) ([]store.Turn, []store.Span, error)
+	ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error)
+}
+
+// RunStore is what a Runner needs from persistence.
+type RunStore interface {
+	RunReader
+	CreateRun(ctx context.Context, r *store.Run) error
+	UpdateRun(ctx context.Context, id, status string, summary []byte) error
+	SaveLane(ctx context.Context, l *store.Lane) error
+	SaveTurn(ctx context.Context, t *store.Turn, spans []store.Span) error
+}
+
 // RunRecord is a stored run, decoded.
 type RunRecord struct {
 	ID        string        `json:"id"`
@@ -41,7 +57,7 @@ func decodeRun(r *store.Run, lanes []store.Lane) RunRecord {
 }
 
 // LoadRun reads a run with every turn; store.ErrNotFound when missing.
-func LoadRun(ctx context.Context, db *store.DB, id string) (*RunRecord, error) {
+func LoadRun(ctx context.Context, db RunReader, id string) (*RunRecord, error) {
 	r, lanes, err := db.GetRun(ctx, id)
 	if err != nil {
 		return nil, err
@@ -69,7 +85,7 @@ func LoadRun(ctx context.Context, db *store.DB, id string) (*RunRecord, error) {
 }
 
 // ListRuns lists stored runs, newest first, without turns.
-func ListRuns(ctx context.Context, db *store.DB, f store.RunFilter) ([]RunRecord, error) {
+func ListRuns(ctx context.Context, db RunReader, f store.RunFilter) ([]RunRecord, error) {
 	runs, err := db.ListRuns(ctx, f)
 	if err != nil {
 		return nil, err

@@ -11,8 +11,9 @@ import (
 	"agentloop/policy"
 )
 
-// Config holds one engine's settings. Two engines share one Shared: /v1 with
-// the request-level caches on, /baseline/v1 with them off.
+// Config holds one engine's settings, declared only here: app.Config embeds
+// it, and cmd/agentloop's flags set it. Two engines share one Shared: /v1
+// with the request-level caches on, /baseline/v1 with them off.
 type Config struct {
 	Name string // "v1" or "baseline"
 	// TokenCache caches rendered tokens per item content across requests.
@@ -36,12 +37,13 @@ type Config struct {
 	WriteStall   time.Duration
 }
 
-// Defaults are the flag defaults of DECISIONS.md.
+// Defaults are the flag defaults of DECISIONS.md, the only place they are
+// written.
 func Defaults(name string) Config {
 	return Config{
 		Name: name, TokenCache: true, ModelCache: true,
 		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
-		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second,
+		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, Stack: api.StackLean,
 	}
 }
 

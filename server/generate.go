@@ -448,9 +448,9 @@ func (e *Engine) save(ctx context.Context, tu *turn, state *chainState, snapshot
 
 func storeReason(err error) string {
 	switch {
-	case store.IsBusy(err):
+	case errors.Is(err, store.ErrBusy):
 		return "the database is locked."
-	case store.IsFull(err):
+	case errors.Is(err, store.ErrFull):
 		return "the disk is full."
 	case errors.Is(err, context.DeadlineExceeded):
 		return "the database is locked or busy, and the write timed out."

@@ -16,11 +16,11 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/app"
 	"agentloop/server"
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
-	_ "modernc.org/sqlite"
 )
 
 func unmodelled(c *server.Config) { c.Unmodelled = true }
@@ -196,6 +196,7 @@ func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
 	h := newHarness(t, func(c *server.Config) { c.WriteStall = 300 * time.Millisecond })
 	// Serve the same engine on a listener with tiny send buffers.
 	e := echo.New()
+	e.HTTPErrorHandler = app.ErrorHandler(nil, nil)
 	h.v1.Register(e.Group("/v1"))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

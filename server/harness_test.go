@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/app"
 	"agentloop/server"
-	"agentloop/store"
+	"agentloop/store/sqlite"
 
 	"github.com/labstack/echo/v4"
 	"github.com/openai/openai-go/v3"
@@ -26,7 +27,7 @@ import (
 type harness struct {
 	t        testing.TB
 	srv      *httptest.Server
-	db       *store.DB
+	db       *sqlite.DB
 	dbPath   string
 	sh       *server.Shared
 	v1       *server.Engine
@@ -45,7 +46,7 @@ func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dbPath := filepath.Join(t.TempDir(), "agentloop.db")
-	db, err := store.Open(context.Background(), dbPath, log)
+	db, err := sqlite.Open(context.Background(), dbPath, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +62,7 @@ func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
 	base.Name, base.TokenCache, base.ModelCache, base.PreSprint = "baseline", false, false, true
 	h := &harness{t: t, db: db, dbPath: dbPath, sh: sh, v1: server.New(cfg, sh), baseline: server.New(base, sh)}
 	e := echo.New()
+	e.HTTPErrorHandler = app.ErrorHandler(log, nil)
 	h.v1.Register(e.Group("/v1"))
 	h.baseline.Register(e.Group("/baseline/v1"))
 	server.RegisterTraces(e.Group("/api"), sh.Traces)

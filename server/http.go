@@ -30,25 +30,10 @@ func RegisterTraces(g *echo.Group, traces *TraceRing) {
 	g.GET("/traces/:id", func(c echo.Context) error {
 		t, ok := traces.Get(c.Param("id"))
 		if !ok {
-			return WriteError(c, api.Errorf(http.StatusNotFound, "", "", "No trace for response '%s'.", c.Param("id")))
+			return api.Errorf(http.StatusNotFound, "", "", "No trace for response '%s'.", c.Param("id"))
 		}
 		return c.JSON(http.StatusOK, t)
 	})
-}
-
-// WriteError writes an OpenAI-shaped JSON error.
-func WriteError(c echo.Context, e *api.Error) error {
-	if c.Response().Committed {
-		return nil
-	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	for k, v := range e.Headers {
-		h.Set(k, v)
-	}
-	c.Response().WriteHeader(e.Status)
-	_, err := c.Response().Write(api.AppendHTTPError(nil, e))
-	return err
 }
 
 func (e *Engine) handleCreate(c echo.Context) error {
@@ -58,25 +43,25 @@ func (e *Engine) handleCreate(c echo.Context) error {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return WriteError(c, api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large",
-				"Request body too large: the limit is %d bytes.", e.cfg.MaxBody))
+			return api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large",
+				"Request body too large: the limit is %d bytes.", e.cfg.MaxBody)
 		}
-		return WriteError(c, api.BadRequest("", "invalid_body", "The request body could not be read."))
+		return api.BadRequest("", "invalid_body", "The request body could not be read.")
 	}
 	ctx := r.Context()
 	tu := &turn{trace: newTrace("http", e.cfg.Name, started), body: body}
 	if aerr := e.chooseStack(tu, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
-		return WriteError(c, aerr)
+		return aerr
 	}
 	if aerr := e.prepare(ctx, tu); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
-		return WriteError(c, aerr)
+		return aerr
 	}
 	if !tu.req.Streaming() {
 		res := e.generate(ctx, tu, discard{})
 		if res.err != nil {
-			return WriteError(c, res.err)
+			return res.err
 		}
 		if res.response.Status == "cancelled" {
 			return nil
@@ -142,14 +127,14 @@ func (s *sseSink) flush() error {
 func (e *Engine) handleGet(c echo.Context) error {
 	id := c.Param("id")
 	if e.sh.Store == nil {
-		return WriteError(c, api.ResponseNotFound(id))
+		return api.ResponseNotFound(id)
 	}
 	r, err := e.sh.Store.GetResponse(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return WriteError(c, api.ResponseNotFound(id))
+		return api.ResponseNotFound(id)
 	}
 	if err != nil {
-		return WriteError(c, storeError(err))
+		return storeError(err)
 	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	c.Response().WriteHeader(http.StatusOK)
@@ -160,14 +145,14 @@ func (e *Engine) handleGet(c echo.Context) error {
 func (e *Engine) handleDelete(c echo.Context) error {
 	id := c.Param("id")
 	if e.sh.Store == nil {
-		return WriteError(c, api.ResponseNotFound(id))
+		return api.ResponseNotFound(id)
 	}
 	err := e.sh.Store.DeleteResponse(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		return WriteError(c, api.ResponseNotFound(id))
+		return api.ResponseNotFound(id)
 	}
 	if err != nil {
-		return WriteError(c, storeError(err))
+		return storeError(err)
 	}
 	return c.JSON(http.StatusOK, api.DeletedResponse{ID: id, Object: "response", Deleted: true})
 }
@@ -178,7 +163,7 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 	if s := c.QueryParam("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			return WriteError(c, api.BadRequest("limit", "integer_out_of_range", "Invalid 'limit': expected an integer between 1 and 100."))
+			return api.BadRequest("limit", "integer_out_of_range", "Invalid 'limit': expected an integer between 1 and 100.")
 		}
 		limit = n
 	}
@@ -188,17 +173,17 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 		order = "desc"
 	case "asc", "desc":
 	default:
-		return WriteError(c, api.BadRequest("order", "invalid_value", "Invalid value: '%s'. Supported values are: 'asc' and 'desc'.", order))
+		return api.BadRequest("order", "invalid_value", "Invalid value: '%s'. Supported values are: 'asc' and 'desc'.", order)
 	}
 	if e.sh.Store == nil {
-		return WriteError(c, api.ResponseNotFound(id))
+		return api.ResponseNotFound(id)
 	}
 	items, more, err := e.sh.Store.InputItems(c.Request().Context(), id, c.QueryParam("after"), limit, order)
 	if errors.Is(err, store.ErrNotFound) {
-		return WriteError(c, api.ResponseNotFound(id))
+		return api.ResponseNotFound(id)
 	}
 	if err != nil {
-		return WriteError(c, storeError(err))
+		return storeError(err)
 	}
 	b := append([]byte(nil), `{"object":"list","data":[`...)
 	for i, it := range items {

@@ -19,7 +19,7 @@ func (e *Engine) handleModels(c echo.Context) error {
 func (e *Engine) handleModel(c echo.Context) error {
 	m, ok := api.LookupModel(c.Param("id"))
 	if !ok {
-		return WriteError(c, api.ModelNotFound(c.Param("id")))
+		return api.ModelNotFound(c.Param("id"))
 	}
 	return c.JSON(http.StatusOK, m)
 }

@@ -6,7 +6,8 @@ import (
 	"agentloop/store"
 )
 
-// Store is what the engine needs from persistence. *store.DB implements it.
+// Store is what the engine needs from persistence, in the types of the
+// driver-free store package. *sqlite.DB implements it (checked in app).
 type Store interface {
 	SaveResponse(ctx context.Context, r *store.Response, ledger store.LedgerRow) error
 	GetResponse(ctx context.Context, id string) (*store.Response, error)
@@ -15,5 +16,3 @@ type Store interface {
 	InputItems(ctx context.Context, id, after string, limit int, order string) ([]store.Item, bool, error)
 	AppendLedger(row store.LedgerRow)
 }
-
-var _ Store = (*store.DB)(nil)

@@ -44,16 +44,16 @@ type wsEntry struct {
 func (e *Engine) handleWebSocket(c echo.Context) error {
 	r := c.Request()
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		return WriteError(c, api.Errorf(http.StatusUpgradeRequired, "", "websocket_upgrade_required",
-			"GET /responses opens a WebSocket: send an Upgrade: websocket request."))
+		return api.Errorf(http.StatusUpgradeRequired, "", "websocket_upgrade_required",
+			"GET /responses opens a WebSocket: send an Upgrade: websocket request.")
 	}
 	if e.isClosing() {
-		return WriteError(c, api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The server is shutting down."))
+		return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The server is shutting down.")
 	}
 	// The upgrade request's stack holds for the whole connection.
 	stack, aerr := e.stackOf(r)
 	if aerr != nil {
-		return WriteError(c, aerr)
+		return aerr
 	}
 	conn, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {

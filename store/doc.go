@@ -1,12 +1,14 @@
-// Package store owns agentloop's SQLite database: the embedded schema
-// migrations, stored responses and their items, the usage ledger, and the
-// recorded runs of races (runs, lanes, turns and spans).
+// Package store is the storage contract: the records the engine and the
+// race runner keep (stored responses and their items, the usage ledger,
+// runs with their lanes, turns and spans) and the errors every backend
+// returns (ErrNotFound, ErrExists, ErrClosed, ErrBusy, ErrFull).
 //
-// It uses modernc.org/sqlite in WAL mode with one writer connection and a
-// small pool of readers, and keeps every transaction short.
+// It holds types and sentinels only, no driver and no SQL, so the engine,
+// rollout, web and any backend use it without importing a database. The
+// backends live in packages named after their technology (store/sqlite);
+// the consumers declare the small interfaces they need (server.Store,
+// rollout.RunStore, web.RunDB).
 //
-// store must never import another agentloop package: it deals in its own
-// record types and treats wire JSON (items, snapshots, run summaries) as
-// opaque bytes. It never calls inference, and never holds a transaction open
-// across anything but SQLite work.
+// store must never import another agentloop package or a database driver:
+// wire JSON (items, snapshots, run summaries) is opaque bytes here.
 package store

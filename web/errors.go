@@ -11,19 +11,6 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// writeError writes an OpenAI-shaped JSON error.
-func writeError(c echo.Context, e *api.Error) error {
-	if c.Response().Committed {
-		return nil
-	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, echo.MIMEApplicationJSONCharsetUTF8)
-	h.Set("Cache-Control", "no-store")
-	c.Response().WriteHeader(e.Status)
-	_, err := c.Response().Write(api.AppendHTTPError(nil, e))
-	return err
-}
-
 // storeError maps a store or runner error to the API's error.
 func storeError(err error, what, id string) *api.Error {
 	var ae *api.Error
@@ -48,20 +35,20 @@ func crossSite(r *http.Request) bool {
 func sameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if crossSite(c.Request()) {
-			return writeError(c, api.Errorf(http.StatusForbidden, "", "cross_site_request", "Cross-site requests are not allowed."))
+			return api.Errorf(http.StatusForbidden, "", "cross_site_request", "Cross-site requests are not allowed.")
 		}
 		return next(c)
 	}
 }
 
-// sameOriginJSON guards state-changing routes with a body: JSON only (a
-// form post from another site cannot send it without a preflight), and
-// never cross-site. It mirrors the rule app applies to /login.
-func sameOriginJSON(next echo.HandlerFunc) echo.HandlerFunc {
+// SameOriginJSON guards state-changing routes with a body, here and app's
+// /login: JSON only (a form post from another site cannot send it without
+// a preflight), and never cross-site.
+func SameOriginJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return sameOrigin(func(c echo.Context) error {
 		ct := c.Request().Header.Get(echo.HeaderContentType)
 		if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
-			return writeError(c, api.Errorf(http.StatusUnsupportedMediaType, "", "unsupported_media_type", "Send a JSON body (Content-Type: application/json)."))
+			return api.Errorf(http.StatusUnsupportedMediaType, "", "unsupported_media_type", "Send a JSON body (Content-Type: application/json).")
 		}
 		return next(c)
 	})

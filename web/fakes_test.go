@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/store"
 
@@ -140,7 +141,7 @@ func newTestPlayground(t *testing.T) *testPlayground {
 		runs:  &fakeRuns{runs: map[string]*rollout.RunRecord{"run_done": fixtureRun("run_done")}},
 	}
 	tp.pg = New(Deps{Races: tp.races, Runs: tp.runs, Cores: 2})
-	tp.e = echo.New()
+	tp.e = newEcho()
 	tp.pg.Register(tp.e)
 	return tp
 }
@@ -158,6 +159,22 @@ func (tp *testPlayground) do(method, target, body string, header map[string]stri
 	rec := httptest.NewRecorder()
 	tp.e.ServeHTTP(rec, req)
 	return rec
+}
+
+// newEcho is an Echo whose error handler writes an *api.Error the way
+// app.ErrorHandler does (web cannot import app); other errors go to Echo's
+// default handler, as app leaves HTML pages to the playground.
+func newEcho() *echo.Echo {
+	e := echo.New()
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		var ae *api.Error
+		if errors.As(err, &ae) && !c.Response().Committed {
+			_ = api.WriteHTTPError(c.Response(), ae)
+			return
+		}
+		e.DefaultHTTPErrorHandler(err, c)
+	}
+	return e
 }
 
 var jsonHeader = map[string]string{"Content-Type": "application/json"}

@@ -36,10 +36,10 @@ func (p *Playground) live(c echo.Context) error {
 	if !ok {
 		rec, err := p.runs.LoadRun(c.Request().Context(), id)
 		if err != nil {
-			return writeError(c, storeError(err, "Run", id))
+			return storeError(err, "Run", id)
 		}
 		if stored, err = json.Marshal(liveSnapshot(storedSnapshot(rec))); err != nil {
-			return writeError(c, storeError(err, "Run", id))
+			return storeError(err, "Run", id)
 		}
 	} else {
 		defer leave()

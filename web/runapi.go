@@ -85,23 +85,23 @@ func jsonKind(k string) string {
 func (p *Playground) startRun(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxRunBody+1))
 	if err != nil {
-		return writeError(c, api.BadRequest("", "invalid_json", "Could not read the body."))
+		return api.BadRequest("", "invalid_json", "Could not read the body.")
 	}
 	if len(body) > maxRunBody {
-		return writeError(c, api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large", "The body is larger than %d bytes.", maxRunBody))
+		return api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large", "The body is larger than %d bytes.", maxRunBody)
 	}
 	cfg, perr := decodeRunRequest(body)
 	if perr != nil {
-		return writeError(c, perr)
+		return perr
 	}
 	id, err := p.races.Start(cfg)
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
-			return writeError(c, ae)
+			return ae
 		}
 		p.log.Error("start race", "err", err)
-		return writeError(c, api.ServerError("The server could not start the race."))
+		return api.ServerError("The server could not start the race.")
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Set(echo.HeaderLocation, "/api/runs/"+id)
@@ -153,12 +153,12 @@ func filterTime(s, param string, endOfDay bool) (time.Time, *api.Error) {
 func (p *Playground) listRuns(c echo.Context) error {
 	f, perr := runFilter(c.QueryParams())
 	if perr != nil {
-		return writeError(c, perr)
+		return perr
 	}
 	runs, more, err := p.list(c.Request().Context(), f)
 	if err != nil {
 		p.log.Error("list runs", "err", err)
-		return writeError(c, api.ServerError("The server could not list runs."))
+		return api.ServerError("The server could not list runs.")
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, runList{Object: "list", Data: runs, HasMore: more})
@@ -193,7 +193,7 @@ func (p *Playground) getRun(c echo.Context) error {
 	id := c.Param("id")
 	rec, err := p.runs.LoadRun(c.Request().Context(), id)
 	if err != nil {
-		return writeError(c, storeError(err, "Run", id))
+		return storeError(err, "Run", id)
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, rec)
@@ -206,19 +206,19 @@ func (p *Playground) deleteRun(c echo.Context) error {
 	ctx := c.Request().Context()
 	if _, cancel, live := p.races.Subscribe(id); live {
 		cancel()
-		return writeError(c, api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is still running; delete it once it ends.", id))
+		return api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is still running; delete it once it ends.", id)
 	} else {
 		cancel()
 	}
 	rec, err := p.runs.LoadRun(ctx, id)
 	if err != nil {
-		return writeError(c, storeError(err, "Run", id))
+		return storeError(err, "Run", id)
 	}
 	if rec.Status == rollout.StatusQueued || rec.Status == rollout.StatusRunning {
-		return writeError(c, api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is %s in another process; delete it once it ends.", id, rec.Status))
+		return api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is %s in another process; delete it once it ends.", id, rec.Status)
 	}
 	if err := p.runs.DeleteRun(ctx, id); err != nil {
-		return writeError(c, storeError(err, "Run", id))
+		return storeError(err, "Run", id)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"id": id, "object": "run", "deleted": true})
 }

@@ -13,8 +13,7 @@ import (
 	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/store"
-
-	"github.com/labstack/echo/v4"
+	"agentloop/store/sqlite"
 )
 
 type apiError struct {
@@ -57,6 +56,7 @@ func TestStartRun(t *testing.T) {
 		{name: "valid", body: `{"scenario":"fix-failing-test","profile":"burst","rtt_ms":0,"tool_time_ms":5,"lanes":["http","ws"],"seed":7,"sequential":true,"repeats":3}`,
 			header: jsonHeader, status: 200, wantStart: true},
 		{name: "same origin", body: `{}`, header: map[string]string{"Content-Type": "application/json; charset=utf-8", "Sec-Fetch-Site": "same-origin"}, status: 200, wantStart: true},
+		{name: "media type in capitals", body: `{}`, header: map[string]string{"Content-Type": " Application/JSON"}, status: 200, wantStart: true},
 		{name: "typed in the address bar", body: `{}`, header: map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "none"}, status: 200, wantStart: true},
 		{name: "cross site", body: `{}`, header: map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, status: 403, code: "cross_site_request"},
 		{name: "same site is not same origin", body: `{}`, header: map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-site"}, status: 403, code: "cross_site_request"},
@@ -121,7 +121,7 @@ func TestStartRunPassesTheConfig(t *testing.T) {
 // TestStartRunWithTheRunner checks the runner's own validation reaches the
 // client as a 400 naming the parameter.
 func TestStartRunWithTheRunner(t *testing.T) {
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestStartRunWithTheRunner(t *testing.T) {
 	runner := rollout.NewRunner("http://127.0.0.1:1", db, nil)
 	defer runner.Shutdown(context.Background())
 	pg := New(Deps{Races: runner, Runs: StoreRuns(db)})
-	e := echo.New()
+	e := newEcho()
 	pg.Register(e)
 	tp := &testPlayground{pg: pg, e: e}
 	for _, tc := range []struct{ body, param string }{

@@ -19,7 +19,7 @@ type Races interface {
 	Subscribe(runID string) (ch <-chan rollout.Snapshot, cancel func(), ok bool)
 }
 
-// Runs reads and deletes stored runs. StoreRuns adapts a *store.DB.
+// Runs reads and deletes stored runs. StoreRuns adapts a RunDB.
 type Runs interface {
 	LoadRun(ctx context.Context, id string) (*rollout.RunRecord, error)
 	ListRuns(ctx context.Context, f store.RunFilter) ([]rollout.RunRecord, error)
@@ -76,7 +76,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	e.GET("/favicon.ico", favicon)
 
 	api := e.Group("/api/runs")
-	api.POST("", p.startRun, sameOriginJSON)
+	api.POST("", p.startRun, SameOriginJSON)
 	api.GET("", p.listRuns)
 	api.GET("/:id", p.getRun)
 	api.DELETE("/:id", p.deleteRun, sameOrigin)
@@ -101,10 +101,17 @@ func (p *Playground) Shutdown(ctx context.Context) {
 	}
 }
 
-// StoreRuns reads runs from db the way rollout stores them.
-func StoreRuns(db *store.DB) Runs { return storeRuns{db} }
+// RunDB is the store StoreRuns reads and deletes runs in. *sqlite.DB
+// implements it (checked in app).
+type RunDB interface {
+	rollout.RunReader
+	DeleteRun(ctx context.Context, id string) error
+}
 
-type storeRuns struct{ db *store.DB }
+// StoreRuns reads runs from db the way rollout stores them.
+func StoreRuns(db RunDB) Runs { return storeRuns{db} }
+
+type storeRuns struct{ db RunDB }
 
 func (s storeRuns) LoadRun(ctx context.Context, id string) (*rollout.RunRecord, error) {
 	return rollout.LoadRun(ctx, s.db, id)

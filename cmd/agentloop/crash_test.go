@@ -14,6 +14,7 @@ import (
 	"agentloop/app"
 	"agentloop/rollout"
 	"agentloop/store"
+	"agentloop/store/sqlite"
 )
 
 // The crash test re-executes this test binary as an agentloop process.
@@ -111,7 +112,7 @@ func TestSIGKILLMidRaceLeavesTheStoreIntact(t *testing.T) {
 
 func readRuns(t *testing.T, path string) []store.Run {
 	t.Helper()
-	db, err := store.Open(context.Background(), path, nil)
+	db, err := sqlite.Open(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func readRuns(t *testing.T, path string) []store.Run {
 }
 
 func loadRun(path, id string) (*rollout.RunRecord, error) {
-	db, err := store.Open(context.Background(), path, nil)
+	db, err := sqlite.Open(context.Background(), path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func waitForTurns(t *testing.T, path string, runs, n int) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
-		db, err := store.Open(context.Background(), path, nil)
+		db, err := sqlite.Open(context.Background(), path, nil)
 		if err != nil {
 			continue
 		}

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"bytes"
@@ -7,23 +7,25 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"agentloop/store"
 )
 
-func message(id, role, text string) Item {
-	return Item{ItemID: id, Type: "message",
+func message(id, role, text string) store.Item {
+	return store.Item{ItemID: id, Type: "message",
 		JSON: fmt.Appendf(nil, `{"type":"message","id":%q,"role":%q,"content":[{"type":"input_text","text":%q}]}`, id, role, text)}
 }
 
-func functionCall(id, name string) Item {
-	return Item{ItemID: id, Type: "function_call",
+func functionCall(id, name string) store.Item {
+	return store.Item{ItemID: id, Type: "function_call",
 		JSON: fmt.Appendf(nil, `{"type":"function_call","id":%q,"call_id":"call_%s","name":%q,"arguments":"{}"}`, id, id, name)}
 }
 
 // child builds the continuation of parent: its context and output inherited
 // (keys kept, so they are reused), then input.
-func child(id string, parent *Response, input []Item, output []Item) *Response {
-	ctx := append(append(append([]Item{}, parent.Context...), parent.Output...), input...)
-	return &Response{
+func child(id string, parent *store.Response, input []store.Item, output []store.Item) *store.Response {
+	ctx := append(append(append([]store.Item{}, parent.Context...), parent.Output...), input...)
+	return &store.Response{
 		ID: id, CreatedAt: parent.CreatedAt + 1, Model: parent.Model, PreviousResponseID: parent.ID,
 		Snapshot: fmt.Appendf(nil, `{"id":%q,"object":"response"}`, id), Tools: []byte(`[]`),
 		Context: ctx, InputStart: len(ctx) - len(input), Output: output, RenderedTokens: 10 * len(ctx),
@@ -32,28 +34,28 @@ func child(id string, parent *Response, input []Item, output []Item) *Response {
 
 // saveChain stores resp_1 → resp_2 → resp_3, each adding one input and one
 // output item.
-func saveChain(t *testing.T, db *DB) []*Response {
+func saveChain(t *testing.T, db *DB) []*store.Response {
 	t.Helper()
 	ctx := context.Background()
-	r1 := &Response{ID: "resp_1", CreatedAt: 1700000000, Model: "agentloop-small",
+	r1 := &store.Response{ID: "resp_1", CreatedAt: 1700000000, Model: "agentloop-small",
 		Snapshot: []byte(`{"id":"resp_1","object":"response"}`), Tools: []byte(`[{"type":"function","name":"read"}]`),
-		Context: []Item{message("msg_u1", "user", "list files")}, Output: []Item{functionCall("fc_1", "ls")}, RenderedTokens: 7}
-	if err := db.SaveResponse(ctx, r1, LedgerRow{Model: r1.Model, Transport: "http", Engine: "test", Stored: true}); err != nil {
+		Context: []store.Item{message("msg_u1", "user", "list files")}, Output: []store.Item{functionCall("fc_1", "ls")}, RenderedTokens: 7}
+	if err := db.SaveResponse(ctx, r1, store.LedgerRow{Model: r1.Model, Transport: "http", Engine: "test", Stored: true}); err != nil {
 		t.Fatal(err)
 	}
-	r2 := child("resp_2", r1, []Item{{ItemID: "fco_1", Type: "function_call_output", JSON: []byte(`{"type":"function_call_output","call_id":"call_fc_1","output":"a.go"}`)}},
-		[]Item{message("msg_a2", "assistant", "one file")})
-	if err := db.SaveResponse(ctx, r2, LedgerRow{Model: r2.Model, Transport: "http", Stored: true}); err != nil {
+	r2 := child("resp_2", r1, []store.Item{{ItemID: "fco_1", Type: "function_call_output", JSON: []byte(`{"type":"function_call_output","call_id":"call_fc_1","output":"a.go"}`)}},
+		[]store.Item{message("msg_a2", "assistant", "one file")})
+	if err := db.SaveResponse(ctx, r2, store.LedgerRow{Model: r2.Model, Transport: "http", Stored: true}); err != nil {
 		t.Fatal(err)
 	}
-	r3 := child("resp_3", r2, []Item{message("msg_u3", "user", "thanks")}, []Item{message("msg_a3", "assistant", "welcome")})
-	if err := db.SaveResponse(ctx, r3, LedgerRow{Model: r3.Model, Transport: "http", Stored: true}); err != nil {
+	r3 := child("resp_3", r2, []store.Item{message("msg_u3", "user", "thanks")}, []store.Item{message("msg_a3", "assistant", "welcome")})
+	if err := db.SaveResponse(ctx, r3, store.LedgerRow{Model: r3.Model, Transport: "http", Stored: true}); err != nil {
 		t.Fatal(err)
 	}
-	return []*Response{r1, r2, r3}
+	return []*store.Response{r1, r2, r3}
 }
 
-func sameItems(t *testing.T, what string, got, want []Item) {
+func sameItems(t *testing.T, what string, got, want []store.Item) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%s: %d items, want %d", what, len(got), len(want))
@@ -67,7 +69,7 @@ func sameItems(t *testing.T, what string, got, want []Item) {
 	}
 }
 
-func sameResponse(t *testing.T, got, want *Response) {
+func sameResponse(t *testing.T, got, want *store.Response) {
 	t.Helper()
 	if got.ID != want.ID || got.CreatedAt != want.CreatedAt || got.Model != want.Model ||
 		got.PreviousResponseID != want.PreviousResponseID || got.InputStart != want.InputStart ||
@@ -102,7 +104,7 @@ func TestResponseChainStoresItemsOnce(t *testing.T) {
 	}
 	seen := map[int64]bool{}
 	for _, r := range chain {
-		for _, it := range append(append([]Item{}, r.Context...), r.Output...) {
+		for _, it := range append(append([]store.Item{}, r.Context...), r.Output...) {
 			if it.Key == 0 {
 				t.Errorf("%s: item %q has no key after save", r.ID, it.ItemID)
 			}
@@ -129,8 +131,8 @@ func TestResponseChainStoresItemsOnce(t *testing.T) {
 			t.Errorf("ledger of %s = %+v, want one stored row", r.ID, rows)
 		}
 	}
-	if _, err := db.GetResponse(ctx, "resp_missing"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("missing response: got %v, want ErrNotFound", err)
+	if _, err := db.GetResponse(ctx, "resp_missing"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing response: got %v, want store.ErrNotFound", err)
 	}
 }
 
@@ -168,11 +170,11 @@ func TestDeleteResponse(t *testing.T) {
 				sameResponse(t, got, chain[i])
 			}
 			for _, id := range s.gone {
-				if _, err := db.GetResponse(ctx, id); !errors.Is(err, ErrNotFound) {
-					t.Errorf("deleted %s: got %v, want ErrNotFound", id, err)
+				if _, err := db.GetResponse(ctx, id); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("deleted %s: got %v, want store.ErrNotFound", id, err)
 				}
-				if err := db.DeleteResponse(ctx, id); !errors.Is(err, ErrNotFound) {
-					t.Errorf("second delete of %s: got %v, want ErrNotFound", id, err)
+				if err := db.DeleteResponse(ctx, id); !errors.Is(err, store.ErrNotFound) {
+					t.Errorf("second delete of %s: got %v, want store.ErrNotFound", id, err)
 				}
 			}
 			if got := countRows(t, db, "items"); got != s.wantItems {
@@ -193,9 +195,9 @@ func TestDeleteResponse(t *testing.T) {
 func TestSaveResponseRestoresDeletedItems(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
-	r1 := &Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []Item{message("msg_u1", "user", "hi")},
-		Output: []Item{message("msg_a1", "assistant", "hello")}}
-	if err := db.SaveResponse(ctx, r1, LedgerRow{}); err != nil {
+	r1 := &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []store.Item{message("msg_u1", "user", "hi")},
+		Output: []store.Item{message("msg_a1", "assistant", "hello")}}
+	if err := db.SaveResponse(ctx, r1, store.LedgerRow{}); err != nil {
 		t.Fatal(err)
 	}
 	staleKey := r1.Output[0].Key
@@ -205,8 +207,8 @@ func TestSaveResponseRestoresDeletedItems(t *testing.T) {
 	if got := countRows(t, db, "items"); got != 0 {
 		t.Fatalf("items after deleting the only response = %d, want 0", got)
 	}
-	r2 := child("resp_2", r1, []Item{message("msg_u2", "user", "again")}, nil)
-	if err := db.SaveResponse(ctx, r2, LedgerRow{}); err != nil {
+	r2 := child("resp_2", r1, []store.Item{message("msg_u2", "user", "again")}, nil)
+	if err := db.SaveResponse(ctx, r2, store.LedgerRow{}); err != nil {
 		t.Fatalf("save over deleted ancestor: %v", err)
 	}
 	if r2.Context[1].Key == staleKey {
@@ -225,14 +227,14 @@ func TestSaveResponseIsAtomic(t *testing.T) {
 		name string
 		// make returns a response whose save must fail after its new items
 		// were inserted.
-		make    func(chain []*Response) *Response
+		make    func(chain []*store.Response) *store.Response
 		wantErr error
 	}{
-		{"duplicate id", func(chain []*Response) *Response {
-			return child("resp_2", chain[2], []Item{message("msg_new", "user", "x")}, []Item{message("msg_out", "assistant", "y")})
-		}, ErrExists},
-		{"context cancelled before the save", func(chain []*Response) *Response {
-			return child("resp_4", chain[2], []Item{message("msg_new", "user", "x")}, nil)
+		{"duplicate id", func(chain []*store.Response) *store.Response {
+			return child("resp_2", chain[2], []store.Item{message("msg_new", "user", "x")}, []store.Item{message("msg_out", "assistant", "y")})
+		}, store.ErrExists},
+		{"context cancelled before the save", func(chain []*store.Response) *store.Response {
+			return child("resp_4", chain[2], []store.Item{message("msg_new", "user", "x")}, nil)
 		}, context.Canceled},
 	}
 	for _, c := range cases {
@@ -251,7 +253,7 @@ func TestSaveResponseIsAtomic(t *testing.T) {
 				cancel()
 				saveCtx = cctx
 			}
-			err := db.SaveResponse(saveCtx, r, LedgerRow{Model: "m"})
+			err := db.SaveResponse(saveCtx, r, store.LedgerRow{Model: "m"})
 			if !errors.Is(err, c.wantErr) {
 				t.Fatalf("got %v, want %v", err, c.wantErr)
 			}
@@ -277,8 +279,8 @@ func TestSaveResponseIsAtomic(t *testing.T) {
 func TestSaveResponseRejectsBadInputStart(t *testing.T) {
 	db, _ := openTest(t)
 	for _, start := range []int{-1, 2} {
-		r := &Response{ID: "resp_x", Snapshot: []byte(`{}`), Context: []Item{message("m", "user", "x")}, InputStart: start}
-		if err := db.SaveResponse(context.Background(), r, LedgerRow{}); err == nil {
+		r := &store.Response{ID: "resp_x", Snapshot: []byte(`{}`), Context: []store.Item{message("m", "user", "x")}, InputStart: start}
+		if err := db.SaveResponse(context.Background(), r, store.LedgerRow{}); err == nil {
 			t.Errorf("input start %d accepted for a context of 1", start)
 		}
 	}
@@ -293,13 +295,13 @@ func TestFindOutputItem(t *testing.T) {
 	chain := saveChain(t, db)
 	// A later response whose output reuses an id: the newest wins.
 	again := functionCall("fc_1", "cat")
-	r4 := child("resp_4", chain[2], []Item{message("msg_in", "user", "only input")}, []Item{again})
-	if err := db.SaveResponse(ctx, r4, LedgerRow{}); err != nil {
+	r4 := child("resp_4", chain[2], []store.Item{message("msg_in", "user", "only input")}, []store.Item{again})
+	if err := db.SaveResponse(ctx, r4, store.LedgerRow{}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		id      string
-		want    *Item
+		want    *store.Item
 		missing bool
 	}{
 		{"msg_a2", &chain[1].Output[0], false},
@@ -312,32 +314,32 @@ func TestFindOutputItem(t *testing.T) {
 	for _, c := range cases {
 		got, err := db.FindOutputItem(ctx, c.id)
 		if c.missing {
-			if !errors.Is(err, ErrNotFound) {
-				t.Errorf("%q: got %+v, %v; want ErrNotFound", c.id, got, err)
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("%q: got %+v, %v; want store.ErrNotFound", c.id, got, err)
 			}
 			continue
 		}
 		if err != nil {
 			t.Fatalf("%q: %v", c.id, err)
 		}
-		sameItems(t, c.id, []Item{got}, []Item{*c.want})
+		sameItems(t, c.id, []store.Item{got}, []store.Item{*c.want})
 	}
 }
 
 func TestInputItems(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
-	parent := &Response{ID: "resp_p", Snapshot: []byte(`{}`), Context: []Item{message("in_p", "user", "parent")},
-		Output: []Item{message("out_p", "assistant", "ok")}}
-	if err := db.SaveResponse(ctx, parent, LedgerRow{}); err != nil {
+	parent := &store.Response{ID: "resp_p", Snapshot: []byte(`{}`), Context: []store.Item{message("in_p", "user", "parent")},
+		Output: []store.Item{message("out_p", "assistant", "ok")}}
+	if err := db.SaveResponse(ctx, parent, store.LedgerRow{}); err != nil {
 		t.Fatal(err)
 	}
-	var own []Item
+	var own []store.Item
 	for i := range 5 {
 		own = append(own, message(fmt.Sprintf("in%d", i), "user", "x"))
 	}
 	r := child("resp_c", parent, own, nil)
-	if err := db.SaveResponse(ctx, r, LedgerRow{}); err != nil {
+	if err := db.SaveResponse(ctx, r, store.LedgerRow{}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -355,8 +357,8 @@ func TestInputItems(t *testing.T) {
 		{"desc default order", "", "", 0, "in4,in3,in2,in1,in0", false, nil},
 		{"desc page", "in3", "desc", 2, "in2,in1", true, nil},
 		{"desc last page", "in1", "desc", 5, "in0", false, nil},
-		{"inherited item is no cursor", "in_p", "asc", 2, "", false, ErrNotFound},
-		{"unknown cursor", "in9", "desc", 2, "", false, ErrNotFound},
+		{"inherited item is no cursor", "in_p", "asc", 2, "", false, store.ErrNotFound},
+		{"unknown cursor", "in9", "desc", 2, "", false, store.ErrNotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -379,8 +381,8 @@ func TestInputItems(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := db.InputItems(ctx, "resp_missing", "", 10, "asc"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("missing response: got %v, want ErrNotFound", err)
+	if _, _, err := db.InputItems(ctx, "resp_missing", "", 10, "asc"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing response: got %v, want store.ErrNotFound", err)
 	}
 	if _, _, err := db.InputItems(ctx, "resp_c", "", 10, "sideways"); err == nil {
 		t.Error("order \"sideways\" accepted")
@@ -392,8 +394,8 @@ func TestInputItems(t *testing.T) {
 func TestInputItemsDuplicateIDs(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
-	input := []Item{message("a", "user", "1"), message("b", "user", "2"), message("a", "user", "3"), message("c", "user", "4")}
-	if err := db.SaveResponse(ctx, &Response{ID: "resp_dup", Snapshot: []byte(`{}`), Context: input}, LedgerRow{}); err != nil {
+	input := []store.Item{message("a", "user", "1"), message("b", "user", "2"), message("a", "user", "3"), message("c", "user", "4")}
+	if err := db.SaveResponse(ctx, &store.Response{ID: "resp_dup", Snapshot: []byte(`{}`), Context: input}, store.LedgerRow{}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -420,11 +422,11 @@ func TestInputItemsDuplicateIDs(t *testing.T) {
 func TestInputItemsLimits(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
-	var input []Item
+	var input []store.Item
 	for i := range 130 {
 		input = append(input, message(fmt.Sprintf("in%03d", i), "user", "x"))
 	}
-	if err := db.SaveResponse(ctx, &Response{ID: "resp_big", Snapshot: []byte(`{}`), Context: input}, LedgerRow{}); err != nil {
+	if err := db.SaveResponse(ctx, &store.Response{ID: "resp_big", Snapshot: []byte(`{}`), Context: input}, store.LedgerRow{}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -475,22 +477,22 @@ func BenchmarkSaveResponse(b *testing.B) {
 		b.Run(fmt.Sprintf("context=%d", size), func(b *testing.B) {
 			db, _ := openTest(b)
 			ctx := context.Background()
-			var history []Item
+			var history []store.Item
 			for i := range size {
 				history = append(history, message(fmt.Sprintf("msg_%d", i), "user", strings.Repeat("lorem ipsum ", 20)))
 			}
-			parent := &Response{ID: "resp_parent", Snapshot: []byte(`{}`), Context: history}
-			if err := db.SaveResponse(ctx, parent, LedgerRow{}); err != nil {
+			parent := &store.Response{ID: "resp_parent", Snapshot: []byte(`{}`), Context: history}
+			if err := db.SaveResponse(ctx, parent, store.LedgerRow{}); err != nil {
 				b.Fatal(err)
 			}
 			snapshot := bytes.Repeat([]byte("x"), 4096)
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				r := child(fmt.Sprintf("resp_%d", i), parent,
-					[]Item{functionCall(fmt.Sprintf("fc_%d", i), "ls"), message(fmt.Sprintf("msg_in_%d", i), "user", "go on")},
-					[]Item{message(fmt.Sprintf("msg_out_%d", i), "assistant", "done")})
+					[]store.Item{functionCall(fmt.Sprintf("fc_%d", i), "ls"), message(fmt.Sprintf("msg_in_%d", i), "user", "go on")},
+					[]store.Item{message(fmt.Sprintf("msg_out_%d", i), "assistant", "done")})
 				r.Snapshot = snapshot
-				if err := db.SaveResponse(ctx, r, LedgerRow{Model: "m", Transport: "http", Stored: true}); err != nil {
+				if err := db.SaveResponse(ctx, r, store.LedgerRow{Model: "m", Transport: "http", Stored: true}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -501,22 +503,22 @@ func BenchmarkSaveResponse(b *testing.B) {
 			db, _ := openTest(b)
 			ctx := context.Background()
 			snapshot := bytes.Repeat([]byte("x"), 4096)
-			var parent *Response
+			var parent *store.Response
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if i%turns == 0 {
-					parent = &Response{ID: fmt.Sprintf("resp_%d", i), Snapshot: snapshot,
-						Context: []Item{message(fmt.Sprintf("msg_sys_%d", i), "system", strings.Repeat("rules ", 100))}}
-					if err := db.SaveResponse(ctx, parent, LedgerRow{}); err != nil {
+					parent = &store.Response{ID: fmt.Sprintf("resp_%d", i), Snapshot: snapshot,
+						Context: []store.Item{message(fmt.Sprintf("msg_sys_%d", i), "system", strings.Repeat("rules ", 100))}}
+					if err := db.SaveResponse(ctx, parent, store.LedgerRow{}); err != nil {
 						b.Fatal(err)
 					}
 					continue
 				}
 				r := child(fmt.Sprintf("resp_%d", i), parent,
-					[]Item{functionCall(fmt.Sprintf("fco_%d", i), "ls"), message(fmt.Sprintf("msg_in_%d", i), "user", strings.Repeat("output ", 50))},
-					[]Item{functionCall(fmt.Sprintf("fc_%d", i), "cat")})
+					[]store.Item{functionCall(fmt.Sprintf("fco_%d", i), "ls"), message(fmt.Sprintf("msg_in_%d", i), "user", strings.Repeat("output ", 50))},
+					[]store.Item{functionCall(fmt.Sprintf("fc_%d", i), "cat")})
 				r.Snapshot = snapshot
-				if err := db.SaveResponse(ctx, r, LedgerRow{Model: "m", Transport: "http", Stored: true}); err != nil {
+				if err := db.SaveResponse(ctx, r, store.LedgerRow{Model: "m", Transport: "http", Stored: true}); err != nil {
 					b.Fatal(err)
 				}
 				parent = r
@@ -530,11 +532,11 @@ func BenchmarkGetResponse(b *testing.B) {
 		b.Run(fmt.Sprintf("context=%d", size), func(b *testing.B) {
 			db, _ := openTest(b)
 			ctx := context.Background()
-			var history []Item
+			var history []store.Item
 			for i := range size {
 				history = append(history, message(fmt.Sprintf("msg_%d", i), "user", strings.Repeat("lorem ipsum ", 20)))
 			}
-			if err := db.SaveResponse(ctx, &Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: history}, LedgerRow{}); err != nil {
+			if err := db.SaveResponse(ctx, &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: history}, store.LedgerRow{}); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()

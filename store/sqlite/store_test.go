@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentloop/store"
 )
 
 // testLog sends the store's log to t.Log.
@@ -114,8 +116,8 @@ func TestOpenCreatesFileAndMigrationsAreIdempotent(t *testing.T) {
 		if got := countRows(t, db, "responses"); got != n-1 {
 			t.Errorf("open #%d: %d responses, want %d", n, got, n-1)
 		}
-		r := &Response{ID: fmt.Sprintf("resp_%d", n), Snapshot: []byte(`{}`)}
-		if err := db.SaveResponse(context.Background(), r, LedgerRow{}); err != nil {
+		r := &store.Response{ID: fmt.Sprintf("resp_%d", n), Snapshot: []byte(`{}`)}
+		if err := db.SaveResponse(context.Background(), r, store.LedgerRow{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.IntegrityCheck(context.Background()); err != nil {
@@ -223,7 +225,7 @@ func TestWriterBeginsImmediate(t *testing.T) {
 	}
 	defer other.Close()
 	_, err = other.Exec("BEGIN IMMEDIATE; ROLLBACK;")
-	if !IsBusy(err) {
+	if !isBusy(err) {
 		t.Fatalf("a second writer during our empty transaction got %v, want SQLITE_BUSY", err)
 	}
 }
@@ -239,23 +241,23 @@ func TestBusyDatabase(t *testing.T) {
 		call func() error
 	}{
 		{"save response", "store: save response resp_busy:", func() error {
-			return db.SaveResponse(ctx, &Response{ID: "resp_busy", Snapshot: []byte(`{}`)}, LedgerRow{})
+			return db.SaveResponse(ctx, &store.Response{ID: "resp_busy", Snapshot: []byte(`{}`)}, store.LedgerRow{})
 		}},
 		{"create run", "store: create run run_busy:", func() error {
-			return db.CreateRun(ctx, &Run{ID: "run_busy", Scenario: "s", Profile: "p"})
+			return db.CreateRun(ctx, &store.Run{ID: "run_busy", Scenario: "s", Profile: "p"})
 		}},
 		{"save turn", "store: save turn run_busy/ws/0/0:", func() error {
-			return db.SaveTurn(ctx, &Turn{RunID: "run_busy", Lane: "ws"}, nil)
+			return db.SaveTurn(ctx, &store.Turn{RunID: "run_busy", Lane: "ws"}, nil)
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.call()
-			if !IsBusy(err) {
-				t.Fatalf("got %v, want an error IsBusy recognizes", err)
+			if !errors.Is(err, store.ErrBusy) {
+				t.Fatalf("got %v, want store.ErrBusy", err)
 			}
-			if IsFull(err) {
-				t.Errorf("IsFull(%v) = true", err)
+			if errors.Is(err, store.ErrFull) {
+				t.Errorf("%v is store.ErrFull", err)
 			}
 			if !strings.HasPrefix(err.Error(), c.op) || !strings.Contains(err.Error(), "locked") {
 				t.Errorf("error %q should start with %q and say the database is locked", err, c.op)
@@ -263,11 +265,11 @@ func TestBusyDatabase(t *testing.T) {
 		})
 	}
 	// Reads are not blocked by a writer in WAL mode.
-	if _, err := db.ListRuns(ctx, RunFilter{}); err != nil {
+	if _, err := db.ListRuns(ctx, store.RunFilter{}); err != nil {
 		t.Errorf("read while locked: %v", err)
 	}
 	release()
-	if err := db.SaveResponse(ctx, &Response{ID: "resp_busy", Snapshot: []byte(`{}`)}, LedgerRow{}); err != nil {
+	if err := db.SaveResponse(ctx, &store.Response{ID: "resp_busy", Snapshot: []byte(`{}`)}, store.LedgerRow{}); err != nil {
 		t.Fatalf("save after the lock was released: %v", err)
 	}
 }
@@ -280,25 +282,34 @@ func TestErrorClassifiers(t *testing.T) {
 	}{
 		{"nil", nil, false, false},
 		{"plain", errors.New("database is locked"), false, false},
-		{"not found", ErrNotFound, false, false},
+		{"not found", store.ErrNotFound, false, false},
+		{"already busy", fmt.Errorf("store: save: %w", store.ErrBusy), true, false},
+		{"already full", fmt.Errorf("store: save: %w", store.ErrFull), false, true},
 	}
 	for _, c := range cases {
-		if got := IsBusy(c.err); got != c.busy {
-			t.Errorf("%s: IsBusy = %v, want %v", c.name, got, c.busy)
+		if got := isBusy(c.err) || isFull(c.err); got {
+			t.Errorf("%s: not a driver error, but isBusy or isFull says so", c.name)
 		}
-		if got := IsFull(c.err); got != c.full {
-			t.Errorf("%s: IsFull = %v, want %v", c.name, got, c.full)
+		got := classify(c.err)
+		if got != c.err {
+			t.Errorf("%s: classify changed %v into %v", c.name, c.err, got)
+		}
+		if b := errors.Is(got, store.ErrBusy); b != c.busy {
+			t.Errorf("%s: store.ErrBusy = %v, want %v", c.name, b, c.busy)
+		}
+		if f := errors.Is(got, store.ErrFull); f != c.full {
+			t.Errorf("%s: store.ErrFull = %v, want %v", c.name, f, c.full)
 		}
 	}
 }
 
 // A full database (max_page_count reached stands in for a full disk) fails
-// the save with an error IsFull recognizes and leaves nothing of it behind.
+// the save with store.ErrFull and leaves nothing of it behind.
 func TestDatabaseFull(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
-	parent := &Response{ID: "resp_parent", Snapshot: []byte(`{}`), Output: []Item{message("msg_a", "assistant", "hi")}}
-	if err := db.SaveResponse(ctx, parent, LedgerRow{}); err != nil {
+	parent := &store.Response{ID: "resp_parent", Snapshot: []byte(`{}`), Output: []store.Item{message("msg_a", "assistant", "hi")}}
+	if err := db.SaveResponse(ctx, parent, store.LedgerRow{}); err != nil {
 		t.Fatal(err)
 	}
 	var pages int
@@ -314,20 +325,20 @@ func TestDatabaseFull(t *testing.T) {
 	if err := db.r.QueryRow(`SELECT SUM(refs) FROM item_refs`).Scan(&refs); err != nil {
 		t.Fatal(err)
 	}
-	big := make([]Item, 20)
+	big := make([]store.Item, 20)
 	for i := range big {
 		big[i] = message(fmt.Sprintf("msg_%d", i), "user", strings.Repeat("x", 4096))
 	}
-	child := &Response{ID: "resp_full", Snapshot: []byte(`{}`), PreviousResponseID: parent.ID,
-		Context: append(append([]Item{}, parent.Output...), big...), InputStart: 1}
-	err := db.SaveResponse(ctx, child, LedgerRow{Model: "m"})
-	if !IsFull(err) {
-		t.Fatalf("got %v, want an error IsFull recognizes", err)
+	child := &store.Response{ID: "resp_full", Snapshot: []byte(`{}`), PreviousResponseID: parent.ID,
+		Context: append(append([]store.Item{}, parent.Output...), big...), InputStart: 1}
+	err := db.SaveResponse(ctx, child, store.LedgerRow{Model: "m"})
+	if !errors.Is(err, store.ErrFull) || errors.Is(err, store.ErrBusy) {
+		t.Fatalf("got %v, want store.ErrFull", err)
 	}
 	if !strings.HasPrefix(err.Error(), "store: save response resp_full:") {
 		t.Errorf("error %q does not say which save failed", err)
 	}
-	if _, err := db.GetResponse(ctx, "resp_full"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.GetResponse(ctx, "resp_full"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("failed response is visible: %v", err)
 	}
 	if got := countRows(t, db, "items"); got != items {
@@ -356,7 +367,7 @@ func TestDatabaseFull(t *testing.T) {
 func TestDataSourceNameEscapesPath(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a dir?with#odd%chars")
 	db := openAt(t, filepath.Join(dir, "x.db"))
-	if err := db.SaveResponse(context.Background(), &Response{ID: "resp_1", Snapshot: []byte(`{}`)}, LedgerRow{}); err != nil {
+	if err := db.SaveResponse(context.Background(), &store.Response{ID: "resp_1", Snapshot: []byte(`{}`)}, store.LedgerRow{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.db")); err != nil {
@@ -376,8 +387,8 @@ func TestIntegrityCheckFindsBadReferenceCounts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			db, _ := openTest(t)
 			ctx := context.Background()
-			r := &Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []Item{message("msg_1", "user", "hi")}}
-			if err := db.SaveResponse(ctx, r, LedgerRow{}); err != nil {
+			r := &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []store.Item{message("msg_1", "user", "hi")}}
+			if err := db.SaveResponse(ctx, r, store.LedgerRow{}); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.IntegrityCheck(ctx); err != nil {

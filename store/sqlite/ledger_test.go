@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"agentloop/store"
 )
 
-func ledgerRow(i int) LedgerRow {
-	return LedgerRow{ResponseID: fmt.Sprintf("resp_%d", i), CreatedAt: int64(1700000000 + i), Model: "agentloop-small",
+func ledgerRow(i int) store.LedgerRow {
+	return store.LedgerRow{ResponseID: fmt.Sprintf("resp_%d", i), CreatedAt: int64(1700000000 + i), Model: "agentloop-small",
 		Transport: "ws", Engine: "agentloop", InputTokens: 100 + i, CachedTokens: i, OutputTokens: 7, Stored: i%2 == 0}
 }
 
@@ -68,7 +70,7 @@ func TestLedgerGroupCommit(t *testing.T) {
 func TestLedgerRowRoundTrip(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
-	want := []LedgerRow{ledgerRow(1), ledgerRow(2), ledgerRow(1)}
+	want := []store.LedgerRow{ledgerRow(1), ledgerRow(2), ledgerRow(1)}
 	for _, r := range want {
 		db.AppendLedger(r)
 	}
@@ -80,7 +82,7 @@ func TestLedgerRowRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[2] {
-		t.Errorf("rows of resp_1 = %+v, want %+v", got, []LedgerRow{want[0], want[2]})
+		t.Errorf("rows of resp_1 = %+v, want %+v", got, []store.LedgerRow{want[0], want[2]})
 	}
 }
 
@@ -118,8 +120,8 @@ func TestLedgerCloseFlushes(t *testing.T) {
 	}
 	// After close the ledger refuses politely.
 	db.AppendLedger(ledgerRow(999))
-	if err := db.FlushLedger(context.Background()); !errors.Is(err, ErrClosed) {
-		t.Errorf("flush after close: got %v, want ErrClosed", err)
+	if err := db.FlushLedger(context.Background()); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("flush after close: got %v, want store.ErrClosed", err)
 	}
 
 	db = openAt(t, path)
@@ -141,8 +143,8 @@ func TestLedgerRetriesWhileLocked(t *testing.T) {
 		db.AppendLedger(ledgerRow(i))
 	}
 	err := db.FlushLedger(ctx)
-	if !IsBusy(err) {
-		t.Fatalf("flush while locked: got %v, want a busy error", err)
+	if !errors.Is(err, store.ErrBusy) {
+		t.Fatalf("flush while locked: got %v, want store.ErrBusy", err)
 	}
 	release()
 	db.AppendLedger(ledgerRow(10))

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -6,30 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"agentloop/store"
 )
-
-// Item is one conversation item, stored once under a server-assigned key.
-// The id the client sent is kept as an attribute: clients reuse or invent ids.
-type Item struct {
-	Key    int64  // 0 = not stored yet; SaveResponse assigns it and writes it back
-	ItemID string // the id on the wire ("msg_…", "fc_…"); may be empty or duplicated
-	Type   string // "message", "function_call", ...
-	JSON   []byte // the item as it appears on the wire
-}
-
-// Response is a stored (store:true) response with its full context.
-type Response struct {
-	ID                 string
-	CreatedAt          int64 // unix seconds
-	Model              string
-	PreviousResponseID string
-	Snapshot           []byte // the full Response JSON as returned to the client
-	Tools              []byte // tools JSON array, as sent
-	Context            []Item // the full context in order: inherited items, then this response's own input
-	InputStart         int    // Context[InputStart:] is this response's own input
-	Output             []Item // the output items the engine produced
-	RenderedTokens     int    // tokens the context renders to, so a continuation need not recount
-}
 
 // SaveResponse stores r durably, together with its ledger row, in one
 // transaction. Items with Key != 0 are reused (an ancestor stored them); the
@@ -37,7 +16,7 @@ type Response struct {
 // transaction has committed. A reused key whose item has meanwhile been
 // removed (all responses listing it were deleted) is stored again under a new
 // key.
-func (db *DB) SaveResponse(ctx context.Context, r *Response, ledger LedgerRow) error {
+func (db *DB) SaveResponse(ctx context.Context, r *store.Response, ledger store.LedgerRow) error {
 	if r.ID == "" {
 		return errors.New("store: save response: empty id")
 	}
@@ -61,7 +40,7 @@ func (db *DB) SaveResponse(ctx context.Context, r *Response, ledger LedgerRow) e
 		}
 		defer insert.Close()
 		var added []int64
-		assign := func(items []Item, keys []int64, output bool) error {
+		assign := func(items []store.Item, keys []int64, output bool) error {
 			for i, it := range items {
 				if it.Key != 0 {
 					replacement, isStale := stale[it.Key]
@@ -106,14 +85,14 @@ func (db *DB) SaveResponse(ctx context.Context, r *Response, ledger LedgerRow) e
 			keyList(contextKeys), keyList(outputKeys), r.InputStart, r.RenderedTokens)
 		if err != nil {
 			if isUniqueViolation(err) {
-				return fmt.Errorf("%w: response %s", ErrExists, r.ID)
+				return fmt.Errorf("%w: response %s", store.ErrExists, r.ID)
 			}
 			return err
 		}
 		return insertLedgerRow(ctx, tx, ledger)
 	})
 	if err != nil {
-		if errors.Is(err, ErrExists) {
+		if errors.Is(err, store.ErrExists) {
 			return err
 		}
 		return fmt.Errorf("store: save response %s: %w", r.ID, err)
@@ -130,7 +109,7 @@ func (db *DB) SaveResponse(ctx context.Context, r *Response, ledger LedgerRow) e
 // countReuse adds one reference to every distinct reused key (Key != 0) and
 // returns those whose items no longer exist, each mapped to 0 until
 // SaveResponse stores the item again.
-func countReuse(ctx context.Context, tx *sql.Tx, lists ...[]Item) (map[int64]int64, error) {
+func countReuse(ctx context.Context, tx *sql.Tx, lists ...[]store.Item) (map[int64]int64, error) {
 	stale := map[int64]int64{}
 	distinct := map[int64]struct{}{}
 	var reused []int64
@@ -173,8 +152,8 @@ func countReuse(ctx context.Context, tx *sql.Tx, lists ...[]Item) (map[int64]int
 }
 
 // GetResponse loads a stored response with its full context and output.
-func (db *DB) GetResponse(ctx context.Context, id string) (*Response, error) {
-	r := &Response{ID: id}
+func (db *DB) GetResponse(ctx context.Context, id string) (*store.Response, error) {
+	r := &store.Response{ID: id}
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
 		var contextKeys, outputKeys string
 		err := tx.QueryRowContext(ctx, `SELECT created_at, model, previous_response_id, snapshot, tools,
@@ -183,7 +162,7 @@ func (db *DB) GetResponse(ctx context.Context, id string) (*Response, error) {
 			Scan(&r.CreatedAt, &r.Model, &r.PreviousResponseID, &r.Snapshot, &r.Tools,
 				&contextKeys, &outputKeys, &r.InputStart, &r.RenderedTokens)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: response %s", ErrNotFound, id)
+			return fmt.Errorf("%w: response %s", store.ErrNotFound, id)
 		}
 		if err != nil {
 			return err
@@ -195,7 +174,7 @@ func (db *DB) GetResponse(ctx context.Context, id string) (*Response, error) {
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("store: get response %s: %w", id, err)
@@ -207,7 +186,7 @@ const maxPos = int64(1) << 62
 
 // listedItems loads the items a key list names at positions lo..hi, in dir
 // ("ASC" or "DESC") order, at most limit of them (-1: all).
-func listedItems(ctx context.Context, tx *sql.Tx, keys string, lo, hi int64, dir string, limit int) ([]Item, error) {
+func listedItems(ctx context.Context, tx *sql.Tx, keys string, lo, hi int64, dir string, limit int) ([]store.Item, error) {
 	q := `SELECT j.key, j.value, i.item_id, i.type, i.json
 		FROM json_each(?) AS j LEFT JOIN items AS i ON i.key = j.value
 		WHERE j.key BETWEEN ? AND ?`
@@ -225,12 +204,12 @@ func listedItems(ctx context.Context, tx *sql.Tx, keys string, lo, hi int64, dir
 	}
 	defer rows.Close()
 	var (
-		items   []Item
+		items   []store.Item
 		prevPos = int64(-1)
 	)
 	for rows.Next() {
 		var (
-			it       Item
+			it       store.Item
 			pos      int64
 			itemID   sql.NullString
 			itemType sql.NullString
@@ -261,7 +240,7 @@ func (db *DB) DeleteResponse(ctx context.Context, id string) error {
 		err := tx.QueryRowContext(ctx, `SELECT context_keys, output_keys FROM responses WHERE id = ?`, id).
 			Scan(&contextKeys, &outputKeys)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: response %s", ErrNotFound, id)
+			return fmt.Errorf("%w: response %s", store.ErrNotFound, id)
 		}
 		if err != nil {
 			return err
@@ -281,7 +260,7 @@ func (db *DB) DeleteResponse(ctx context.Context, id string) error {
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		return fmt.Errorf("store: delete response %s: %w", id, err)
@@ -291,16 +270,16 @@ func (db *DB) DeleteResponse(ctx context.Context, id string) error {
 
 // FindOutputItem finds an output item the engine created, by its wire id
 // (for item_reference). If several share the id, the newest wins.
-func (db *DB) FindOutputItem(ctx context.Context, itemID string) (Item, error) {
-	var it Item
+func (db *DB) FindOutputItem(ctx context.Context, itemID string) (store.Item, error) {
+	var it store.Item
 	err := db.r.QueryRowContext(ctx, `SELECT key, item_id, type, json FROM items
 		WHERE item_id = ? AND is_output = 1 ORDER BY key DESC LIMIT 1`, itemID).
 		Scan(&it.Key, &it.ItemID, &it.Type, &it.JSON)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Item{}, fmt.Errorf("%w: output item %q", ErrNotFound, itemID)
+		return store.Item{}, fmt.Errorf("%w: output item %q", store.ErrNotFound, itemID)
 	}
 	if err != nil {
-		return Item{}, fmt.Errorf("store: find output item %q: %w", itemID, err)
+		return store.Item{}, fmt.Errorf("store: find output item %q: %w", itemID, classify(err))
 	}
 	return it, nil
 }
@@ -310,7 +289,7 @@ func (db *DB) FindOutputItem(ctx context.Context, itemID string) (Item, error) {
 // first page); limit is clamped to 1..100 (0 means 20); order is "asc" or
 // "desc" ("" means "desc"). If several input items share the after id, the
 // cursor is the last of them in the listing order, so paging always ends.
-func (db *DB) InputItems(ctx context.Context, id string, after string, limit int, order string) (items []Item, hasMore bool, err error) {
+func (db *DB) InputItems(ctx context.Context, id string, after string, limit int, order string) (items []store.Item, hasMore bool, err error) {
 	switch {
 	case limit == 0:
 		limit = 20
@@ -337,7 +316,7 @@ func (db *DB) InputItems(ctx context.Context, id string, after string, limit int
 		err := tx.QueryRowContext(ctx, `SELECT context_keys, input_start FROM responses WHERE id = ?`, id).
 			Scan(&contextKeys, &inputStart)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: response %s", ErrNotFound, id)
+			return fmt.Errorf("%w: response %s", store.ErrNotFound, id)
 		}
 		if err != nil {
 			return err
@@ -359,7 +338,7 @@ func (db *DB) InputItems(ctx context.Context, id string, after string, limit int
 				return err
 			}
 			if !cursor.Valid {
-				return fmt.Errorf("%w: item %q in the input of response %s", ErrNotFound, after, id)
+				return fmt.Errorf("%w: item %q in the input of response %s", store.ErrNotFound, after, id)
 			}
 			if dir == "ASC" {
 				lo = cursor.Int64 + 1
@@ -371,7 +350,7 @@ func (db *DB) InputItems(ctx context.Context, id string, after string, limit int
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil, false, err
 		}
 		return nil, false, fmt.Errorf("store: input items of %s: %w", id, err)

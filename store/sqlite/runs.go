@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -7,67 +7,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"agentloop/store"
 )
-
-// Run statuses.
-const (
-	RunQueued      = "queued"
-	RunRunning     = "running"
-	RunPassed      = "passed"
-	RunFailed      = "failed"
-	RunInterrupted = "interrupted"
-)
-
-// Run is one race. Config and Summary are opaque JSON owned by rollout.
-type Run struct {
-	ID        string
-	CreatedAt time.Time
-	Scenario  string
-	Profile   string
-	Status    string // queued|running|passed|failed|interrupted
-	Config    []byte
-	Summary   []byte
-	UpdatedAt time.Time
-}
-
-// Lane is one transport's side of a run.
-type Lane struct {
-	RunID, Name, Status string
-	Summary             []byte
-}
-
-// Turn is one request/response round of a lane.
-type Turn struct {
-	RunID, Lane   string
-	Repeat, Index int
-	ResponseID    string
-	Timings       []byte // client timings JSON
-	Request       []byte // what was sent
-	Output        []byte // items returned plus tool outputs
-}
-
-// Span is one timed stage of a turn.
-type Span struct {
-	RunID, Lane          string
-	Repeat, TurnIndex    int
-	ResponseID           string
-	Name, Kind           string
-	StartNS, DurationNS  int64
-	Items, Tokens, Bytes int64
-}
-
-// RunFilter selects runs for ListRuns. Zero fields do not filter; Since is
-// inclusive, Until exclusive; Limit defaults to 50 and is capped at 1000.
-type RunFilter struct {
-	Scenario, Profile string
-	Since, Until      time.Time
-	Limit             int
-}
 
 // CreateRun stores a new run. A zero CreatedAt becomes now, a zero UpdatedAt
 // becomes CreatedAt and an empty Status becomes queued; the defaults are
 // written back into r.
-func (db *DB) CreateRun(ctx context.Context, r *Run) error {
+func (db *DB) CreateRun(ctx context.Context, r *store.Run) error {
 	if r.ID == "" {
 		return errors.New("store: create run: empty id")
 	}
@@ -79,7 +26,7 @@ func (db *DB) CreateRun(ctx context.Context, r *Run) error {
 		updated = created
 	}
 	if status == "" {
-		status = RunQueued
+		status = store.RunQueued
 	}
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, created_at, updated_at, scenario, profile, status, config, summary)
@@ -89,7 +36,7 @@ func (db *DB) CreateRun(ctx context.Context, r *Run) error {
 	})
 	if err != nil {
 		if isUniqueViolation(err) {
-			return fmt.Errorf("%w: run %s", ErrExists, r.ID)
+			return fmt.Errorf("%w: run %s", store.ErrExists, r.ID)
 		}
 		return fmt.Errorf("store: create run %s: %w", r.ID, err)
 	}
@@ -116,7 +63,7 @@ func (db *DB) UpdateRun(ctx context.Context, id, status string, summary []byte) 
 
 // SaveLane inserts or updates a lane of an existing run. A nil Summary keeps
 // the stored one.
-func (db *DB) SaveLane(ctx context.Context, l *Lane) error {
+func (db *DB) SaveLane(ctx context.Context, l *store.Lane) error {
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO lanes (run_id, name, status, summary) VALUES (?, ?, ?, ?)
 			ON CONFLICT (run_id, name) DO UPDATE SET
@@ -124,7 +71,7 @@ func (db *DB) SaveLane(ctx context.Context, l *Lane) error {
 				summary = COALESCE(excluded.summary, lanes.summary)`,
 			l.RunID, l.Name, l.Status, l.Summary)
 		if isForeignKeyViolation(err) {
-			return fmt.Errorf("%w: run %s", ErrNotFound, l.RunID)
+			return fmt.Errorf("%w: run %s", store.ErrNotFound, l.RunID)
 		}
 		return err
 	})
@@ -134,7 +81,7 @@ func (db *DB) SaveLane(ctx context.Context, l *Lane) error {
 // SaveTurn stores a turn with its spans in one transaction: all or nothing.
 // Saving the same turn again replaces it and its spans. The spans are stored
 // under t's run, lane, repeat and index, whatever their own fields say.
-func (db *DB) SaveTurn(ctx context.Context, t *Turn, spans []Span) error {
+func (db *DB) SaveTurn(ctx context.Context, t *store.Turn, spans []store.Span) error {
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO turns (run_id, lane, repeat, idx, response_id, timings, request, output)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -145,7 +92,7 @@ func (db *DB) SaveTurn(ctx context.Context, t *Turn, spans []Span) error {
 				output = excluded.output`,
 			t.RunID, t.Lane, t.Repeat, t.Index, t.ResponseID, t.Timings, t.Request, t.Output)
 		if isForeignKeyViolation(err) {
-			return fmt.Errorf("%w: run %s", ErrNotFound, t.RunID)
+			return fmt.Errorf("%w: run %s", store.ErrNotFound, t.RunID)
 		}
 		if err != nil {
 			return err
@@ -176,16 +123,16 @@ func (db *DB) SaveTurn(ctx context.Context, t *Turn, spans []Span) error {
 }
 
 // GetRun loads a run and its lanes, in the order the lanes were first saved.
-func (db *DB) GetRun(ctx context.Context, id string) (*Run, []Lane, error) {
+func (db *DB) GetRun(ctx context.Context, id string) (*store.Run, []store.Lane, error) {
 	var (
-		run   *Run
-		lanes []Lane
+		run   *store.Run
+		lanes []store.Lane
 	)
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		run, err = scanRun(tx.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: run %s", ErrNotFound, id)
+			return fmt.Errorf("%w: run %s", store.ErrNotFound, id)
 		}
 		if err != nil {
 			return err
@@ -196,7 +143,7 @@ func (db *DB) GetRun(ctx context.Context, id string) (*Run, []Lane, error) {
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var l Lane
+			var l store.Lane
 			if err := rows.Scan(&l.RunID, &l.Name, &l.Status, &l.Summary); err != nil {
 				return err
 			}
@@ -212,10 +159,10 @@ func (db *DB) GetRun(ctx context.Context, id string) (*Run, []Lane, error) {
 
 // RunTurns loads a run's turns ordered by lane, repeat and index, and their
 // spans in the same order, then by start.
-func (db *DB) RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error) {
+func (db *DB) RunTurns(ctx context.Context, runID string) ([]store.Turn, []store.Span, error) {
 	var (
-		turns []Turn
-		spans []Span
+		turns []store.Turn
+		spans []store.Span
 	)
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
 		var n int
@@ -223,7 +170,7 @@ func (db *DB) RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error
 			return err
 		}
 		if n == 0 {
-			return fmt.Errorf("%w: run %s", ErrNotFound, runID)
+			return fmt.Errorf("%w: run %s", store.ErrNotFound, runID)
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT run_id, lane, repeat, idx, response_id, timings, request, output
 			FROM turns WHERE run_id = ? ORDER BY lane, repeat, idx`, runID)
@@ -232,7 +179,7 @@ func (db *DB) RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var t Turn
+			var t store.Turn
 			if err := rows.Scan(&t.RunID, &t.Lane, &t.Repeat, &t.Index, &t.ResponseID, &t.Timings, &t.Request, &t.Output); err != nil {
 				return err
 			}
@@ -250,7 +197,7 @@ func (db *DB) RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error
 		}
 		defer srows.Close()
 		for srows.Next() {
-			var s Span
+			var s store.Span
 			if err := srows.Scan(&s.RunID, &s.Lane, &s.Repeat, &s.TurnIndex, &s.ResponseID, &s.Name, &s.Kind,
 				&s.StartNS, &s.DurationNS, &s.Items, &s.Tokens, &s.Bytes); err != nil {
 				return err
@@ -266,7 +213,7 @@ func (db *DB) RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error
 }
 
 // ListRuns returns the runs f selects, newest first.
-func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
+func (db *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	var (
 		where []string
 		args  []any
@@ -299,19 +246,19 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 
 	rows, err := db.r.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list runs: %w", err)
+		return nil, fmt.Errorf("store: list runs: %w", classify(err))
 	}
 	defer rows.Close()
-	var runs []Run
+	var runs []store.Run
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: list runs: %w", err)
+			return nil, fmt.Errorf("store: list runs: %w", classify(err))
 		}
 		runs = append(runs, *r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list runs: %w", err)
+		return nil, fmt.Errorf("store: list runs: %w", classify(err))
 	}
 	return runs, nil
 }
@@ -354,9 +301,9 @@ const runColumns = `id, created_at, updated_at, scenario, profile, status, confi
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-func scanRun(s rowScanner) (*Run, error) {
+func scanRun(s rowScanner) (*store.Run, error) {
 	var (
-		r                Run
+		r                store.Run
 		created, updated int64
 	)
 	err := s.Scan(&r.ID, &created, &updated, &r.Scenario, &r.Profile, &r.Status, &r.Config, &r.Summary)
@@ -373,14 +320,14 @@ func expectOneRow(res sql.Result, what string) error {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: %s", ErrNotFound, what)
+		return fmt.Errorf("%w: %s", store.ErrNotFound, what)
 	}
 	return nil
 }
 
 // wrapRunError leaves ErrNotFound as it is and prefixes anything else.
 func wrapRunError(op string, err error) error {
-	if err == nil || errors.Is(err, ErrNotFound) {
+	if err == nil || errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	return fmt.Errorf("store: %s: %w", op, err)

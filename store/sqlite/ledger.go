@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -7,22 +7,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-)
 
-// LedgerRow is the usage of one response, stored or not.
-type LedgerRow struct {
-	ResponseID                              string
-	CreatedAt                               int64 // unix seconds
-	Model, Transport, Engine                string
-	InputTokens, CachedTokens, OutputTokens int
-	Stored                                  bool
-}
+	"agentloop/store"
+)
 
 // ledgerMsg is a row to write or, when flushed is set, a flush marker: the
 // channel is FIFO, so once the writer reaches the marker everything appended
 // before it is in the batch.
 type ledgerMsg struct {
-	row     LedgerRow
+	row     store.LedgerRow
 	flushed chan error
 }
 
@@ -59,7 +52,7 @@ func newLedgerWriter(db *DB, o options) *ledgerWriter {
 // AppendLedger queues a ledger row for the group-commit writer; the row is
 // durable within about 100 ms. It never waits for SQLite, but when the queue
 // is full it waits for room rather than drop the row.
-func (db *DB) AppendLedger(row LedgerRow) {
+func (db *DB) AppendLedger(row store.LedgerRow) {
 	l := db.ledger
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -77,7 +70,7 @@ func (db *DB) FlushLedger(ctx context.Context) error {
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
-		return fmt.Errorf("store: flush ledger: %w", ErrClosed)
+		return fmt.Errorf("store: flush ledger: %w", store.ErrClosed)
 	}
 	select {
 	case l.ch <- ledgerMsg{flushed: flushed}:
@@ -112,7 +105,7 @@ func (l *ledgerWriter) close() error {
 func (l *ledgerWriter) run() {
 	defer close(l.done)
 	var (
-		batch   []LedgerRow
+		batch   []store.LedgerRow
 		waiters []chan error
 		timer   = time.NewTimer(time.Hour)
 		armed   bool
@@ -182,7 +175,7 @@ func (l *ledgerWriter) run() {
 }
 
 // write commits rows in one transaction.
-func (l *ledgerWriter) write(rows []LedgerRow) error {
+func (l *ledgerWriter) write(rows []store.LedgerRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -211,19 +204,19 @@ const insertLedgerSQL = `INSERT INTO usage_ledger
 	(response_id, created_at, model, transport, engine, input_tokens, cached_tokens, output_tokens, stored)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func ledgerArgs(r LedgerRow) []any {
+func ledgerArgs(r store.LedgerRow) []any {
 	return []any{r.ResponseID, r.CreatedAt, r.Model, r.Transport, r.Engine,
 		r.InputTokens, r.CachedTokens, r.OutputTokens, r.Stored}
 }
 
-func insertLedgerRow(ctx context.Context, tx *sql.Tx, r LedgerRow) error {
+func insertLedgerRow(ctx context.Context, tx *sql.Tx, r store.LedgerRow) error {
 	_, err := tx.ExecContext(ctx, insertLedgerSQL, ledgerArgs(r)...)
 	return err
 }
 
 // LedgerRows returns the ledger rows of a response in the order written, or
 // every row when responseID is empty.
-func (db *DB) LedgerRows(ctx context.Context, responseID string) ([]LedgerRow, error) {
+func (db *DB) LedgerRows(ctx context.Context, responseID string) ([]store.LedgerRow, error) {
 	const cols = `SELECT response_id, created_at, model, transport, engine, input_tokens, cached_tokens, output_tokens, stored FROM usage_ledger`
 	var (
 		rows *sql.Rows
@@ -235,20 +228,20 @@ func (db *DB) LedgerRows(ctx context.Context, responseID string) ([]LedgerRow, e
 		rows, err = db.r.QueryContext(ctx, cols+` WHERE response_id = ? ORDER BY seq`, responseID)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: ledger rows %q: %w", responseID, err)
+		return nil, fmt.Errorf("store: ledger rows %q: %w", responseID, classify(err))
 	}
 	defer rows.Close()
-	var out []LedgerRow
+	var out []store.LedgerRow
 	for rows.Next() {
-		var r LedgerRow
+		var r store.LedgerRow
 		if err := rows.Scan(&r.ResponseID, &r.CreatedAt, &r.Model, &r.Transport, &r.Engine,
 			&r.InputTokens, &r.CachedTokens, &r.OutputTokens, &r.Stored); err != nil {
-			return nil, fmt.Errorf("store: ledger rows %q: %w", responseID, err)
+			return nil, fmt.Errorf("store: ledger rows %q: %w", responseID, classify(err))
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: ledger rows %q: %w", responseID, err)
+		return nil, fmt.Errorf("store: ledger rows %q: %w", responseID, classify(err))
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"bytes"
@@ -8,23 +8,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentloop/store"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func createRun(t *testing.T, db *DB, id, scenario, profile string, at time.Time) *Run {
+func createRun(t *testing.T, db *DB, id, scenario, profile string, at time.Time) *store.Run {
 	t.Helper()
-	r := &Run{ID: id, CreatedAt: at, Scenario: scenario, Profile: profile, Config: []byte(`{"repeats":2}`)}
+	r := &store.Run{ID: id, CreatedAt: at, Scenario: scenario, Profile: profile, Config: []byte(`{"repeats":2}`)}
 	if err := db.CreateRun(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func spansFor(names ...string) []Span {
-	var out []Span
+func spansFor(names ...string) []store.Span {
+	var out []store.Span
 	for i, n := range names {
-		out = append(out, Span{ResponseID: "resp_x", Name: n, Kind: "engine", StartNS: int64(100 * (len(names) - i)),
+		out = append(out, store.Span{ResponseID: "resp_x", Name: n, Kind: "engine", StartNS: int64(100 * (len(names) - i)),
 			DurationNS: 50, Items: int64(i), Tokens: 10, Bytes: 1000})
 	}
 	return out
@@ -34,37 +36,37 @@ func TestRunLifecycle(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
 	run := createRun(t, db, "run_1", "repo-edit", "fast", t0)
-	if run.Status != RunQueued || !run.UpdatedAt.Equal(t0) {
+	if run.Status != store.RunQueued || !run.UpdatedAt.Equal(t0) {
 		t.Errorf("defaults: status %q updated %v, want queued and %v", run.Status, run.UpdatedAt, t0)
 	}
-	if err := db.CreateRun(ctx, &Run{ID: "run_1", Scenario: "x", Profile: "y"}); !errors.Is(err, ErrExists) {
-		t.Errorf("duplicate run: got %v, want ErrExists", err)
+	if err := db.CreateRun(ctx, &store.Run{ID: "run_1", Scenario: "x", Profile: "y"}); !errors.Is(err, store.ErrExists) {
+		t.Errorf("duplicate run: got %v, want store.ErrExists", err)
 	}
 
-	for _, l := range []Lane{
-		{RunID: "run_1", Name: "ws", Status: RunRunning},
-		{RunID: "run_1", Name: "http", Status: RunRunning},
-		{RunID: "run_1", Name: "ws", Status: RunPassed, Summary: []byte(`{"p50_ms":12}`)},
-		{RunID: "run_1", Name: "ws", Status: RunPassed}, // nil summary keeps the stored one
+	for _, l := range []store.Lane{
+		{RunID: "run_1", Name: "ws", Status: store.RunRunning},
+		{RunID: "run_1", Name: "http", Status: store.RunRunning},
+		{RunID: "run_1", Name: "ws", Status: store.RunPassed, Summary: []byte(`{"p50_ms":12}`)},
+		{RunID: "run_1", Name: "ws", Status: store.RunPassed}, // nil summary keeps the stored one
 	} {
 		if err := db.SaveLane(ctx, &l); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.UpdateRun(ctx, "run_1", RunPassed, []byte(`{"speedup":1.4}`)); err != nil {
+	if err := db.UpdateRun(ctx, "run_1", store.RunPassed, []byte(`{"speedup":1.4}`)); err != nil {
 		t.Fatal(err)
 	}
 	got, lanes, err := db.GetRun(ctx, "run_1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != RunPassed || string(got.Summary) != `{"speedup":1.4}` || string(got.Config) != `{"repeats":2}` ||
+	if got.Status != store.RunPassed || string(got.Summary) != `{"speedup":1.4}` || string(got.Config) != `{"repeats":2}` ||
 		!got.CreatedAt.Equal(t0) || !got.UpdatedAt.After(t0) || got.Scenario != "repo-edit" || got.Profile != "fast" {
 		t.Errorf("run = %+v", *got)
 	}
-	wantLanes := []Lane{
-		{RunID: "run_1", Name: "ws", Status: RunPassed, Summary: []byte(`{"p50_ms":12}`)},
-		{RunID: "run_1", Name: "http", Status: RunRunning},
+	wantLanes := []store.Lane{
+		{RunID: "run_1", Name: "ws", Status: store.RunPassed, Summary: []byte(`{"p50_ms":12}`)},
+		{RunID: "run_1", Name: "http", Status: store.RunRunning},
 	}
 	if len(lanes) != len(wantLanes) {
 		t.Fatalf("lanes = %+v, want %+v", lanes, wantLanes)
@@ -79,7 +81,7 @@ func TestRunLifecycle(t *testing.T) {
 	turns := []struct {
 		lane          string
 		repeat, index int
-		spans         []Span
+		spans         []store.Span
 	}{
 		{"ws", 1, 0, spansFor("decode", "infer")},
 		{"ws", 0, 1, spansFor("decode")},
@@ -87,7 +89,7 @@ func TestRunLifecycle(t *testing.T) {
 		{"ws", 0, 0, nil},
 	}
 	for _, tu := range turns {
-		turn := &Turn{RunID: "run_1", Lane: tu.lane, Repeat: tu.repeat, Index: tu.index,
+		turn := &store.Turn{RunID: "run_1", Lane: tu.lane, Repeat: tu.repeat, Index: tu.index,
 			ResponseID: fmt.Sprintf("resp_%s_%d_%d", tu.lane, tu.repeat, tu.index),
 			Timings:    []byte(`{"ttfb_ms":3}`), Request: []byte(`{"input":[]}`), Output: []byte(`[]`)}
 		if err := db.SaveTurn(ctx, turn, tu.spans); err != nil {
@@ -95,7 +97,7 @@ func TestRunLifecycle(t *testing.T) {
 		}
 	}
 	// Saving a turn again replaces its spans.
-	if err := db.SaveTurn(ctx, &Turn{RunID: "run_1", Lane: "ws", Repeat: 1, Index: 0, ResponseID: "resp_again"}, spansFor("only")); err != nil {
+	if err := db.SaveTurn(ctx, &store.Turn{RunID: "run_1", Lane: "ws", Repeat: 1, Index: 0, ResponseID: "resp_again"}, spansFor("only")); err != nil {
 		t.Fatal(err)
 	}
 	gotTurns, gotSpans, err := db.RunTurns(ctx, "run_1")
@@ -136,8 +138,8 @@ func TestRunLifecycle(t *testing.T) {
 			t.Errorf("%s: %d rows after deleting the run", table, n)
 		}
 	}
-	if err := db.DeleteRun(ctx, "run_1"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("second delete: got %v, want ErrNotFound", err)
+	if err := db.DeleteRun(ctx, "run_1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("second delete: got %v, want store.ErrNotFound", err)
 	}
 }
 
@@ -150,14 +152,16 @@ func TestRunsMissing(t *testing.T) {
 	}{
 		{"get", func() error { _, _, err := db.GetRun(ctx, "run_x"); return err }},
 		{"turns", func() error { _, _, err := db.RunTurns(ctx, "run_x"); return err }},
-		{"update", func() error { return db.UpdateRun(ctx, "run_x", RunPassed, nil) }},
-		{"lane", func() error { return db.SaveLane(ctx, &Lane{RunID: "run_x", Name: "ws", Status: RunRunning}) }},
-		{"turn", func() error { return db.SaveTurn(ctx, &Turn{RunID: "run_x", Lane: "ws"}, spansFor("a")) }},
+		{"update", func() error { return db.UpdateRun(ctx, "run_x", store.RunPassed, nil) }},
+		{"lane", func() error {
+			return db.SaveLane(ctx, &store.Lane{RunID: "run_x", Name: "ws", Status: store.RunRunning})
+		}},
+		{"turn", func() error { return db.SaveTurn(ctx, &store.Turn{RunID: "run_x", Lane: "ws"}, spansFor("a")) }},
 		{"delete", func() error { return db.DeleteRun(ctx, "run_x") }},
 	}
 	for _, c := range cases {
-		if err := c.call(); !errors.Is(err, ErrNotFound) {
-			t.Errorf("%s: got %v, want ErrNotFound", c.name, err)
+		if err := c.call(); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s: got %v, want store.ErrNotFound", c.name, err)
 		} else if !strings.Contains(err.Error(), "run_x") {
 			t.Errorf("%s: error %q does not name the run", c.name, err)
 		}
@@ -168,14 +172,14 @@ func TestUpdateRunRejectsUnknownStatus(t *testing.T) {
 	db, _ := openTest(t)
 	createRun(t, db, "run_1", "s", "p", t0)
 	err := db.UpdateRun(context.Background(), "run_1", "exploded", nil)
-	if err == nil || errors.Is(err, ErrNotFound) {
+	if err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("got %v, want a constraint error", err)
 	}
 	got, _, err := db.GetRun(context.Background(), "run_1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != RunQueued {
+	if got.Status != store.RunQueued {
 		t.Errorf("status %q after a rejected update, want queued", got.Status)
 	}
 }
@@ -189,18 +193,18 @@ func TestListRuns(t *testing.T) {
 	createRun(t, db, "run_d", "repo-edit", "fast", t0.Add(3*time.Hour))
 	cases := []struct {
 		name   string
-		filter RunFilter
+		filter store.RunFilter
 		want   string
 	}{
-		{"all newest first", RunFilter{}, "run_d run_c run_b run_a"},
-		{"scenario", RunFilter{Scenario: "repo-edit"}, "run_d run_b run_a"},
-		{"profile", RunFilter{Profile: "fast"}, "run_d run_c run_a"},
-		{"scenario and profile", RunFilter{Scenario: "repo-edit", Profile: "fast"}, "run_d run_a"},
-		{"since is inclusive", RunFilter{Since: t0.Add(time.Hour)}, "run_d run_c run_b"},
-		{"until is exclusive", RunFilter{Until: t0.Add(2 * time.Hour)}, "run_b run_a"},
-		{"window", RunFilter{Since: t0.Add(time.Hour), Until: t0.Add(3 * time.Hour)}, "run_c run_b"},
-		{"limit", RunFilter{Limit: 2}, "run_d run_c"},
-		{"nothing", RunFilter{Scenario: "none"}, ""},
+		{"all newest first", store.RunFilter{}, "run_d run_c run_b run_a"},
+		{"scenario", store.RunFilter{Scenario: "repo-edit"}, "run_d run_b run_a"},
+		{"profile", store.RunFilter{Profile: "fast"}, "run_d run_c run_a"},
+		{"scenario and profile", store.RunFilter{Scenario: "repo-edit", Profile: "fast"}, "run_d run_a"},
+		{"since is inclusive", store.RunFilter{Since: t0.Add(time.Hour)}, "run_d run_c run_b"},
+		{"until is exclusive", store.RunFilter{Until: t0.Add(2 * time.Hour)}, "run_b run_a"},
+		{"window", store.RunFilter{Since: t0.Add(time.Hour), Until: t0.Add(3 * time.Hour)}, "run_c run_b"},
+		{"limit", store.RunFilter{Limit: 2}, "run_d run_c"},
+		{"nothing", store.RunFilter{Scenario: "none"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -222,13 +226,13 @@ func TestListRuns(t *testing.T) {
 func TestMarkInterrupted(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
-	statuses := []string{RunQueued, RunRunning, RunPassed, RunFailed, RunInterrupted}
+	statuses := []string{store.RunQueued, store.RunRunning, store.RunPassed, store.RunFailed, store.RunInterrupted}
 	for _, s := range statuses {
-		r := &Run{ID: "run_" + s, CreatedAt: t0, Scenario: "s", Profile: "p", Status: s}
+		r := &store.Run{ID: "run_" + s, CreatedAt: t0, Scenario: "s", Profile: "p", Status: s}
 		if err := db.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.SaveLane(ctx, &Lane{RunID: r.ID, Name: "ws", Status: s}); err != nil {
+		if err := db.SaveLane(ctx, &store.Lane{RunID: r.ID, Name: "ws", Status: s}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -239,8 +243,8 @@ func TestMarkInterrupted(t *testing.T) {
 	if n != 2 {
 		t.Errorf("MarkInterrupted = %d, want 2", n)
 	}
-	want := map[string]string{RunQueued: RunInterrupted, RunRunning: RunInterrupted,
-		RunPassed: RunPassed, RunFailed: RunFailed, RunInterrupted: RunInterrupted}
+	want := map[string]string{store.RunQueued: store.RunInterrupted, store.RunRunning: store.RunInterrupted,
+		store.RunPassed: store.RunPassed, store.RunFailed: store.RunFailed, store.RunInterrupted: store.RunInterrupted}
 	for _, s := range statuses {
 		run, lanes, err := db.GetRun(ctx, "run_"+s)
 		if err != nil {
@@ -260,7 +264,7 @@ func TestSaveTurnIsAtomic(t *testing.T) {
 	db, _ := openTest(t)
 	ctx := context.Background()
 	createRun(t, db, "run_1", "s", "p", t0)
-	good := &Turn{RunID: "run_1", Lane: "ws", ResponseID: "resp_good"}
+	good := &store.Turn{RunID: "run_1", Lane: "ws", ResponseID: "resp_good"}
 	if err := db.SaveTurn(ctx, good, spansFor("decode", "infer")); err != nil {
 		t.Fatal(err)
 	}
@@ -269,10 +273,10 @@ func TestSaveTurnIsAtomic(t *testing.T) {
 
 	cases := []struct {
 		name string
-		turn *Turn
+		turn *store.Turn
 	}{
-		{"new turn", &Turn{RunID: "run_1", Lane: "ws", Index: 1, ResponseID: "resp_bad"}},
-		{"replacing a turn", &Turn{RunID: "run_1", Lane: "ws", Index: 0, ResponseID: "resp_bad"}},
+		{"new turn", &store.Turn{RunID: "run_1", Lane: "ws", Index: 1, ResponseID: "resp_bad"}},
+		{"replacing a turn", &store.Turn{RunID: "run_1", Lane: "ws", Index: 0, ResponseID: "resp_bad"}},
 	}
 	for _, c := range cases {
 		err := db.SaveTurn(ctx, c.turn, bad)

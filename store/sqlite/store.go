@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -14,18 +14,11 @@ import (
 	"sync"
 	"time"
 
-	"modernc.org/sqlite"
+	"agentloop/store"
+
+	driver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
-
-// ErrNotFound reports that a response, item or run does not exist.
-var ErrNotFound = errors.New("store: not found")
-
-// ErrExists reports that a response or run with the same id is already stored.
-var ErrExists = errors.New("store: already exists")
-
-// ErrClosed reports a call on a DB that has been closed.
-var ErrClosed = errors.New("store: closed")
 
 // DB is the agentloop database. It is safe for concurrent use.
 type DB struct {
@@ -65,7 +58,8 @@ func defaultOptions() options {
 // Open opens (creating it on first run) the database file at path, applies
 // pending migrations and starts the ledger writer.
 func Open(ctx context.Context, path string, log *slog.Logger) (*DB, error) {
-	return open(ctx, path, log, defaultOptions())
+	db, err := open(ctx, path, log, defaultOptions())
+	return db, classify(err)
 }
 
 func open(ctx context.Context, path string, log *slog.Logger, o options) (*DB, error) {
@@ -252,9 +246,36 @@ SELECT i.key, 0, -1 FROM items AS i WHERE i.key NOT IN (SELECT key FROM item_ref
 UNION ALL
 SELECT l.key, l.n, -1 FROM listings AS l WHERE l.key NOT IN (SELECT key FROM items)`
 
-// IsBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED, i.e.
-// another connection held the lock past busy_timeout.
-func IsBusy(err error) bool {
+// classify marks a driver error with the store's sentinel for it, so callers
+// tell a locked database (store.ErrBusy: SQLITE_BUSY or SQLITE_LOCKED, i.e.
+// another connection held the lock past busy_timeout) from a full one
+// (store.ErrFull: SQLITE_FULL, the disk or max_page_count) with errors.Is
+// and without the driver. The driver's error stays in the chain and the
+// message is unchanged. Every error of a call that reached SQLite passes
+// through here.
+func classify(err error) error {
+	var kind error
+	switch {
+	case isBusy(err):
+		kind = store.ErrBusy
+	case isFull(err):
+		kind = store.ErrFull
+	default:
+		return err
+	}
+	if errors.Is(err, kind) {
+		return err
+	}
+	return &classified{kind: kind, err: err}
+}
+
+// classified is a driver error marked with a store sentinel.
+type classified struct{ kind, err error }
+
+func (e *classified) Error() string   { return e.err.Error() }
+func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
+
+func isBusy(err error) bool {
 	switch primaryCode(err) {
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return true
@@ -262,9 +283,7 @@ func IsBusy(err error) bool {
 	return false
 }
 
-// IsFull reports whether err is SQLITE_FULL (the disk or the database's
-// max_page_count is full).
-func IsFull(err error) bool {
+func isFull(err error) bool {
 	return primaryCode(err) == sqlite3.SQLITE_FULL
 }
 
@@ -278,7 +297,7 @@ func primaryCode(err error) int {
 }
 
 func extendedCode(err error) int {
-	var se *sqlite.Error
+	var se *driver.Error
 	if errors.As(err, &se) {
 		return se.Code()
 	}
@@ -297,29 +316,30 @@ func isForeignKeyViolation(err error) bool {
 	return extendedCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
-// writeTx runs fn in one IMMEDIATE transaction on the writer connection.
+// writeTx runs fn in one IMMEDIATE transaction on the writer connection;
+// its error is classified.
 func (db *DB) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return err
+		return classify(err)
 	}
-	return tx.Commit()
+	return classify(tx.Commit())
 }
 
 // readTx runs fn in one read transaction, so multi-query reads see one
-// snapshot.
+// snapshot; its error is classified.
 func (db *DB) readTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return err
+		return classify(err)
 	}
-	return tx.Commit()
+	return classify(tx.Commit())
 }

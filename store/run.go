@@ -1,0 +1,58 @@
+package store
+
+import "time"
+
+// Run statuses.
+const (
+	RunQueued      = "queued"
+	RunRunning     = "running"
+	RunPassed      = "passed"
+	RunFailed      = "failed"
+	RunInterrupted = "interrupted"
+)
+
+// Run is one race. Config and Summary are opaque JSON owned by rollout.
+type Run struct {
+	ID        string
+	CreatedAt time.Time
+	Scenario  string
+	Profile   string
+	Status    string // queued|running|passed|failed|interrupted
+	Config    []byte
+	Summary   []byte
+	UpdatedAt time.Time
+}
+
+// Lane is one transport's side of a run.
+type Lane struct {
+	RunID, Name, Status string
+	Summary             []byte
+}
+
+// Turn is one request/response round of a lane.
+type Turn struct {
+	RunID, Lane   string
+	Repeat, Index int
+	ResponseID    string
+	Timings       []byte // client timings JSON
+	Request       []byte // what was sent
+	Output        []byte // items returned plus tool outputs
+}
+
+// Span is one timed stage of a turn.
+type Span struct {
+	RunID, Lane          string
+	Repeat, TurnIndex    int
+	ResponseID           string
+	Name, Kind           string
+	StartNS, DurationNS  int64
+	Items, Tokens, Bytes int64
+}
+
+// RunFilter selects runs for ListRuns. Zero fields do not filter; Since is
+// inclusive, Until exclusive; Limit defaults to 50 and is capped at 1000.
+type RunFilter struct {
+	Scenario, Profile string
+	Since, Until      time.Time
+	Limit             int
+}
