@@ -236,7 +236,7 @@ func (wc *wsConn) handle(ent wsEntry) {
 	if aerr == nil {
 		switch req.Type {
 		case api.ClientResponseCreate:
-		case api.ClientResponseProcesed:
+		case api.ClientResponseProcessed:
 			return
 		case "":
 			aerr = api.BadRequest("type", "missing_required_parameter", "Missing required parameter: 'type'.")
