@@ -3,7 +3,8 @@
 // transports (stateless HTTP, chained HTTP, WebSocket mode), through a
 // latency proxy that delays real bytes, and records every turn's timing
 // merged with the engine's trace. The race runs lanes side by side (or one
-// after another) and stores everything in SQLite.
+// after another) and stores everything in SQLite. A race hands its live
+// snapshots to one observer; fanning them out to readers is the caller's.
 //
 // rollout talks to the engine only over sockets: it must never import the
 // server package or call the engine in-process.

@@ -116,11 +116,12 @@ func NewRunner(engineURL string, db *store.DB, log *slog.Logger) *Runner {
 }
 
 // Start validates cfg, stores a queued run and runs it in the background.
-func (r *Runner) Start(cfg Config) (string, error) {
+// onSnapshot, if set, receives its live snapshots, as with Run.
+func (r *Runner) Start(cfg Config, onSnapshot func(Snapshot)) (string, error) {
 	if err := Normalize(&cfg); err != nil {
 		return "", err
 	}
-	rc, err := r.create(r.baseCtx, cfg)
+	rc, err := r.create(r.baseCtx, cfg, onSnapshot)
 	if err != nil {
 		return "", err
 	}
@@ -135,40 +136,31 @@ func (r *Runner) Start(cfg Config) (string, error) {
 }
 
 // Run runs a race in the foreground and returns its run id and summary.
-// onSnapshot, if set, receives live snapshots.
+//
+// onSnapshot, if set, is the race's one live observer: it receives a
+// snapshot at most every 50 ms while the race runs, one call at a time,
+// and last the final snapshot (Snapshot.Final), once the run no longer
+// counts as Running. It is called on the race's own goroutines, so it must
+// not block; fanning snapshots out to many readers is the caller's job
+// (the playground's hub).
 func (r *Runner) Run(ctx context.Context, cfg Config, onSnapshot func(Snapshot)) (string, *Summary, error) {
 	if err := Normalize(&cfg); err != nil {
 		return "", nil, err
 	}
-	rc, err := r.create(ctx, cfg)
+	rc, err := r.create(ctx, cfg, onSnapshot)
 	if err != nil {
 		return "", nil, err
-	}
-	if onSnapshot != nil {
-		ch, cancel, _ := r.Subscribe(rc.id)
-		defer cancel()
-		go func() {
-			for s := range ch {
-				onSnapshot(s)
-			}
-		}()
 	}
 	sum, err := rc.run(ctx)
 	return rc.id, sum, err
 }
 
-// Subscribe returns live snapshots of a run running in this process.
-func (r *Runner) Subscribe(runID string) (<-chan Snapshot, func(), bool) {
+// Running reports whether runID is a race running in this process.
+func (r *Runner) Running(runID string) bool {
 	r.mu.Lock()
-	rc, ok := r.live[runID]
-	r.mu.Unlock()
-	if !ok {
-		ch := make(chan Snapshot)
-		close(ch)
-		return ch, func() {}, false
-	}
-	ch, cancel := rc.subscribe()
-	return ch, cancel, true
+	defer r.mu.Unlock()
+	_, ok := r.live[runID]
+	return ok
 }
 
 // Shutdown interrupts running races; they are stored as interrupted.
@@ -182,7 +174,7 @@ func (r *Runner) Shutdown(ctx context.Context) {
 	}
 }
 
-func (r *Runner) create(ctx context.Context, cfg Config) (*race, error) {
+func (r *Runner) create(ctx context.Context, cfg Config, onSnapshot func(Snapshot)) (*race, error) {
 	id := "run_" + api.NewID("")[1:21]
 	cfgJSON, _ := json.Marshal(cfg)
 	if err := r.db.CreateRun(ctx, &store.Run{ID: id, CreatedAt: time.Now(), Scenario: cfg.Scenario, Profile: cfg.Profile,
@@ -190,7 +182,7 @@ func (r *Runner) create(ctx context.Context, cfg Config) (*race, error) {
 		return nil, err
 	}
 	sc, _ := scenario.Lookup(cfg.Scenario)
-	rc := &race{r: r, id: id, cfg: cfg, sc: sc, lanes: map[string]*LaneSnapshot{}, subs: map[chan Snapshot]struct{}{}, saves: make(chan Turn, 1024), mergeSlots: make(chan struct{}, 2)}
+	rc := &race{r: r, id: id, cfg: cfg, sc: sc, onSnapshot: onSnapshot, lanes: map[string]*LaneSnapshot{}, saves: make(chan Turn, 1024), mergeSlots: make(chan struct{}, 2)}
 	for _, l := range cfg.Lanes {
 		rc.lanes[l] = &LaneSnapshot{Lane: l, Status: StatusQueued}
 		if err := r.db.SaveLane(ctx, &store.Lane{RunID: id, Name: l, Status: StatusQueued}); err != nil {
@@ -209,13 +201,14 @@ type race struct {
 	id  string
 	cfg Config
 	sc  *scenario.Scenario
+	// onSnapshot is the one observer of live snapshots (see Runner.Run).
+	onSnapshot func(Snapshot)
 
 	mu      sync.Mutex
 	status  string
 	started time.Time
 	lanes   map[string]*LaneSnapshot
 	summary *Summary
-	subs    map[chan Snapshot]struct{}
 	dirty   bool
 	saves   chan Turn
 	// mergeSlots bounds concurrent trace lookups.
@@ -237,55 +230,27 @@ func (rc *race) snapshot() Snapshot {
 	return s
 }
 
-func (rc *race) subscribe() (<-chan Snapshot, func()) {
-	ch := make(chan Snapshot, 4)
+// publish hands the latest snapshot to the race's observer. The ticker
+// and the race's end never publish at the same time: the ticker stops
+// before the final snapshot.
+func (rc *race) publish() {
 	rc.mu.Lock()
-	rc.subs[ch] = struct{}{}
+	rc.dirty = false
 	rc.mu.Unlock()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			rc.mu.Lock()
-			if _, ok := rc.subs[ch]; ok {
-				delete(rc.subs, ch)
-				close(ch)
-			}
-			rc.mu.Unlock()
-		})
+	if rc.onSnapshot != nil {
+		rc.onSnapshot(rc.snapshot())
 	}
 }
 
-// publish sends the latest snapshot to every subscriber that has room;
-// a slow subscriber misses intermediate snapshots, never the final one.
-func (rc *race) publish(final bool) {
-	s := rc.snapshot()
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.dirty = false
-	for ch := range rc.subs {
-		if final {
-			select {
-			case ch <- s:
-			default:
-				// make room for the final snapshot
-				select {
-				case <-ch:
-				default:
-				}
-				select {
-				case ch <- s:
-				default:
-				}
-			}
-			close(ch)
-			delete(rc.subs, ch)
-			continue
-		}
-		select {
-		case ch <- s:
-		default:
-		}
-	}
+// end stores the race's final status, takes it off the running races, and
+// publishes the final snapshot, in that order: an observer that sees the
+// final snapshot finds the run stored and no longer running.
+func (rc *race) end(ctx context.Context, status string, summary *Summary) {
+	rc.setStatus(ctx, status, summary)
+	rc.r.mu.Lock()
+	delete(rc.r.live, rc.id)
+	rc.r.mu.Unlock()
+	rc.publish()
 }
 
 func (rc *race) setLane(lane string, f func(*LaneSnapshot)) {
@@ -313,11 +278,6 @@ func (rc *race) setStatus(ctx context.Context, status string, summary *Summary) 
 // run executes the race: every repeat, the lanes together (or one after
 // another when sequential), each through the latency proxy.
 func (rc *race) run(ctx context.Context) (*Summary, error) {
-	defer func() {
-		rc.r.mu.Lock()
-		delete(rc.r.live, rc.id)
-		rc.r.mu.Unlock()
-	}()
 	rc.mu.Lock()
 	rc.started = time.Now()
 	rc.mu.Unlock()
@@ -330,9 +290,10 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 		}
 	}()
 
-	// Live snapshots at no more than 20 Hz.
-	tickDone := make(chan struct{})
+	// Live snapshots at no more than 20 Hz, until stopTicker returns.
+	tickDone, tickStopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(tickStopped)
 		t := time.NewTicker(50 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -344,11 +305,12 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 				dirty := rc.dirty || rc.status == StatusRunning
 				rc.mu.Unlock()
 				if dirty {
-					rc.publish(false)
+					rc.publish()
 				}
 			}
 		}
 	}()
+	stopTicker := func() { close(tickDone); <-tickStopped }
 
 	u, err := url.Parse(rc.r.engineURL)
 	var proxy *Proxy
@@ -358,9 +320,8 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		close(rc.saves)
 		<-saverDone
-		close(tickDone)
-		rc.setStatus(ctx, StatusFailed, nil)
-		rc.publish(true)
+		stopTicker()
+		rc.end(ctx, StatusFailed, nil)
 		return nil, err
 	}
 	defer proxy.Close()
@@ -419,9 +380,8 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 			rc.r.log.Error("save lane", "err", err)
 		}
 	}
-	rc.setStatus(ctx, status, summary)
-	close(tickDone)
-	rc.publish(true)
+	stopTicker()
+	rc.end(ctx, status, summary)
 	if runErr != nil {
 		return summary, runErr
 	}

@@ -1,6 +1,7 @@
 // Package web is the playground: the pages (home, race, explorer, runs,
 // docs, login), the run JSON API (/api/runs), the live feed of running races
-// (/ui/runs/{id}/live) and the embedded static assets.
+// (/ui/runs/{id}/live), fanned out to every page by one hub, and the
+// embedded static assets.
 //
 // It reaches races through the narrow Races and Runs interfaces (a
 // rollout.Runner and the store), and the engine only the way a client does:
