@@ -12,28 +12,11 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
+	"agentloop/app/apptest"
 	"agentloop/store/sqlite"
 
 	"github.com/coder/websocket"
 )
-
-func start(t *testing.T, tweak func(*app.Config)) *app.App {
-	t.Helper()
-	cfg := app.Defaults()
-	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(t.TempDir(), "app.db")
-	if tweak != nil {
-		tweak(&cfg)
-	}
-	a, err := app.New(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Shutdown(context.Background()) })
-	return a
-}
 
 func do(t *testing.T, method, url string, body string, header map[string]string) (*http.Response, string) {
 	t.Helper()
@@ -55,7 +38,7 @@ func do(t *testing.T, method, url string, body string, header map[string]string)
 }
 
 func TestAPIKeyProtectsEveryRoute(t *testing.T) {
-	a := start(t, func(c *app.Config) { c.APIKey = "sk-secret" })
+	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-secret" })
 	for _, p := range []string{"/v1/responses/resp_x", "/baseline/v1/responses/resp_x", "/api/traces/x", "/metrics"} {
 		resp, body := do(t, "GET", a.URL()+p, "", nil)
 		if resp.StatusCode != 401 || !strings.Contains(body, "invalid_api_key") {
@@ -105,7 +88,7 @@ func TestAPIKeyProtectsEveryRoute(t *testing.T) {
 }
 
 func TestHostAllowlistAndHeaders(t *testing.T) {
-	a := start(t, nil)
+	a := apptest.Start(t)
 	resp, body := do(t, "GET", a.URL()+"/healthz", "", map[string]string{"Host": "attacker.example:8080"})
 	if resp.StatusCode != http.StatusMisdirectedRequest || !strings.Contains(body, "host_not_allowed") {
 		t.Fatalf("rebinding host: %d %s", resp.StatusCode, body)
@@ -119,14 +102,14 @@ func TestHostAllowlistAndHeaders(t *testing.T) {
 		h.Get("X-Content-Type-Options") != "nosniff" {
 		t.Fatalf("security headers: %v", h)
 	}
-	b := start(t, func(c *app.Config) { c.AllowedHosts = []string{"agentloop.internal"} })
+	b := apptest.Start(t, func(c *app.Config) { c.AllowedHosts = []string{"agentloop.internal"} })
 	if resp, _ := do(t, "GET", b.URL()+"/healthz", "", map[string]string{"Host": "agentloop.internal"}); resp.StatusCode != 200 {
 		t.Fatalf("allowed host: %d", resp.StatusCode)
 	}
 }
 
 func TestPerAddressLimits(t *testing.T) {
-	a := start(t, func(c *app.Config) { c.RateLimit, c.RateBurst = 1, 3 })
+	a := apptest.Start(t, func(c *app.Config) { c.RateLimit, c.RateBurst = 1, 3 })
 	codes := map[int]int{}
 	for range 6 {
 		resp, _ := do(t, "GET", a.URL()+"/healthz", "", nil)
@@ -138,7 +121,7 @@ func TestPerAddressLimits(t *testing.T) {
 	if codes[200] < 3 || codes[429] < 1 {
 		t.Fatalf("rate limit: %v", codes)
 	}
-	b := start(t, func(c *app.Config) { c.ConnLimit = 1 })
+	b := apptest.Start(t, func(c *app.Config) { c.ConnLimit = 1 })
 	ws := "ws" + strings.TrimPrefix(b.URL(), "http") + "/v1/responses"
 	c1, _, err := websocket.Dial(context.Background(), ws, nil)
 	if err != nil {
@@ -153,15 +136,7 @@ func TestPerAddressLimits(t *testing.T) {
 
 func TestGracefulShutdownEndsStreamsAndFlushesTheLedger(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "app.db")
-	cfg := app.Defaults()
-	cfg.Addr, cfg.DB, cfg.Grace = "127.0.0.1:0", dbPath, 300*time.Millisecond
-	a, err := app.New(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
+	a := apptest.Start(t, apptest.DB(dbPath), func(c *app.Config) { c.Grace = 300 * time.Millisecond })
 	long := `"model":"classic","store":false,"input":"write a lot","max_output_tokens":5000,"ignore_eos":true`
 	resp, err := http.Post(a.URL()+"/v1/responses", "application/json", strings.NewReader(`{`+long+`,"stream":true}`))
 	if err != nil {
@@ -250,7 +225,7 @@ func TestGracefulShutdownEndsStreamsAndFlushesTheLedger(t *testing.T) {
 }
 
 func TestCookieWebSocketNeedsOurOrigin(t *testing.T) {
-	a := start(t, func(c *app.Config) { c.APIKey = "sk-secret" })
+	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-secret" })
 	ws := "ws" + strings.TrimPrefix(a.URL(), "http") + "/v1/responses"
 	host := strings.TrimPrefix(a.URL(), "http://")
 	cookie := app.KeyCookie + "=sk-secret"
@@ -266,7 +241,7 @@ func TestCookieWebSocketNeedsOurOrigin(t *testing.T) {
 }
 
 func TestUnknownPageIsHTML(t *testing.T) {
-	a := start(t, nil)
+	a := apptest.Start(t)
 	resp, body := do(t, "GET", a.URL()+"/no/such/page", "", nil)
 	if resp.StatusCode != 404 || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(body, "no/such/page") {
 		t.Fatalf("%d %s %.200s", resp.StatusCode, resp.Header.Get("Content-Type"), body)

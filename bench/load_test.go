@@ -7,14 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"agentloop/app"
+	"agentloop/app/apptest"
 	"agentloop/bench"
 )
 
-func startModelled(tb testing.TB) *app.App { return startApp(tb, nil) }
-
 func TestLoadCountsEveryToken(t *testing.T) {
-	a := startModelled(t)
+	a := apptest.Start(t)
 	for _, transport := range []string{"ws", "sse"} {
 		t.Run(transport, func(t *testing.T) {
 			const perStream = 40
@@ -69,7 +67,7 @@ func TestLoadRejectsBadConfig(t *testing.T) {
 }
 
 func TestIdleHoldsEveryConnection(t *testing.T) {
-	a := startModelled(t)
+	a := apptest.Start(t)
 	const n = 20
 	rep, err := bench.Idle(context.Background(), bench.IdleConfig{BaseURL: a.URL(), Conns: n, Model: "burst", SharedProcess: true})
 	if err != nil {
@@ -90,7 +88,7 @@ func TestIdleHoldsEveryConnection(t *testing.T) {
 // this process: 32 streams on spark for one second per iteration.
 // agentloop bench load runs the full-size measurement (docs/capacity.md).
 func BenchmarkLoad(b *testing.B) {
-	a := startModelled(b)
+	a := apptest.Start(b)
 	for _, transport := range []string{"ws", "sse"} {
 		b.Run(transport, func(b *testing.B) {
 			var rep *bench.LoadReport

@@ -3,39 +3,19 @@ package bench_test
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"agentloop/app"
+	"agentloop/app/apptest"
 	"agentloop/bench"
 )
 
-func startUnmodelled(tb testing.TB) *app.App {
-	return startApp(tb, func(c *app.Config) { c.Unmodelled = true })
-}
-
-// startApp starts a server on a free loopback port with a temporary database.
-func startApp(tb testing.TB, tweak func(*app.Config)) *app.App {
-	tb.Helper()
-	cfg := app.Defaults()
-	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(tb.TempDir(), "bench.db")
-	if tweak != nil {
-		tweak(&cfg)
-	}
-	a, err := app.New(context.Background(), cfg, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { a.Shutdown(context.Background()) })
-	return a
-}
+// unmodelled turns the modelled costs off: the overhead is what is measured.
+func unmodelled(c *app.Config) { c.Unmodelled = true }
 
 func TestOverheadMeasuresEveryPath(t *testing.T) {
-	a := startUnmodelled(t)
+	a := apptest.Start(t, unmodelled)
 	rows, err := bench.Overhead(context.Background(), bench.OverheadConfig{BaseURL: a.URL(), Sizes: []int{2000}, Repeats: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +38,7 @@ func TestOverheadMeasuresEveryPath(t *testing.T) {
 // BenchmarkOverhead reports the median pre-inference time of each path at
 // 1k and 10k tokens of context (agentloop bench overhead runs all sizes).
 func BenchmarkOverhead(b *testing.B) {
-	a := startUnmodelled(b)
+	a := apptest.Start(b, unmodelled)
 	for _, size := range []int{1000, 10000} {
 		b.Run(itoa(size)+"tokens", func(b *testing.B) {
 			var rows []bench.OverheadRow

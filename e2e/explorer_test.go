@@ -2,10 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"agentloop/app/apptest"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -14,7 +15,7 @@ import (
 // over HTTP, each followed by the automatically chained request.
 func TestExplorerRoundTrips(t *testing.T) {
 	needBrowser(t)
-	a := startApp(t, filepath.Join(t.TempDir(), "agentloop.db"), nil)
+	a := apptest.Start(t)
 	page := newPage(t)
 	goTo(t, page, a.URL()+"/explorer")
 	completed := page.Locator(`[data-testid="event"][data-type="response.completed"]`)

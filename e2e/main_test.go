@@ -2,18 +2,13 @@ package e2e
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"agentloop/app"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -73,42 +68,6 @@ func needBrowser(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
-}
-
-// startApp starts a full server on a free port with the database at db.
-func startApp(t *testing.T, db string, edit func(*app.Config)) *app.App {
-	t.Helper()
-	cfg := app.Defaults()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.DB = db
-	cfg.Grace = 2 * time.Second
-	if edit != nil {
-		edit(&cfg)
-	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, err := app.New(context.Background(), cfg, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := a.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return a
-}
-
-// testWriter sends the server's log to t.Log while the test runs.
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 // newPage opens a page in its own browser context at desktop width. The

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"agentloop/app/apptest"
+
 	"github.com/mxschmitt/playwright-go"
 )
 
@@ -18,7 +20,7 @@ var lanes = []string{"http", "http-optimized", "http-chained", "ws"}
 func TestRaceThenRestart(t *testing.T) {
 	needBrowser(t)
 	db := filepath.Join(t.TempDir(), "agentloop.db")
-	first := startApp(t, db, nil)
+	first := apptest.Start(t, apptest.DB(db))
 	page := newPage(t)
 	var runID string
 
@@ -81,7 +83,7 @@ func TestRaceThenRestart(t *testing.T) {
 		if err := first.Shutdown(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		second := startApp(t, db, nil)
+		second := apptest.Start(t, apptest.DB(db))
 		goTo(t, page, second.URL()+"/runs")
 		row := page.Locator(`[data-testid="run-row"][data-run="` + runID + `"]`)
 		check(t, expect.Locator(row).ToBeVisible(), "run listed after the restart")

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"agentloop/app"
+	"agentloop/app/apptest"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -17,7 +17,7 @@ import (
 // --server URL` does) shows live in the browser, joined mid-race.
 func TestRaceStartedByAPI(t *testing.T) {
 	needBrowser(t)
-	a := startApp(t, filepath.Join(t.TempDir(), "agentloop.db"), nil)
+	a := apptest.Start(t)
 	id := startRace(t, a.URL(), `{"scenario":"fix-failing-test","profile":"burst","rtt_ms":0,"tool_time_ms":0,"lanes":["ws"]}`)
 	page := newPage(t)
 	goTo(t, page, a.URL()+"/race?run="+id)
@@ -36,7 +36,7 @@ func TestRaceStartedByAPI(t *testing.T) {
 // then opens the pages and the engine over HTTP.
 func TestLoginWithKey(t *testing.T) {
 	needBrowser(t)
-	a := startApp(t, filepath.Join(t.TempDir(), "agentloop.db"), func(c *app.Config) { c.APIKey = "sk-e2e" })
+	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-e2e" })
 	// Browsers log refused requests (401) as console errors; only those are allowed here.
 	page := newPage(t, "status of 401")
 	res, err := page.Goto(a.URL() + "/explorer")

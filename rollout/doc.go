@@ -4,7 +4,8 @@
 // latency proxy that delays real bytes, and records every turn's timing
 // merged with the engine's trace. The race runs lanes side by side (or one
 // after another) and stores everything through the RunStore interface (the
-// SQLite backend, in a process).
+// SQLite backend, in a process). A race hands its live snapshots to one
+// observer; fanning them out to readers is the caller's.
 //
 // rollout talks to the engine only over sockets: it must never import the
 // server package, call the engine in-process, or import a store backend.

@@ -3,30 +3,15 @@ package rollout_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"agentloop/app"
+	"agentloop/app/apptest"
 	"agentloop/rollout"
 )
 
-func startApp(t *testing.T, db string) *app.App {
-	t.Helper()
-	cfg := app.Defaults()
-	cfg.Addr, cfg.DB = "127.0.0.1:0", db
-	a, err := app.New(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Shutdown(context.Background()) })
-	return a
-}
-
 func TestRaceEveryScenarioEveryLanePasses(t *testing.T) {
-	a := startApp(t, filepath.Join(t.TempDir(), "race.db"))
+	a := apptest.Start(t)
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	for _, sc := range rollout.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
@@ -93,7 +78,7 @@ func TestRaceEveryScenarioEveryLanePasses(t *testing.T) {
 }
 
 func TestRaceInterruptedIsStoredAsInterrupted(t *testing.T) {
-	a := startApp(t, filepath.Join(t.TempDir(), "race.db"))
+	a := apptest.Start(t)
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -138,16 +123,7 @@ func TestNormalizeRejectsBadConfigs(t *testing.T) {
 }
 
 func TestRaceAgainstAKeyedServer(t *testing.T) {
-	cfg := app.Defaults()
-	cfg.Addr, cfg.DB, cfg.APIKey = "127.0.0.1:0", filepath.Join(t.TempDir(), "race.db"), "sk-race"
-	a, err := app.New(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer a.Shutdown(context.Background())
+	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-race" })
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	runner.APIKey = "sk-race"
 	_, sum, err := runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws", "http-chained"}}, nil)
@@ -167,7 +143,7 @@ func TestRaceAgainstAKeyedServer(t *testing.T) {
 }
 
 func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
-	a := startApp(t, filepath.Join(t.TempDir(), "race.db"))
+	a := apptest.Start(t)
 	url, clientTLS, err := a.StartTLS()
 	if err != nil {
 		t.Fatal(err)

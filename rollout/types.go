@@ -141,6 +141,12 @@ type Snapshot struct {
 	Summary   *Summary       `json:"summary,omitempty"`
 }
 
+// Final reports whether s is the race's last snapshot: the run has ended
+// (passed, failed or interrupted).
+func (s Snapshot) Final() bool {
+	return s.Status == StatusPassed || s.Status == StatusFailed || s.Status == StatusInterrupted
+}
+
 // LaneSnapshot is a lane's live state.
 type LaneSnapshot struct {
 	Lane         string  `json:"lane"`

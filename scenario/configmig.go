@@ -533,7 +533,7 @@ func timeoutCallerEdits(hits []searchHit) []edit {
 	return out
 }
 
-var relayExplorePool = []struct{ path, why string }{
+var relayExplorePool = []explorePath{
 	{"src/channels/email.ts", "Reading the email sender."},
 	{"src/channels/sms.ts", "Reading the SMS sender, which passes a deadline to its provider."},
 	{"src/channels/webhook.ts", "Reading the webhook sender."},
@@ -557,55 +557,28 @@ var relayExplorePool = []struct{ path, why string }{
 func planConfigMigration(a *agent) {
 	configFirst := a.trait(2) == 0 // migrate the config layer, run the tests, then the callers
 	sloppy := a.trait(3) == 0      // misremember the schema's interface in the first patch
-	pool := make([]string, len(relayExplorePool))
-	why := map[string]string{}
-	for i, p := range relayExplorePool {
-		pool[i] = p.path
-		why[p.path] = p.why
-	}
-	a.rng.shuffle(pool)
-	goal := 215_000 + a.rng.intn(contextGoalSpan)
+	x := a.explore(relayExplorePool, 215_000)
 
-	files := a.listFiles("Let me look at the repository layout.", "")
-	present := map[string]bool{}
-	for _, f := range files {
-		present[f] = true
-	}
-	read := map[string]bool{}
-	readOnce := func(p, text string) {
-		if present[p] && !read[p] {
-			read[p] = true
-			a.read(text, p)
-		}
-	}
-	readOnce("README.md", "Reading the README's description of the timeout migration.")
-	readOnce("docs/configuration.md", "Reading the configuration docs.")
+	x.list("Let me look at the repository layout.")
+	x.readOnce("README.md", "Reading the README's description of the timeout migration.")
+	x.readOnce("docs/configuration.md", "Reading the configuration docs.")
 	report := a.runTests("Running the test suite to see which expectations fail today.", "", true)
-	readOnce("test/config.test.ts", "Reading the config tests to see the expected loader behaviour.")
-	readOnce(relaySchema, "Reading the config schema and defaults.")
-	readOnce(relayLoader, "Reading the loader.")
-	readOnce(relayEnv, "Reading the environment overrides.")
-	readOnce(relayDefaults, "Reading the default config file.")
-	readOnce(relayProduction, "Reading the production overrides.")
+	x.readOnce("test/config.test.ts", "Reading the config tests to see the expected loader behaviour.")
+	x.readOnce(relaySchema, "Reading the config schema and defaults.")
+	x.readOnce(relayLoader, "Reading the loader.")
+	x.readOnce(relayEnv, "Reading the environment overrides.")
+	x.readOnce(relayDefaults, "Reading the default config file.")
+	x.readOnce(relayProduction, "Reading the production overrides.")
 
 	var callers []edit
 	if !configFirst {
 		hits := a.search("Finding every read of the old setting (`.timeout` but not `.timeoutMs`).", searchCall{Pattern: `\.timeout\b`, Path: "src", Regex: true})
 		callers = timeoutCallerEdits(hits)
 		for _, p := range pathsOf(callers) {
-			readOnce(p, "Opening "+p+", which reads the timeout.")
+			x.readOnce(p, "Opening "+p+", which reads the timeout.")
 		}
 	}
-	extra := 0
-	for _, p := range pool {
-		if a.outChars >= goal || extra >= 4 {
-			break
-		}
-		if present[p] && !read[p] {
-			extra++
-			readOnce(p, why[p])
-		}
-	}
+	x.readMore(x.pool, 4)
 
 	edits := append(append([]edit{}, relayConfigEdits...), callers...)
 	intro := "Migrating the config layer: schema and defaults in milliseconds, a loader that converts a legacy `timeout` with a " +

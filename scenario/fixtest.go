@@ -289,7 +289,7 @@ func fulfilChecks() map[string]testCheck {
 // fulfilExplorePool is what the agent may read to understand the service,
 // with why. The seed shuffles it; the agent reads until its context holds
 // enough of the repository.
-var fulfilExplorePool = []struct{ path, why string }{
+var fulfilExplorePool = []explorePath{
 	{"internal/pricing/tax.go", "Checking how the tax rate is applied, since it goes through the same money helpers."},
 	{"internal/httpapi/orders.go", "Looking at the orders handlers to see where amounts come in and go out."},
 	{"internal/store/orders.go", "Reading the orders store to see which amounts are persisted."},
@@ -326,31 +326,13 @@ func planFixFailingTest(a *agent) {
 	focused := a.trait(2) == 0      // fix one package at a time
 	sloppy := a.trait(3) == 1       // misremember a signature in the first patch
 	verboseRerun := a.trait(4) >= 2 // re-run verbosely after the first patch
-	pool := make([]string, len(fulfilExplorePool))
-	why := map[string]string{}
-	for i, p := range fulfilExplorePool {
-		pool[i] = p.path
-		why[p.path] = p.why
-	}
-	a.rng.shuffle(pool)
-	goal := contextGoalMin + a.rng.intn(contextGoalSpan)
+	x := a.explore(fulfilExplorePool, contextGoalMin)
 	split := 1 + a.rng.intn(3) // extra files read before the first test run
 
-	files := a.listFiles("Let me look at how the repository is laid out first.", "")
-	present := map[string]bool{}
-	for _, f := range files {
-		present[f] = true
-	}
-	read := map[string]bool{}
-	readIfPresent := func(p, text string) {
-		if present[p] && !read[p] {
-			read[p] = true
-			a.read(text, p)
-		}
-	}
-	readIfPresent("README.md", "Reading the README for the project's conventions and pricing rules.")
-	for _, p := range pool[:split] {
-		readIfPresent(p, why[p])
+	x.list("Let me look at how the repository is laid out first.")
+	x.readOnce("README.md", "Reading the README for the project's conventions and pricing rules.")
+	for _, p := range x.pool[:split] {
+		x.readOnce(p, x.why[p])
 	}
 
 	report := a.runTests("Running the whole test suite verbosely to see what fails and what passes.", "", true)
@@ -363,24 +345,15 @@ func planFixFailingTest(a *agent) {
 	pricingFails := report.failing("TestTierFor") || report.failing("TestQuote")
 	if moneyFails {
 		readFailureContext(a, report, "money_test.go", "internal/money/money_test.go")
-		readIfPresent(fulfilMoneyFile, "Now the implementation of PercentOf.")
+		x.readOnce(fulfilMoneyFile, "Now the implementation of PercentOf.")
 	}
 	if pricingFails {
 		readFailureContext(a, report, "discount_test.go", "internal/pricing/discount_test.go")
-		readIfPresent(fulfilDiscountFile, "Reading the tier lookup and coupon code in pricing.")
-		readIfPresent("internal/pricing/quote.go", "And Quote, which combines tiers, coupons, tax and shipping.")
+		x.readOnce(fulfilDiscountFile, "Reading the tier lookup and coupon code in pricing.")
+		x.readOnce("internal/pricing/quote.go", "And Quote, which combines tiers, coupons, tax and shipping.")
 	}
 	a.search("Finding every caller of PercentOf to judge the impact of a fix.", searchCall{Pattern: "PercentOf(", Path: "internal"})
-	extra := 0
-	for _, p := range pool[split:] {
-		if a.outChars >= goal || extra >= maxExploreReads {
-			break
-		}
-		if present[p] && !read[p] {
-			extra++
-			readIfPresent(p, why[p])
-		}
-	}
+	x.readMore(x.pool[split:], maxExploreReads)
 
 	var fixes []edit
 	switch {

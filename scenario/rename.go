@@ -546,7 +546,7 @@ func callerEdits(hits []searchHit) []edit {
 	return out
 }
 
-var stockroomExplorePool = []struct{ path, why string }{
+var stockroomExplorePool = []explorePath{
 	{"stockroom/channels/base.py", "Reading the adapter base class: _with_retries takes the function to call."},
 	{"tests/test_client.py", "Reading the client tests to see exactly what the alias must do."},
 	{"docs/api.md", "Reading the API docs, which describe fetch_items."},
@@ -572,30 +572,12 @@ var stockroomExplorePool = []struct{ path, why string }{
 func planRenameAPI(a *agent) {
 	narrow := a.trait(2) == 1 // search for calls only, missing methods passed as values
 	sloppy := a.trait(3) == 2 // misremember the client's signature in the first patch
-	pool := make([]string, len(stockroomExplorePool))
-	why := map[string]string{}
-	for i, p := range stockroomExplorePool {
-		pool[i] = p.path
-		why[p.path] = p.why
-	}
-	a.rng.shuffle(pool)
-	goal := 215_000 + a.rng.intn(contextGoalSpan)
+	x := a.explore(stockroomExplorePool, 215_000)
 
-	files := a.listFiles("Let me see how the package is laid out.", "")
-	present := map[string]bool{}
-	for _, f := range files {
-		present[f] = true
-	}
-	read := map[string]bool{}
-	readOnce := func(p, text string) {
-		if present[p] && !read[p] {
-			read[p] = true
-			a.read(text, p)
-		}
-	}
-	readOnce("README.md", "Reading the README, which describes the 2.4 API change.")
-	readOnce(stockroomClientFile, "Reading the client to see fetch_items and its neighbours.")
-	readOnce("tests/conftest.py", "Checking the fake client the tests use.")
+	x.list("Let me see how the package is laid out.")
+	x.readOnce("README.md", "Reading the README, which describes the 2.4 API change.")
+	x.readOnce(stockroomClientFile, "Reading the client to see fetch_items and its neighbours.")
+	x.readOnce("tests/conftest.py", "Checking the fake client the tests use.")
 	report := a.runTests("Running the test suite to see what the rename breaks today.", "", true)
 
 	var hits []searchHit
@@ -606,18 +588,9 @@ func planRenameAPI(a *agent) {
 	}
 	callers := callerEdits(hits)
 	for _, p := range pathsOf(callers) {
-		readOnce(p, "Opening "+p+", which uses fetch_items.")
+		x.readOnce(p, "Opening "+p+", which uses fetch_items.")
 	}
-	extra := 0
-	for _, p := range pool {
-		if a.outChars >= goal || extra >= 14 {
-			break
-		}
-		if present[p] && !read[p] {
-			extra++
-			readOnce(p, why[p])
-		}
-	}
+	x.readMore(x.pool, 14)
 
 	edits := append(append([]edit{}, stockroomClientEdits...), callers...)
 	edits = append(edits, stockroomChangelogEdit)

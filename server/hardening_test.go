@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,13 +16,12 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
-	"agentloop/server"
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 )
 
-func unmodelled(c *server.Config) { c.Unmodelled = true }
+func unmodelled(c *app.Config) { c.Unmodelled = true }
 
 func TestBadInputGetsClearErrors(t *testing.T) {
 	h := newHarness(t, unmodelled)
@@ -78,11 +76,10 @@ func TestBadInputGetsClearErrors(t *testing.T) {
 	}
 }
 
-// fuzzEngine is one engine with modelled costs off, shared by a fuzz run.
-func fuzzEngine(f *testing.F) *httptest.Server {
-	h := newHarness(f, unmodelled)
-	f.Cleanup(h.srv.Close)
-	return h.srv
+// fuzzEngine is one app with modelled costs off, shared by a fuzz run; it
+// returns the app's URL.
+func fuzzEngine(f *testing.F) string {
+	return newHarness(f, unmodelled).url
 }
 
 func FuzzHTTPCreate(f *testing.F) {
@@ -96,10 +93,10 @@ func FuzzHTTPCreate(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	srv := fuzzEngine(f)
+	base := fuzzEngine(f)
 	client := &http.Client{Timeout: 30 * time.Second}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		resp, err := client.Post(srv.URL+"/v1/responses", "application/json", bytes.NewReader(body))
+		resp, err := client.Post(base+"/v1/responses", "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,8 +130,8 @@ func FuzzWebSocketMessage(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	srv := fuzzEngine(f)
-	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/v1/responses"
+	base := fuzzEngine(f)
+	url := "ws" + strings.TrimPrefix(base, "http") + "/v1/responses"
 	var conn *websocket.Conn
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -191,9 +188,7 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 }
 
 func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
-	log := testLogWriter{t}
-	_ = log
-	h := newHarness(t, func(c *server.Config) { c.WriteStall = 300 * time.Millisecond })
+	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
 	// Serve the same engine on a listener with tiny send buffers.
 	e := echo.New()
 	e.HTTPErrorHandler = app.ErrorHandler(nil, nil)
@@ -238,7 +233,7 @@ func TestKilledConnectionsLeakNothing(t *testing.T) {
 		n = 500
 	}
 	h := newHarness(t)
-	url := "ws" + strings.TrimPrefix(h.srv.URL, "http") + "/v1/responses"
+	url := "ws" + strings.TrimPrefix(h.url, "http") + "/v1/responses"
 	settle := func() (int, uint64) {
 		var ms runtime.MemStats
 		for range 5 {

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,18 +13,19 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
+	"agentloop/app/apptest"
 	"agentloop/server"
 	"agentloop/store/sqlite"
 
-	"github.com/labstack/echo/v4"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
 
-// harness is a real engine on a real socket with a real SQLite file.
+// harness is the real app (both engines, a real socket, a real SQLite
+// file), started by apptest, with handles on the engine's parts.
 type harness struct {
 	t        testing.TB
-	srv      *httptest.Server
+	url      string
 	db       *sqlite.DB
 	dbPath   string
 	sh       *server.Shared
@@ -35,51 +34,12 @@ type harness struct {
 	client   openai.Client
 }
 
-type testLogWriter struct{ t testing.TB }
-
-func (w testLogWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-func newHarness(t testing.TB, tweak ...func(*server.Config)) *harness {
+func newHarness(t testing.TB, tweak ...func(*app.Config)) *harness {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(testLogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dbPath := filepath.Join(t.TempDir(), "agentloop.db")
-	db, err := sqlite.Open(context.Background(), dbPath, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := server.NewShared(db, 1000, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := server.Defaults("v1")
-	for _, f := range tweak {
-		f(&cfg)
-	}
-	base := cfg
-	base.Name, base.TokenCache, base.ModelCache, base.PreSprint = "baseline", false, false, true
-	h := &harness{t: t, db: db, dbPath: dbPath, sh: sh, v1: server.New(cfg, sh), baseline: server.New(base, sh)}
-	e := echo.New()
-	e.HTTPErrorHandler = app.ErrorHandler(log, nil)
-	h.v1.Register(e.Group("/v1"))
-	h.baseline.Register(e.Group("/baseline/v1"))
-	server.RegisterTraces(e.Group("/api"), sh.Traces)
-	h.srv = httptest.NewServer(e)
-	h.client = openai.NewClient(option.WithBaseURL(h.srv.URL+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		h.v1.CloseConnections(ctx)
-		h.baseline.CloseConnections(ctx)
-		h.srv.Close()
-		h.v1.Close()
-		h.baseline.Close()
-		sh.Close()
-		db.Close()
-	})
-	return h
+	a := apptest.Start(t, append([]func(*app.Config){apptest.DB(dbPath)}, tweak...)...)
+	return &harness{t: t, url: a.URL(), db: a.DB, dbPath: dbPath, sh: a.Shared, v1: a.V1, baseline: a.Baseline,
+		client: openai.NewClient(option.WithBaseURL(a.URL()+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))}
 }
 
 func (h *harness) ctx() context.Context {
@@ -91,7 +51,7 @@ func (h *harness) ctx() context.Context {
 // post sends a raw body and returns the status and body.
 func (h *harness) post(path, body string) (int, []byte) {
 	h.t.Helper()
-	resp, err := http.Post(h.srv.URL+path, "application/json", strings.NewReader(body))
+	resp, err := http.Post(h.url+path, "application/json", strings.NewReader(body))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -103,7 +63,7 @@ func (h *harness) post(path, body string) (int, []byte) {
 // sseEvents posts a streaming body and returns the decoded events.
 func (h *harness) sseEvents(path, body string) []*api.Event {
 	h.t.Helper()
-	resp, err := http.Post(h.srv.URL+path, "application/json", strings.NewReader(body))
+	resp, err := http.Post(h.url+path, "application/json", strings.NewReader(body))
 	if err != nil {
 		h.t.Fatal(err)
 	}

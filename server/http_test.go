@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"agentloop/api"
-	"agentloop/server"
+	"agentloop/app"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -244,7 +244,7 @@ func TestItemReferenceExpands(t *testing.T) {
 }
 
 func TestHTTPErrors(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.MaxBody = 4096 })
+	h := newHarness(t, func(c *app.Config) { c.MaxBody = 4096 })
 	cases := []struct {
 		name, method, path, body string
 		status                   int
@@ -265,7 +265,7 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, _ := http.NewRequest(c.method, h.srv.URL+c.path, strings.NewReader(c.body))
+			req, _ := http.NewRequest(c.method, h.url+c.path, strings.NewReader(c.body))
 			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -331,7 +331,7 @@ func TestTraceCoversEveryStage(t *testing.T) {
 	}
 	var r api.Response
 	json.Unmarshal(body, &r)
-	resp, err := http.Get(h.srv.URL + "/api/traces/" + r.ID)
+	resp, err := http.Get(h.url + "/api/traces/" + r.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // getJSON GETs path and decodes the body into v, returning the status.
 func (h *harness) getJSON(path string, v any) int {
 	h.t.Helper()
-	resp, err := http.Get(h.srv.URL + path)
+	resp, err := http.Get(h.url + path)
 	if err != nil {
 		h.t.Fatal(err)
 	}

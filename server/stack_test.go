@@ -15,7 +15,7 @@ import (
 // none) and returns the status and body.
 func (h *harness) postStack(path, stack, body string) (int, []byte) {
 	h.t.Helper()
-	req, _ := http.NewRequest("POST", h.srv.URL+path, strings.NewReader(body))
+	req, _ := http.NewRequest("POST", h.url+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if stack != "" {
 		req.Header.Set(api.HeaderStack, stack)

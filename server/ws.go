@@ -269,7 +269,7 @@ var errProcessed = &api.Error{Status: http.StatusNoContent, Message: "response.p
 func admitMessage(req *api.CreateRequest) *api.Error {
 	switch req.Type {
 	case api.ClientResponseCreate:
-	case api.ClientResponseProcesed:
+	case api.ClientResponseProcessed:
 		return errProcessed
 	case "":
 		return api.BadRequest("type", "missing_required_parameter", "Missing required parameter: 'type'.")

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/server"
+	"agentloop/app"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
@@ -30,7 +30,7 @@ func (h *harness) connect() *responses.ResponseConnection {
 // rawWS dials the engine without an SDK, for protocol details.
 func (h *harness) rawWS(path string) *websocket.Conn {
 	h.t.Helper()
-	c, _, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.srv.URL, "http")+path, nil)
+	c, _, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+path, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestWebSocketQueuesCreatesInOrder(t *testing.T) {
 }
 
 func TestWebSocketQueueBound(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.WSQueue = 2 })
+	h := newHarness(t, func(c *app.Config) { c.WSQueue = 2 })
 	c := h.rawWS("/v1/responses")
 	const n = 8
 	for i := range n {
@@ -270,7 +270,7 @@ func TestWebSocketQueueBound(t *testing.T) {
 }
 
 func TestWebSocketLifetimeLimit(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.WSLifetime = 300 * time.Millisecond })
+	h := newHarness(t, func(c *app.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.rawWS("/v1/responses")
 	ev := readEvent(t, c)
 	if e := ev.AsError(); e == nil || e.Code != "websocket_connection_limit_reached" || e.Status != 400 {
@@ -309,7 +309,7 @@ func TestWebSocketDroppedMidStreamFreesTheSlot(t *testing.T) {
 }
 
 func TestWebSocketBinaryFrameAndReadLimit(t *testing.T) {
-	h := newHarness(t, func(c *server.Config) { c.WSReadLimit = 1024 })
+	h := newHarness(t, func(c *app.Config) { c.WSReadLimit = 1024 })
 	c := h.rawWS("/v1/responses")
 	if err := c.Write(context.Background(), websocket.MessageBinary, []byte(`{"type":"response.create"}`)); err != nil {
 		t.Fatal(err)

@@ -17,42 +17,40 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// fakeRaces starts nothing; it records configs and serves live channels
-// the test feeds.
+// fakeRaces runs nothing; it records configs and the observer of the last
+// start, which the test feeds, and says running for the runs in running.
 type fakeRaces struct {
 	mu         sync.Mutex
 	started    []rollout.Config
 	startErr   error
-	live       map[string]chan rollout.Snapshot
-	subscribed int
-	cancelled  int
+	running    map[string]bool
+	onSnapshot func(rollout.Snapshot)
 }
 
-func (f *fakeRaces) Start(cfg rollout.Config) (string, error) {
+func (f *fakeRaces) Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.startErr != nil {
 		return "", f.startErr
 	}
 	f.started = append(f.started, cfg)
+	f.running["run_fake"] = true
+	f.onSnapshot = onSnapshot
 	return "run_fake", nil
 }
 
-func (f *fakeRaces) Subscribe(id string) (<-chan rollout.Snapshot, func(), bool) {
+func (f *fakeRaces) Running(id string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ch, ok := f.live[id]
-	if !ok {
-		closed := make(chan rollout.Snapshot)
-		close(closed)
-		return closed, func() {}, false
-	}
-	f.subscribed++
-	return ch, func() {
-		f.mu.Lock()
-		f.cancelled++
-		f.mu.Unlock()
-	}, true
+	return f.running[id]
+}
+
+// publish feeds a snapshot to the observer of the last start.
+func (f *fakeRaces) publish(s rollout.Snapshot) {
+	f.mu.Lock()
+	on := f.onSnapshot
+	f.mu.Unlock()
+	on(s)
 }
 
 // fakeRuns is an in-memory store of run records.
@@ -137,7 +135,7 @@ type testPlayground struct {
 func newTestPlayground(t *testing.T) *testPlayground {
 	t.Helper()
 	tp := &testPlayground{
-		races: &fakeRaces{live: map[string]chan rollout.Snapshot{}},
+		races: &fakeRaces{running: map[string]bool{}},
 		runs:  &fakeRuns{runs: map[string]*rollout.RunRecord{"run_done": fixtureRun("run_done")}},
 	}
 	tp.pg = New(Deps{Races: tp.races, Runs: tp.runs, Cores: 2})

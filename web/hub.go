@@ -12,24 +12,25 @@ import (
 // 20 Hz, under a second) before it is dropped as too slow.
 const subscriberBuffer = 16
 
-// hub fans each running race's snapshots out to every page watching it,
-// with one upstream subscription per race whatever the number of pages.
-// Each page has its own buffered channel; a page that falls behind is
-// dropped (its socket closed) rather than slowing the others.
+// hub is the live feed's one fan-out. The runner hands each snapshot of a
+// race this playground started to publish, once; the hub encodes it once
+// and offers it to every page watching that race. Each page has its own
+// buffered channel; a page that falls behind is dropped (its socket
+// closed) rather than slowing the others. A race nobody watches costs an
+// empty map lookup per snapshot.
 type hub struct {
-	races Races
-	log   *slog.Logger
-	buf   int
+	running func(runID string) bool
+	log     *slog.Logger
+	buf     int
 
 	mu    sync.Mutex
-	feeds map[string]*feed
+	feeds map[string]*feed // races with at least one page watching
 }
 
 type feed struct {
-	id     string
-	subs   map[*subscriber]struct{}
-	last   []byte // the latest snapshot, so late joiners start from it
-	cancel func()
+	id   string
+	subs map[*subscriber]struct{}
+	last []byte // the latest snapshot, so late joiners start from it
 }
 
 // subscriber is one page. msgs is closed when the race ends or when the
@@ -39,8 +40,9 @@ type subscriber struct {
 	slow bool
 }
 
-func newHub(r Races, log *slog.Logger, buf int) *hub {
-	return &hub{races: r, log: log, buf: buf, feeds: map[string]*feed{}}
+// newHub returns a hub; running says whether a race runs in this process.
+func newHub(running func(runID string) bool, log *slog.Logger, buf int) *hub {
+	return &hub{running: running, log: log, buf: buf, feeds: map[string]*feed{}}
 }
 
 // subscribe joins runID's feed; ok is false when the race is not running in
@@ -50,14 +52,14 @@ func (h *hub) subscribe(runID string) (s *subscriber, leave func(), ok bool) {
 	defer h.mu.Unlock()
 	f := h.feeds[runID]
 	if f == nil {
-		ch, cancel, live := h.races.Subscribe(runID)
-		if !live {
-			cancel()
+		// The runner stops counting a race as running before its final
+		// publish, which waits for mu: a race running now will find
+		// this feed and close it.
+		if !h.running(runID) {
 			return nil, nil, false
 		}
-		f = &feed{id: runID, subs: map[*subscriber]struct{}{}, cancel: cancel}
+		f = &feed{id: runID, subs: map[*subscriber]struct{}{}}
 		h.feeds[runID] = f
-		go h.pump(f, ch)
 	}
 	s = &subscriber{msgs: make(chan []byte, h.buf)}
 	if f.last != nil {
@@ -67,15 +69,25 @@ func (h *hub) subscribe(runID string) (s *subscriber, leave func(), ok bool) {
 	return s, func() { h.leave(f, s) }, true
 }
 
-// pump encodes each snapshot once and offers it to every subscriber.
-func (h *hub) pump(f *feed, ch <-chan rollout.Snapshot) {
-	for snap := range ch {
-		b, err := json.Marshal(liveSnapshot(snap))
-		if err != nil {
-			h.log.Error("encode snapshot", "run", f.id, "err", err)
-			continue
-		}
-		h.mu.Lock()
+// publish is the runner's observer of every race the playground starts
+// (rollout.Runner.Start): it encodes a watched race's snapshot once and
+// offers it to every page; the final snapshot then closes the pages.
+func (h *hub) publish(snap rollout.Snapshot) {
+	h.mu.Lock()
+	f := h.feeds[snap.RunID]
+	h.mu.Unlock()
+	if f == nil {
+		return // nobody watches
+	}
+	b, err := json.Marshal(liveSnapshot(snap))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.feeds[snap.RunID] != f {
+		return // the last page left meanwhile
+	}
+	if err != nil {
+		h.log.Error("encode snapshot", "run", f.id, "err", err)
+	} else {
 		f.last = b
 		for s := range f.subs {
 			select {
@@ -86,18 +98,15 @@ func (h *hub) pump(f *feed, ch <-chan rollout.Snapshot) {
 				close(s.msgs)
 			}
 		}
-		h.mu.Unlock()
 	}
-	// The race ended (or the last page left): close what remains.
-	h.mu.Lock()
-	if h.feeds[f.id] == f {
+	if snap.Final() {
+		// The race ended: close what remains.
 		delete(h.feeds, f.id)
+		for s := range f.subs {
+			delete(f.subs, s)
+			close(s.msgs)
+		}
 	}
-	for s := range f.subs {
-		delete(f.subs, s)
-		close(s.msgs)
-	}
-	h.mu.Unlock()
 }
 
 func (h *hub) leave(f *feed, s *subscriber) {
@@ -108,9 +117,8 @@ func (h *hub) leave(f *feed, s *subscriber) {
 		close(s.msgs)
 	}
 	if len(f.subs) == 0 && h.feeds[f.id] == f {
-		// Nobody watches: drop the upstream subscription; pump ends.
+		// Nobody watches: the race's snapshots are no longer encoded.
 		delete(h.feeds, f.id)
-		f.cancel()
 	}
 }
 

@@ -30,13 +30,30 @@ func elapsedOf(t *testing.T, b []byte) int64 {
 	return s.ElapsedNS
 }
 
+// feedCount is how many races the hub fans out.
+func (h *hub) feedCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.feeds)
+}
+
+// watchers is how many pages watch runID.
+func (h *hub) watchers(runID string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f := h.feeds[runID]; f != nil {
+		return len(f.subs)
+	}
+	return 0
+}
+
 // TestHubDropsSlowSubscriber: a page that never reads is dropped once its
 // buffer is full; a page that keeps up gets every snapshot, and the race's
-// end closes it normally.
+// final snapshot closes it normally.
 func TestHubDropsSlowSubscriber(t *testing.T) {
 	const buf = 3
-	races := &fakeRaces{live: map[string]chan rollout.Snapshot{"run_x": make(chan rollout.Snapshot)}}
-	h := newHub(races, slog.New(slog.DiscardHandler), buf)
+	races := &fakeRaces{running: map[string]bool{"run_x": true}}
+	h := newHub(races.Running, slog.New(slog.DiscardHandler), buf)
 	fast, leaveFast, ok := h.subscribe("run_x")
 	if !ok {
 		t.Fatal("not live")
@@ -44,14 +61,12 @@ func TestHubDropsSlowSubscriber(t *testing.T) {
 	defer leaveFast()
 	slow, leaveSlow, _ := h.subscribe("run_x")
 	defer leaveSlow()
-	if races.subscribed != 1 {
-		t.Fatalf("%d upstream subscriptions for one race", races.subscribed)
+	if n := h.feedCount(); n != 1 {
+		t.Fatalf("%d feeds for one race", n)
 	}
-	upstream := races.live["run_x"]
-	// Lockstep with the fast page: once it has snapshot i, the hub has
-	// offered snapshot i to every page.
+	// The runner publishes; the hub offers each snapshot to every page.
 	for i := int64(1); i <= buf+2; i++ {
-		upstream <- snap("run_x", i, rollout.StatusRunning)
+		h.publish(snap("run_x", i, rollout.StatusRunning))
 		if got := elapsedOf(t, <-fast.msgs); got != i {
 			t.Fatalf("fast page got snapshot %d, want %d", got, i)
 		}
@@ -63,21 +78,29 @@ func TestHubDropsSlowSubscriber(t *testing.T) {
 	if len(kept) != buf || kept[0] != 1 || !slow.slow {
 		t.Fatalf("slow page kept %v (slow=%v), want the first %d then a drop", kept, slow.slow, buf)
 	}
-	upstream <- snap("run_x", 99, rollout.StatusPassed)
+	h.publish(snap("run_x", 99, rollout.StatusPassed))
 	if got := elapsedOf(t, <-fast.msgs); got != 99 {
 		t.Fatalf("fast page after the drop got %d", got)
 	}
-	close(upstream)
 	if _, open := <-fast.msgs; open || fast.slow {
 		t.Fatalf("the race's end must close the fast page normally (open=%v slow=%v)", open, fast.slow)
+	}
+	if n := h.feedCount(); n != 0 {
+		t.Fatalf("%d feeds after the race ended", n)
 	}
 }
 
 func TestHubLateJoinerAndLastLeave(t *testing.T) {
-	races := &fakeRaces{live: map[string]chan rollout.Snapshot{"run_x": make(chan rollout.Snapshot)}}
-	h := newHub(races, slog.New(slog.DiscardHandler), 4)
+	races := &fakeRaces{running: map[string]bool{"run_x": true}}
+	h := newHub(races.Running, slog.New(slog.DiscardHandler), 4)
+	h.publish(snap("run_x", 1, rollout.StatusRunning)) // nobody watches yet: dropped
 	first, leaveFirst, _ := h.subscribe("run_x")
-	races.live["run_x"] <- snap("run_x", 5, rollout.StatusRunning)
+	select {
+	case <-first.msgs:
+		t.Fatal("a snapshot published before anyone watched was kept")
+	default:
+	}
+	h.publish(snap("run_x", 5, rollout.StatusRunning))
 	<-first.msgs
 	late, leaveLate, ok := h.subscribe("run_x")
 	if !ok {
@@ -93,16 +116,13 @@ func TestHubLateJoinerAndLastLeave(t *testing.T) {
 	}
 	leaveFirst()
 	leaveLate()
-	races.mu.Lock()
-	cancelled := races.cancelled
-	races.mu.Unlock()
-	if cancelled != 1 {
-		t.Fatalf("upstream cancelled %d times after the last page left, want 1", cancelled)
+	if n := h.feedCount(); n != 0 {
+		t.Fatalf("%d feeds after the last page left, want none", n)
 	}
+	h.publish(snap("run_x", 6, rollout.StatusRunning)) // nobody watches: nothing to do
 	if _, _, ok := h.subscribe("run_none"); ok {
 		t.Fatal("a run that is not running must not be live")
 	}
-	close(races.live["run_x"]) // ends the pump
 }
 
 func TestLiveSnapshotStripsContentWithoutTouchingTheRunner(t *testing.T) {
@@ -121,8 +141,6 @@ func TestLiveSnapshotStripsContentWithoutTouchingTheRunner(t *testing.T) {
 // TestLiveFeed drives /ui/runs/{id}/live over a real socket.
 func TestLiveFeed(t *testing.T) {
 	tp := newTestPlayground(t)
-	upstream := make(chan rollout.Snapshot)
-	tp.races.live["run_live"] = upstream
 	srv := httptest.NewServer(tp.e)
 	defer srv.Close()
 	wsURL := "ws" + strings.TrimPrefix(srv.URL, "http")
@@ -130,16 +148,22 @@ func TestLiveFeed(t *testing.T) {
 	defer cancel()
 
 	t.Run("live run", func(t *testing.T) {
-		c, _, err := websocket.Dial(ctx, wsURL+"/ui/runs/run_live/live", nil)
+		// A race started through the run API publishes to the hub.
+		if rec := tp.do(http.MethodPost, "/api/runs", `{}`, jsonHeader); rec.Code != http.StatusOK {
+			t.Fatalf("start: %d %s", rec.Code, rec.Body)
+		}
+		c, _, err := websocket.Dial(ctx, wsURL+"/ui/runs/run_fake/live", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.CloseNow()
-		go func() {
-			upstream <- snap("run_live", 1, rollout.StatusRunning)
-			upstream <- snap("run_live", 2, rollout.StatusPassed)
-			close(upstream)
-		}()
+		for deadline := time.Now().Add(5 * time.Second); tp.pg.hub.watchers("run_fake") == 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the page never joined the feed")
+			}
+		}
+		tp.races.publish(snap("run_fake", 1, rollout.StatusRunning))
+		tp.races.publish(snap("run_fake", 2, rollout.StatusPassed))
 		for _, want := range []int64{1, 2} {
 			_, b, err := c.Read(ctx)
 			if err != nil {
@@ -195,7 +219,7 @@ func TestLiveFeed(t *testing.T) {
 // WebSockets; the playground closes them with 1001.
 func TestShutdownClosesLiveFeeds(t *testing.T) {
 	tp := newTestPlayground(t)
-	tp.races.live["run_live"] = make(chan rollout.Snapshot)
+	tp.races.running["run_live"] = true
 	srv := httptest.NewServer(tp.e)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

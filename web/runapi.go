@@ -94,7 +94,7 @@ func (p *Playground) startRun(c echo.Context) error {
 	if perr != nil {
 		return perr
 	}
-	id, err := p.races.Start(cfg)
+	id, err := p.races.Start(cfg, p.hub.publish)
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
@@ -204,11 +204,8 @@ func (p *Playground) getRun(c echo.Context) error {
 func (p *Playground) deleteRun(c echo.Context) error {
 	id := c.Param("id")
 	ctx := c.Request().Context()
-	if _, cancel, live := p.races.Subscribe(id); live {
-		cancel()
+	if p.races.Running(id) {
 		return api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is still running; delete it once it ends.", id)
-	} else {
-		cancel()
 	}
 	rec, err := p.runs.LoadRun(ctx, id)
 	if err != nil {

@@ -279,7 +279,7 @@ func TestDeleteRun(t *testing.T) {
 			tp := newTestPlayground(t)
 			tp.runs.runs["run_elsewhere"] = running
 			tp.runs.runs["run_live"] = fixtureRun("run_live")
-			tp.races.live["run_live"] = make(chan rollout.Snapshot)
+			tp.races.running["run_live"] = true
 			rec := tp.do(http.MethodDelete, "/api/runs/"+tc.id, "", tc.header)
 			if rec.Code != tc.status {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)

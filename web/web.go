@@ -12,11 +12,12 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Races starts races and feeds live snapshots of those running in this
-// process. *rollout.Runner implements it.
+// Races starts races in this process and says which still run there.
+// *rollout.Runner implements it. Start hands every live snapshot of the
+// race to onSnapshot, the playground's hub, which fans them out.
 type Races interface {
-	Start(cfg rollout.Config) (runID string, err error)
-	Subscribe(runID string) (ch <-chan rollout.Snapshot, cancel func(), ok bool)
+	Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (runID string, err error)
+	Running(runID string) bool
 }
 
 // Runs reads and deletes stored runs. StoreRuns adapts a RunDB.
@@ -61,7 +62,7 @@ func New(d Deps) *Playground {
 		d.Cores = runtime.NumCPU()
 	}
 	return &Playground{races: d.Races, runs: d.Runs, log: d.Log, keyed: d.KeyRequired, cores: d.Cores,
-		hub: newHub(d.Races, d.Log, subscriberBuffer), conns: map[*liveConn]struct{}{}}
+		hub: newHub(d.Races.Running, d.Log, subscriberBuffer), conns: map[*liveConn]struct{}{}}
 }
 
 // Register mounts every playground route on e.
@@ -144,11 +145,11 @@ func (d *deferred) get() Races {
 	return d.races
 }
 
-func (d *deferred) Start(cfg rollout.Config) (string, error) { return d.get().Start(cfg) }
-
-func (d *deferred) Subscribe(id string) (<-chan rollout.Snapshot, func(), bool) {
-	return d.get().Subscribe(id)
+func (d *deferred) Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (string, error) {
+	return d.get().Start(cfg, onSnapshot)
 }
+
+func (d *deferred) Running(id string) bool { return d.get().Running(id) }
 
 // Shutdown shuts the built Races down; nothing was started if none was built.
 func (d *deferred) Shutdown(ctx context.Context) {

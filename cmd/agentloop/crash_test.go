@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"agentloop/app"
+	"agentloop/app/apptest"
 	"agentloop/rollout"
 	"agentloop/store"
 	"agentloop/store/sqlite"
@@ -65,13 +65,7 @@ func TestSIGKILLMidRaceLeavesTheStoreIntact(t *testing.T) {
 		cmd.Wait()
 	}
 	// Restart on the same database, as serve does.
-	cfg := app.Defaults()
-	cfg.Addr, cfg.DB = "127.0.0.1:0", db
-	a, err := app.New(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Shutdown(context.Background())
+	a := apptest.Start(t, apptest.DB(db))
 	if err := a.DB.IntegrityCheck(context.Background()); err != nil {
 		t.Fatalf("integrity check after %d SIGKILLs: %v", kills, err)
 	}

@@ -1,0 +1,88 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"agentloop/api"
+)
+
+// fetchTrace reads the engine's trace of one response, directly (not
+// through the proxy).
+func (rc *race) fetchTrace(ctx context.Context, id string) (*api.Trace, error) {
+	req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), "GET", rc.r.engineURL+"/api/traces/"+id, nil)
+	if rc.r.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+rc.r.APIKey)
+	}
+	client := http.DefaultClient
+	if rc.r.TLS != nil {
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: rc.r.TLS}}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		io.Copy(io.Discard, resp.Body)
+		return nil, fmt.Errorf("trace %s: %d", id, resp.StatusCode)
+	}
+	var tr api.Trace
+	return &tr, json.NewDecoder(resp.Body).Decode(&tr)
+}
+
+// mergeTraces fills each turn's engine stages that live merging has not
+// filled already.
+func (rc *race) mergeTraces(ctx context.Context, turns []Turn, merged map[int]Turn) {
+	for i := range turns {
+		if m, ok := merged[turns[i].Index]; ok && m.ResponseID == turns[i].ResponseID {
+			turns[i].Stages, turns[i].OverheadNS = m.Stages, m.OverheadNS
+			continue
+		}
+		rc.merge(ctx, &turns[i])
+	}
+}
+
+// merge fills one turn's stages from the engine's trace for its response:
+// the engine's measured overhead, its modelled queue, prefill and decode,
+// and the network time the client saw beyond them.
+func (rc *race) merge(ctx context.Context, t *Turn) bool {
+	if t.ResponseID == "" {
+		return false
+	}
+	tr, err := rc.fetchTrace(ctx, t.ResponseID)
+	if err != nil {
+		return false
+	}
+	var overhead, prefill, decode int64
+	for _, s := range tr.Spans {
+		switch {
+		case api.IsOverhead(s.Name):
+			overhead += s.DurationNS
+		case s.Name == api.StageQueue || s.Name == api.StagePrefill:
+			prefill += s.DurationNS
+		case s.Name == api.StageGenerate:
+			decode += s.DurationNS
+		}
+	}
+	t.OverheadNS = overhead
+	stages := []StageTime{}
+	if t.ConnectNS > 0 {
+		stages = append(stages, StageTime{Name: StageConnect, DurationNS: t.ConnectNS, Kind: "modelled"})
+	}
+	stages = append(stages,
+		StageTime{Name: StageOverhead, DurationNS: overhead, Kind: "measured"},
+		StageTime{Name: StagePrefill, DurationNS: prefill, Kind: "modelled"},
+		StageTime{Name: StageDecode, DurationNS: decode, Kind: "modelled"})
+	network := (t.DoneNS - t.SentNS) - overhead - prefill - decode - t.ConnectNS
+	kind := "measured"
+	if rc.cfg.RTTms > 0 {
+		kind = "modelled"
+	}
+	stages = append(stages, StageTime{Name: StageNetwork, DurationNS: max(network, 0), Kind: kind})
+	t.Stages = append(stages, t.Stages...) // tool stages last
+	return true
+}

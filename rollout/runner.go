@@ -1,0 +1,384 @@
+package rollout
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"agentloop/api"
+	"agentloop/scenario"
+	"agentloop/store"
+)
+
+// ScenarioInfo describes a scenario for pickers and listings.
+type ScenarioInfo struct {
+	Name, Title, Description string
+}
+
+// Scenarios lists every scenario.
+func Scenarios() []ScenarioInfo {
+	var out []ScenarioInfo
+	for _, s := range scenario.All() {
+		out = append(out, ScenarioInfo{Name: s.Name, Title: s.Title, Description: s.Description})
+	}
+	return out
+}
+
+// Normalize fills defaults and validates a config. The error is a 400.
+func Normalize(cfg *Config) *api.Error {
+	if cfg.Scenario == "" {
+		cfg.Scenario = scenario.All()[0].Name
+	}
+	if _, ok := scenario.Lookup(cfg.Scenario); !ok {
+		var names []string
+		for _, s := range Scenarios() {
+			names = append(names, s.Name)
+		}
+		return api.BadRequest("scenario", "invalid_value", "Unknown scenario '%s'. Supported values are: %s.", cfg.Scenario, strings.Join(names, ", "))
+	}
+	if cfg.Profile == "" {
+		cfg.Profile = api.DefaultModel
+	}
+	if !api.IsBuiltinModel(cfg.Profile) {
+		return api.BadRequest("profile", "invalid_value", "Unknown profile '%s'. Supported values are: %s.", cfg.Profile, strings.Join(api.ModelNames(), ", "))
+	}
+	if cfg.RTTms < 0 || cfg.RTTms > 5000 {
+		return api.BadRequest("rtt_ms", "invalid_value", "rtt_ms must be between 0 and 5000.")
+	}
+	if cfg.ToolTimeMs < 0 || cfg.ToolTimeMs > 60000 {
+		return api.BadRequest("tool_time_ms", "invalid_value", "tool_time_ms must be between 0 and 60000.")
+	}
+	if cfg.BandwidthKbps < 0 {
+		return api.BadRequest("bandwidth_kbps", "invalid_value", "bandwidth_kbps must be 0 (unlimited) or positive.")
+	}
+	if len(cfg.Lanes) == 0 {
+		cfg.Lanes = slices.Clone(AllLanes)
+	}
+	seen := map[string]bool{}
+	for _, l := range cfg.Lanes {
+		if !slices.Contains(AllLanes, l) {
+			return api.BadRequest("lanes", "invalid_value", "Unknown lane '%s'. Supported values are: %s.", l, strings.Join(AllLanes, ", "))
+		}
+		if seen[l] {
+			return api.BadRequest("lanes", "invalid_value", "Lane '%s' is listed twice.", l)
+		}
+		seen[l] = true
+	}
+	if cfg.Repeats == 0 {
+		cfg.Repeats = 1
+	}
+	if cfg.Repeats < 1 || cfg.Repeats > 20 {
+		return api.BadRequest("repeats", "invalid_value", "repeats must be between 1 and 20.")
+	}
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	return nil
+}
+
+// Runner runs races against one engine and stores them.
+type Runner struct {
+	engineURL string
+	db        RunStore
+	log       *slog.Logger
+	// TLS, when set, is the client config for an engine listener that
+	// speaks TLS (engineURL is then https://...).
+	TLS *tls.Config
+	// APIKey is sent as a Bearer token when the engine requires one.
+	APIKey string
+
+	mu      sync.Mutex
+	live    map[string]*race
+	wg      sync.WaitGroup
+	baseCtx context.Context
+	stop    context.CancelFunc
+}
+
+// NewRunner returns a runner for the engine at engineURL (http://host:port).
+func NewRunner(engineURL string, db RunStore, log *slog.Logger) *Runner {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runner{engineURL: strings.TrimRight(engineURL, "/"), db: db, log: log, live: map[string]*race{}, baseCtx: ctx, stop: cancel}
+}
+
+// Start validates cfg, stores a queued run and runs it in the background.
+// onSnapshot, if set, receives its live snapshots, as with Run.
+func (r *Runner) Start(cfg Config, onSnapshot func(Snapshot)) (string, error) {
+	if err := Normalize(&cfg); err != nil {
+		return "", err
+	}
+	rc, err := r.create(r.baseCtx, cfg, onSnapshot)
+	if err != nil {
+		return "", err
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		if _, err := rc.run(r.baseCtx); err != nil && !errors.Is(err, errStopped) {
+			r.log.Warn("race failed", "run", rc.id, "err", err)
+		}
+	}()
+	return rc.id, nil
+}
+
+// Run runs a race in the foreground and returns its run id and summary.
+//
+// onSnapshot, if set, is the race's one live observer: it receives a
+// snapshot at most every 50 ms while the race runs, one call at a time,
+// and last the final snapshot (Snapshot.Final), once the run no longer
+// counts as Running. It is called on the race's own goroutines, so it must
+// not block; fanning snapshots out to many readers is the caller's job
+// (the playground's hub).
+func (r *Runner) Run(ctx context.Context, cfg Config, onSnapshot func(Snapshot)) (string, *Summary, error) {
+	if err := Normalize(&cfg); err != nil {
+		return "", nil, err
+	}
+	rc, err := r.create(ctx, cfg, onSnapshot)
+	if err != nil {
+		return "", nil, err
+	}
+	sum, err := rc.run(ctx)
+	return rc.id, sum, err
+}
+
+// Running reports whether runID is a race running in this process.
+func (r *Runner) Running(runID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.live[runID]
+	return ok
+}
+
+// Shutdown interrupts running races; they are stored as interrupted.
+func (r *Runner) Shutdown(ctx context.Context) {
+	r.stop()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+func (r *Runner) create(ctx context.Context, cfg Config, onSnapshot func(Snapshot)) (*race, error) {
+	id := "run_" + api.NewID("")[1:21]
+	cfgJSON, _ := json.Marshal(cfg)
+	if err := r.db.CreateRun(ctx, &store.Run{ID: id, CreatedAt: time.Now(), Scenario: cfg.Scenario, Profile: cfg.Profile,
+		Status: StatusQueued, Config: cfgJSON}); err != nil {
+		return nil, err
+	}
+	sc, _ := scenario.Lookup(cfg.Scenario)
+	rc := &race{r: r, id: id, cfg: cfg, sc: sc, onSnapshot: onSnapshot, lanes: map[string]*LaneSnapshot{}, saves: make(chan Turn, 1024), mergeSlots: make(chan struct{}, 2)}
+	for _, l := range cfg.Lanes {
+		rc.lanes[l] = &LaneSnapshot{Lane: l, Status: StatusQueued}
+		if err := r.db.SaveLane(ctx, &store.Lane{RunID: id, Name: l, Status: StatusQueued}); err != nil {
+			return nil, err
+		}
+	}
+	r.mu.Lock()
+	r.live[id] = rc
+	r.mu.Unlock()
+	return rc, nil
+}
+
+// race is one run in progress.
+type race struct {
+	r   *Runner
+	id  string
+	cfg Config
+	sc  *scenario.Scenario
+	// onSnapshot is the one observer of live snapshots (see Runner.Run).
+	onSnapshot func(Snapshot)
+
+	mu      sync.Mutex
+	status  string
+	started time.Time
+	lanes   map[string]*LaneSnapshot
+	summary *Summary
+	dirty   bool
+	saves   chan Turn
+	// mergeSlots bounds concurrent trace lookups.
+	mergeSlots chan struct{}
+}
+
+func (rc *race) snapshot() Snapshot {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	s := Snapshot{RunID: rc.id, Status: rc.status, Config: rc.cfg, Summary: rc.summary}
+	if !rc.started.IsZero() {
+		s.ElapsedNS = time.Since(rc.started).Nanoseconds()
+	}
+	for _, l := range rc.cfg.Lanes {
+		ls := *rc.lanes[l]
+		ls.Turns = slices.Clone(ls.Turns)
+		s.Lanes = append(s.Lanes, ls)
+	}
+	return s
+}
+
+// publish hands the latest snapshot to the race's observer. The ticker
+// and the race's end never publish at the same time: the ticker stops
+// before the final snapshot.
+func (rc *race) publish() {
+	rc.mu.Lock()
+	rc.dirty = false
+	rc.mu.Unlock()
+	if rc.onSnapshot != nil {
+		rc.onSnapshot(rc.snapshot())
+	}
+}
+
+// end stores the race's final status, takes it off the running races, and
+// publishes the final snapshot, in that order: an observer that sees the
+// final snapshot finds the run stored and no longer running.
+func (rc *race) end(ctx context.Context, status string, summary *Summary) {
+	rc.setStatus(ctx, status, summary)
+	rc.r.mu.Lock()
+	delete(rc.r.live, rc.id)
+	rc.r.mu.Unlock()
+	rc.publish()
+}
+
+func (rc *race) setLane(lane string, f func(*LaneSnapshot)) {
+	rc.mu.Lock()
+	f(rc.lanes[lane])
+	rc.dirty = true
+	rc.mu.Unlock()
+}
+
+func (rc *race) setStatus(ctx context.Context, status string, summary *Summary) {
+	rc.mu.Lock()
+	rc.status = status
+	rc.summary = summary
+	rc.dirty = true
+	rc.mu.Unlock()
+	var sum []byte
+	if summary != nil {
+		sum, _ = json.Marshal(summary)
+	}
+	if err := rc.r.db.UpdateRun(context.WithoutCancel(ctx), rc.id, status, sum); err != nil {
+		rc.r.log.Error("update run", "run", rc.id, "err", err)
+	}
+}
+
+// run executes the race: every repeat, the lanes together (or one after
+// another when sequential), each through the latency proxy.
+func (rc *race) run(ctx context.Context) (*Summary, error) {
+	rc.mu.Lock()
+	rc.started = time.Now()
+	rc.mu.Unlock()
+	rc.setStatus(ctx, StatusRunning, nil)
+	saverDone := make(chan struct{})
+	go func() {
+		defer close(saverDone)
+		for t := range rc.saves {
+			rc.saveTurn(ctx, t)
+		}
+	}()
+
+	// Live snapshots at no more than 20 Hz, until stopTicker returns.
+	tickDone, tickStopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(tickStopped)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-tickDone:
+				return
+			case <-t.C:
+				rc.mu.Lock()
+				dirty := rc.dirty || rc.status == StatusRunning
+				rc.mu.Unlock()
+				if dirty {
+					rc.publish()
+				}
+			}
+		}
+	}()
+	stopTicker := func() { close(tickDone); <-tickStopped }
+
+	u, err := url.Parse(rc.r.engineURL)
+	var proxy *Proxy
+	if err == nil {
+		proxy, err = NewProxy(u.Host, rc.cfg.RTT(), rc.cfg.BandwidthKbps)
+	}
+	if err != nil {
+		close(rc.saves)
+		<-saverDone
+		stopTicker()
+		rc.end(ctx, StatusFailed, nil)
+		return nil, err
+	}
+	defer proxy.Close()
+	base := u.Scheme + "://" + proxy.Addr()
+
+	results := map[string][]LaneSummary{}
+	var runErr error
+	for rep := 0; rep < rc.cfg.Repeats && runErr == nil; rep++ {
+		order := slices.Clone(rc.cfg.Lanes)
+		if rc.cfg.Sequential && rep%2 == 1 {
+			slices.Reverse(order) // interleave over repeats
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		runLane := func(lane string) {
+			sum, err := rc.runLane(ctx, lane, rep, base)
+			mu.Lock()
+			results[lane] = append(results[lane], sum)
+			if err != nil && runErr == nil && errors.Is(err, errStopped) {
+				runErr = err
+			}
+			mu.Unlock()
+		}
+		for _, lane := range order {
+			if rc.cfg.Sequential {
+				runLane(lane)
+				continue
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); runLane(lane) }()
+		}
+		wg.Wait()
+		if ctx.Err() != nil {
+			runErr = errStopped
+		}
+	}
+	close(rc.saves)
+	<-saverDone
+	summary := summarize(rc.cfg, results)
+	status := StatusPassed
+	for _, l := range summary.Lanes {
+		if l.Status != StatusPassed {
+			status = StatusFailed
+		}
+	}
+	if runErr != nil {
+		status = StatusInterrupted
+	}
+	for _, l := range summary.Lanes {
+		laneStatus := l.Status
+		if runErr != nil && laneStatus != StatusPassed && laneStatus != StatusFailed {
+			laneStatus = StatusInterrupted
+		}
+		b, _ := json.Marshal(l)
+		if err := rc.r.db.SaveLane(context.WithoutCancel(ctx), &store.Lane{RunID: rc.id, Name: l.Lane, Status: laneStatus, Summary: b}); err != nil {
+			rc.r.log.Error("save lane", "err", err)
+		}
+	}
+	stopTicker()
+	rc.end(ctx, status, summary)
+	if runErr != nil {
+		return summary, runErr
+	}
+	return summary, nil
+}
