@@ -195,6 +195,9 @@ const (
 	StageStackBilling    = "stack_billing"
 )
 
+// IsStackStage says whether a span is a stage of the modelled API stack.
+func IsStackStage(name string) bool { return strings.HasPrefix(name, "stack_") }
+
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
 // Hops is the time of n service hops.
