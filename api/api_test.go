@@ -88,6 +88,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"call without call_id", `{"input":[{"type":"function_call","name":"f","arguments":"{}"}]}`, "input[0].call_id", "missing_required_parameter"},
 		{"output object", `{"input":[{"type":"function_call_output","call_id":"c","output":{}}]}`, "input[0].output", "invalid_type"},
 		{"input number", `{"input":5}`, "input", "invalid_type"},
+		{"temperature below 0", `{"temperature":-1}`, "temperature", "decimal_below_min_value"},
+		{"temperature above 2", `{"temperature":2.5}`, "temperature", "decimal_above_max_value"},
+		{"top_p above 1", `{"top_p":5}`, "top_p", "decimal_above_max_value"},
+		{"top_logprobs above 20", `{"top_logprobs":1000}`, "top_logprobs", "integer_above_max_value"},
+		{"top_logprobs below 0", `{"top_logprobs":-1}`, "top_logprobs", "integer_below_min_value"},
+		{"max_tool_calls below 1", `{"max_tool_calls":-5}`, "max_tool_calls", "integer_below_min_value"},
 		{"deep nesting", `{"input":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "", "invalid_json"},
 	}
 	for _, c := range cases {
@@ -103,6 +109,15 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("got status %d param %q code %q (%s), want 400 %q %q", e.Status, e.Param, e.Code, e.Message, c.param, c.code)
 			}
 		})
+	}
+}
+
+func TestDecodeAcceptsTheRangesEnds(t *testing.T) {
+	for _, body := range []string{`{"temperature":0}`, `{"temperature":2}`, `{"top_p":0}`, `{"top_p":1}`,
+		`{"top_logprobs":0}`, `{"top_logprobs":20}`, `{"max_tool_calls":1}`} {
+		if _, e := DecodeCreate([]byte(body)); e != nil {
+			t.Errorf("%s: %v", body, e)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"unicode/utf8"
 )
 
@@ -105,6 +106,28 @@ func (r *CreateRequest) validateEnvelope() *Error {
 	}
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens > MaxOutputTokens {
 		return BadRequest("max_output_tokens", "integer_above_max_value", "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= %d, but got %d instead.", MaxOutputTokens, *r.MaxOutputTokens)
+	}
+	for _, f := range []struct {
+		name     string
+		v        *float64
+		min, max float64
+	}{{"temperature", r.Temperature, 0, 2}, {"top_p", r.TopP, 0, 1}} {
+		if e := checkRange(f.name, "decimal", f.v, f.min, f.max); e != nil {
+			return e
+		}
+	}
+	for _, f := range []struct {
+		name     string
+		v        *int
+		min, max int
+	}{{"top_logprobs", r.TopLogprobs, 0, 20}, {"max_tool_calls", r.MaxToolCalls, 1, math.MaxInt32}} {
+		if f.v == nil {
+			continue
+		}
+		v := float64(*f.v)
+		if e := checkRange(f.name, "integer", &v, float64(f.min), float64(f.max)); e != nil {
+			return e
+		}
 	}
 	if r.PreviousResponseID != "" && len(r.Conversation) > 0 && string(r.Conversation) != "null" {
 		return BadRequest("previous_response_id", "invalid_value", "Parameters 'previous_response_id' and 'conversation' cannot be used together.")
@@ -209,3 +232,17 @@ func (r *CreateRequest) ToolChoiceName() string {
 }
 
 func asTypeError(err error, target **json.UnmarshalTypeError) bool { return errors.As(err, target) }
+
+// checkRange refuses a number outside [min, max] as the API does, naming
+// the parameter and its kind ("decimal" or "integer").
+func checkRange(name, kind string, v *float64, min, max float64) *Error {
+	switch {
+	case v == nil:
+		return nil
+	case math.IsNaN(*v) || *v < min:
+		return BadRequest(name, kind+"_below_min_value", "Invalid '%s': %s below minimum value. Expected a value >= %g, but got %g instead.", name, kind, min, *v)
+	case *v > max:
+		return BadRequest(name, kind+"_above_max_value", "Invalid '%s': %s above maximum value. Expected a value <= %g, but got %g instead.", name, kind, max, *v)
+	}
+	return nil
+}

@@ -49,7 +49,7 @@ func (e *Engine) handleCreate(c echo.Context) error {
 		return api.BadRequest("", "invalid_body", "The request body could not be read.")
 	}
 	ctx := r.Context()
-	tu := &turn{trace: newTrace("http", e.cfg.Name, started), body: body}
+	tu := &turn{trace: newTrace("http", e.cfg.Name, started), body: body, admit: admitHTTP}
 	if aerr := e.chooseStack(tu, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
@@ -208,4 +208,16 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 
 func storeError(err error) *api.Error {
 	return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err))
+}
+
+// admitHTTP applies the HTTP transport's rules to a decoded create: what
+// this engine does not serve gets a clear 400 rather than a silent answer.
+func admitHTTP(req *api.CreateRequest) *api.Error {
+	if req.StreamID != nil {
+		return api.BadRequest("stream_id", "unsupported_parameter", "'stream_id' names a WebSocket lane; it is not accepted over HTTP.")
+	}
+	if req.Background != nil && *req.Background {
+		return api.BadRequest("background", "unsupported_parameter", "'background' is not supported by this engine yet: omit it, or set it to false.")
+	}
+	return nil
 }

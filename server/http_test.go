@@ -262,6 +262,9 @@ func TestHTTPErrors(t *testing.T) {
 		{"items of unknown", "GET", "/v1/responses/resp_unknown/input_items", "", 404, "", ""},
 		{"bad limit", "GET", "/v1/responses/resp_unknown/input_items?limit=500", "", 400, "integer_out_of_range", "limit"},
 		{"GET without upgrade", "GET", "/v1/responses", "", 426, "websocket_upgrade_required", ""},
+		{"stream_id over HTTP", "POST", "/v1/responses", `{"model":"burst","stream_id":"lane-1","input":"x"}`, 400, "unsupported_parameter", "stream_id"},
+		{"background", "POST", "/v1/responses", `{"model":"burst","background":true,"input":"x"}`, 400, "unsupported_parameter", "background"},
+		{"temperature out of range", "POST", "/baseline/v1/responses", `{"model":"burst","temperature":-1,"input":"x"}`, 400, "decimal_below_min_value", "temperature"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
