@@ -227,6 +227,42 @@ func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
 	}
 }
 
+func TestSlowSSEReaderIsAbortedAndCounted(t *testing.T) {
+	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
+	e := echo.New()
+	e.HTTPErrorHandler = app.ErrorHandler(nil, nil)
+	h.v1.Register(e.Group("/v1"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: e}
+	go srv.Serve(smallBufferListener{ln})
+	t.Cleanup(func() { srv.Close() })
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.(*net.TCPConn).SetReadBuffer(4096)
+	body := `{"model":"burst","stream":true,"input":"go","max_output_tokens":100000,"ignore_eos":true}`
+	fmt.Fprintf(raw, "POST /v1/responses HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		ln.Addr(), len(body), body)
+	// Never read: the engine must abort the stream, count it and free the slot.
+	const metric = "agentloop_write_stall_aborts_total"
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		dec, q := h.sh.Scheduler.Active()
+		if h.scrape()[metric] >= 1 && dec == 0 && q == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stalled SSE stream not aborted: %s %v, decoding %d", metric, h.scrape()[metric], dec)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestKilledConnectionsLeakNothing(t *testing.T) {
 	n := 5000
 	if testing.Short() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -77,6 +78,7 @@ func (e *Engine) handleCreate(c echo.Context) error {
 	h.Set("X-Accel-Buffering", "no")
 	c.Response().WriteHeader(http.StatusOK)
 	s := newSSESink(c.Response(), e.cfg.WriteStall)
+	s.stalled = e.sh.Metrics.stallAborted
 	e.generate(ctx, tu, s)
 	return nil
 }
@@ -88,6 +90,7 @@ type sseSink struct {
 	f        http.Flusher
 	stall    time.Duration
 	deadline time.Time // the write deadline last set
+	stalled  func()    // counts a write that hit the stall limit
 }
 
 func newSSESink(w http.ResponseWriter, stall time.Duration) *sseSink {
@@ -116,6 +119,10 @@ func (s *sseSink) flush() error {
 		}
 	}
 	if err := s.w.Flush(); err != nil {
+		if s.stalled != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			s.stalled()
+			s.stalled = nil
+		}
 		return err
 	}
 	if s.f != nil {
