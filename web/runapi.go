@@ -132,21 +132,32 @@ func runFilter(q url.Values) (store.RunFilter, *api.Error) {
 	return f, nil
 }
 
+// The dates a filter may name: run times are stored as Unix nanoseconds,
+// which hold 1678 to 2262, and no run predates 1970.
+var (
+	filterEarliest = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	filterLatest   = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
 func filterTime(s, param string, endOfDay bool) (time.Time, *api.Error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if d, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
-		if endOfDay {
-			d = d.AddDate(0, 0, 1)
+	t, err := time.ParseInLocation(time.DateOnly, s, time.Local)
+	if err == nil && endOfDay {
+		t = t.AddDate(0, 0, 1)
+	}
+	if err != nil {
+		if t, err = time.Parse(time.RFC3339, s); err != nil {
+			return time.Time{}, api.BadRequest(param, "invalid_value", "%s must be a date (YYYY-MM-DD) or an RFC 3339 time.", param)
 		}
-		return d, nil
 	}
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
+	if t.Before(filterEarliest) || t.After(filterLatest) {
+		return time.Time{}, api.BadRequest(param, "invalid_value", "%s must lie between %s and %s.", param,
+			filterEarliest.Format(time.DateOnly), filterLatest.Format(time.DateOnly))
 	}
-	return time.Time{}, api.BadRequest(param, "invalid_value", "%s must be a date (YYYY-MM-DD) or an RFC 3339 time.", param)
+	return t, nil
 }
 
 // listRuns is GET /api/runs: {"object":"list","data":[...],"has_more":bool}.
