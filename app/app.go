@@ -79,6 +79,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, DB: db, Shared: sh,
 		V1: server.New(engineCfg("v1", true), sh), Baseline: server.New(engineCfg("baseline", false), sh)}
 	a.Echo = a.routes()
+	a.startRetention()
 	return a, nil
 }
 

@@ -21,6 +21,9 @@ type Config struct {
 
 	TraceRing int
 	Grace     time.Duration
+	// Retention is how long stored responses, runs and sessions are kept;
+	// 0 keeps everything.
+	Retention time.Duration
 
 	// Per client address limits; 0 = off.
 	RateLimit float64 // requests per second
@@ -34,6 +37,6 @@ func Defaults() Config {
 	return Config{
 		Config: server.Defaults(""),
 		Addr:   "127.0.0.1:8080", DB: "./agentloop.db",
-		TraceRing: 10000, Grace: 10 * time.Second, RateBurst: 20,
+		TraceRing: 10000, Grace: 10 * time.Second, Retention: 7 * 24 * time.Hour, RateBurst: 20,
 	}
 }

@@ -235,30 +235,7 @@ func listedItems(ctx context.Context, tx *sql.Tx, keys string, lo, hi int64, dir
 // each owns its full context key list. Of the items the response listed,
 // those no other response lists are removed; the rest stay.
 func (db *DB) DeleteResponse(ctx context.Context, id string) error {
-	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		var contextKeys, outputKeys string
-		err := tx.QueryRowContext(ctx, `SELECT context_keys, output_keys FROM responses WHERE id = ?`, id).
-			Scan(&contextKeys, &outputKeys)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: response %s", store.ErrNotFound, id)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM responses WHERE id = ?`, id); err != nil {
-			return err
-		}
-		// UNION: a key listed twice was counted once.
-		const listed = `SELECT value FROM json_each(?1) UNION SELECT value FROM json_each(?2)`
-		if _, err := tx.ExecContext(ctx, `UPDATE item_refs SET refs = refs - 1 WHERE key IN (`+listed+`)`,
-			contextKeys, outputKeys); err != nil {
-			return err
-		}
-		// item_refs rows go with their items (ON DELETE CASCADE).
-		_, err = tx.ExecContext(ctx, `DELETE FROM items WHERE key IN (`+listed+`)
-			AND (SELECT refs FROM item_refs WHERE item_refs.key = items.key) = 0`, contextKeys, outputKeys)
-		return err
-	})
+	err := db.writeTx(ctx, func(tx *sql.Tx) error { return deleteResponse(ctx, tx, id) })
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return err
@@ -266,6 +243,33 @@ func (db *DB) DeleteResponse(ctx context.Context, id string) error {
 		return fmt.Errorf("store: delete response %s: %w", id, err)
 	}
 	return nil
+}
+
+// deleteResponse deletes one response in tx, and the items no other
+// response lists.
+func deleteResponse(ctx context.Context, tx *sql.Tx, id string) error {
+	var contextKeys, outputKeys string
+	err := tx.QueryRowContext(ctx, `SELECT context_keys, output_keys FROM responses WHERE id = ?`, id).
+		Scan(&contextKeys, &outputKeys)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: response %s", store.ErrNotFound, id)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM responses WHERE id = ?`, id); err != nil {
+		return err
+	}
+	// UNION: a key listed twice was counted once.
+	const listed = `SELECT value FROM json_each(?1) UNION SELECT value FROM json_each(?2)`
+	if _, err := tx.ExecContext(ctx, `UPDATE item_refs SET refs = refs - 1 WHERE key IN (`+listed+`)`,
+		contextKeys, outputKeys); err != nil {
+		return err
+	}
+	// item_refs rows go with their items (ON DELETE CASCADE).
+	_, err = tx.ExecContext(ctx, `DELETE FROM items WHERE key IN (`+listed+`)
+		AND (SELECT refs FROM item_refs WHERE item_refs.key = items.key) = 0`, contextKeys, outputKeys)
+	return err
 }
 
 // FindOutputItem finds an output item the engine created, by its wire id

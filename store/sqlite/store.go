@@ -97,6 +97,10 @@ func open(ctx context.Context, path string, log *slog.Logger, o options) (*DB, e
 		// readers then block the writer.
 		log.Warn("store: database is not in WAL mode", "path", path, "journal_mode", mode)
 	}
+	if err := incrementalVacuum(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	if err := migrate(ctx, w, log); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -133,7 +137,13 @@ func dataSourceName(path string, busy time.Duration, writer bool) string {
 	b.WriteString((&url.URL{Path: path}).EscapedPath())
 	b.WriteString("?_pragma=busy_timeout(")
 	b.WriteString(strconv.FormatInt(busy.Milliseconds(), 10))
-	b.WriteString(")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)")
+	b.WriteString(")")
+	if writer {
+		// Before journal_mode: a new file takes it before its header is
+		// written; incrementalVacuum converts an older file once.
+		b.WriteString("&_pragma=auto_vacuum(INCREMENTAL)")
+	}
+	b.WriteString("&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)")
 	if writer {
 		b.WriteString("&_txlock=immediate")
 	} else {
