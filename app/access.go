@@ -152,39 +152,17 @@ func login(key string) echo.HandlerFunc {
 	}
 }
 
-// perAddressLimits limits request rate and concurrent connections per
-// client address. Both are off when zero.
-func perAddressLimits(rps float64, burst, conns int) echo.MiddlewareFunc {
+// rateLimit limits each client address's request rate.
+func rateLimit(rps float64, burst int) echo.MiddlewareFunc {
 	var limiters sync.Map // ip -> *rate.Limiter
-	var mu sync.Mutex
-	open := map[string]int{}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			ip := c.RealIP()
-			if rps > 0 {
-				l, _ := limiters.LoadOrStore(ip, rate.NewLimiter(rate.Limit(rps), max(burst, 1)))
-				if !l.(*rate.Limiter).Allow() {
-					e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for %s: %.0f requests per second. Please try again in 1s.", ip, rps)
-					e.Headers = map[string]string{"Retry-After": "1"}
-					return e
-				}
-			}
-			if conns > 0 {
-				mu.Lock()
-				if open[ip] >= conns {
-					mu.Unlock()
-					return api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded",
-						"Too many concurrent connections from %s (limit %d).", ip, conns)
-				}
-				open[ip]++
-				mu.Unlock()
-				defer func() {
-					mu.Lock()
-					if open[ip]--; open[ip] == 0 {
-						delete(open, ip)
-					}
-					mu.Unlock()
-				}()
+			l, _ := limiters.LoadOrStore(ip, rate.NewLimiter(rate.Limit(rps), max(burst, 1)))
+			if !l.(*rate.Limiter).Allow() {
+				e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for %s: %.0f requests per second. Please try again in 1s.", ip, rps)
+				e.Headers = map[string]string{"Retry-After": "1"}
+				return e
 			}
 			return next(c)
 		}

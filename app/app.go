@@ -44,6 +44,7 @@ type App struct {
 	// engines stop and before the store closes.
 	beforeShutdown []func(context.Context)
 	onShutdown     []func(context.Context)
+	conns          *connLimiter // nil without --conn-limit
 }
 
 // New opens the store and builds the engines and routes. Call Serve next.
@@ -89,6 +90,7 @@ func (a *App) Listen() (net.Listener, error) {
 	if err != nil {
 		return nil, err
 	}
+	ln = a.limit(ln)
 	a.ln = ln
 	a.url = "http://" + ln.Addr().String()
 	return ln, nil
@@ -100,6 +102,7 @@ func (a *App) URL() string { return a.url }
 // Serve serves on ln until Shutdown.
 func (a *App) Serve(ln net.Listener) error {
 	if a.ln == nil {
+		ln = a.limit(ln)
 		a.ln, a.url = ln, "http://"+ln.Addr().String()
 	}
 	a.srv = a.httpServer()
@@ -114,7 +117,18 @@ func (a *App) Serve(ln net.Listener) error {
 // but no write timeout, since the body decides whether a response streams.
 func (a *App) httpServer() *http.Server {
 	return &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug), ConnContext: connContext}
+}
+
+// limit counts ln's connections per client address, under --conn-limit.
+func (a *App) limit(ln net.Listener) net.Listener {
+	if a.cfg.ConnLimit <= 0 {
+		return ln
+	}
+	if a.conns == nil {
+		a.conns = newConnLimiter(a.cfg.ConnLimit)
+	}
+	return a.conns.listener(ln)
 }
 
 // Start listens and serves in the background; for tests and the race.

@@ -25,6 +25,9 @@ type Config struct {
 	// 0 keeps everything.
 	Retention time.Duration
 
+	// BodyTimeout drops a request body that stops arriving; 0 = never.
+	BodyTimeout time.Duration
+
 	// Per client address limits; 0 = off.
 	RateLimit float64 // requests per second
 	RateBurst int
@@ -37,6 +40,6 @@ func Defaults() Config {
 	return Config{
 		Config: server.Defaults(""),
 		Addr:   "127.0.0.1:8080", DB: "./agentloop.db",
-		TraceRing: 10000, Grace: 10 * time.Second, Retention: 7 * 24 * time.Hour, RateBurst: 20,
+		TraceRing: 10000, Grace: 10 * time.Second, Retention: 7 * 24 * time.Hour, BodyTimeout: 30 * time.Second, RateBurst: 20,
 	}
 }

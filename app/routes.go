@@ -16,9 +16,13 @@ func (a *App) routes() *echo.Echo {
 	e.IPExtractor = echo.ExtractIPDirect()
 	e.Use(securityHeaders)
 	e.Use(hostAllowlist(append(bindHosts(a.cfg.Addr), a.cfg.AllowedHosts...)))
-	if a.cfg.RateLimit > 0 || a.cfg.ConnLimit > 0 {
-		e.Use(perAddressLimits(a.cfg.RateLimit, a.cfg.RateBurst, a.cfg.ConnLimit))
+	if a.cfg.ConnLimit > 0 {
+		e.Use(refuseOverLimit)
 	}
+	if a.cfg.RateLimit > 0 {
+		e.Use(rateLimit(a.cfg.RateLimit, a.cfg.RateBurst))
+	}
+	e.Use(bodyTimeout(a.cfg.BodyTimeout))
 	// The playground. Its race runner talks to this server over loopback, so
 	// it is built on first use, once the server listens and knows its URL.
 	pg := web.New(web.Deps{

@@ -37,6 +37,7 @@ func (a *App) StartTLS() (string, *tls.Config, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	ln = a.limit(ln)
 	srv := a.httpServer()
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}
 	go func() {

@@ -47,6 +47,9 @@ func (e *Engine) handleCreate(c echo.Context) error {
 			return api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large",
 				"Request body too large: the limit is %d bytes.", e.cfg.MaxBody)
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return api.Errorf(http.StatusRequestTimeout, "", "request_timeout", "The request body stopped arriving and was dropped.")
+		}
 		return api.BadRequest("", "invalid_body", "The request body could not be read.")
 	}
 	ctx := r.Context()
