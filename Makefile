@@ -33,8 +33,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./api/ ./inference/ ./policy/ ./store/... ./bench/
 	$(GO) run ./cmd/agentloop bench overhead
 
-## fuzz: the long fuzz runs (each target FUZZTIME, default 30s); corpora live in each package's testdata/fuzz.
-FUZZTIME ?= 30s
+## fuzz: the long fuzz runs (each target FUZZTIME, default 1,000,000 executions); corpora live in each package's testdata/fuzz.
+FUZZTIME ?= 1000000x
 FUZZ_TARGETS := api:FuzzDecodeCreate api:FuzzAppendString server:FuzzHTTPCreate server:FuzzWebSocketMessage \
 	scenario:FuzzWorkspaceCall scenario:FuzzApplyPatch web:FuzzDecodeRunRequest bench:FuzzEventType \
 	inference:FuzzPieces policy:FuzzArguments
