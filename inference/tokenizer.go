@@ -1,6 +1,8 @@
 package inference
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -56,52 +58,119 @@ const (
 	del      = "\x7f"
 )
 
-// each calls yield for every token of text, in order.
-func (t *Tokenizer) each(text string, yield func(id uint, tok string)) {
-	text = validText(text)
-	for {
-		i := strings.IndexByte(text, 0x7f)
-		seg := text
-		if i >= 0 {
-			seg = text[:i]
+// chunkBytes bounds the text the split regexp sees at once. regexp2 holds
+// its input as runes and allocates per match, so a whole 30 MiB string cost
+// gigabytes; chunks keep a request's tokenizing memory a small multiple of
+// its size, and give a long text places to stop when its request ends.
+const chunkBytes = 32 << 10
+
+// segments calls yield for each piece of text the codec encodes on its
+// own, in order: text is cut at DEL (see delToken), and long runs are cut
+// before a space that follows a non-space and precedes one, where the split
+// regexp starts a new chunk anyway (" word"), so tokens do not change. A run
+// with no such place is cut at a rune boundary. yield returns false to stop.
+func segments(text string, yield func(seg string, del bool) bool) {
+	for text != "" {
+		seg, rest, cutAtDel := text, "", false
+		if i := strings.IndexByte(text, 0x7f); i >= 0 {
+			seg, rest, cutAtDel = text[:i], text[i+1:], true
 		}
-		if seg != "" {
-			ids, toks, _ := t.codec.Encode(seg) // errors only in strict mode, which is never set
-			for k, id := range ids {
-				yield(id, toks[k])
+		for len(seg) > chunkBytes {
+			cut := splitPoint(seg[:chunkBytes])
+			if !yield(seg[:cut], false) {
+				return
 			}
+			seg = seg[cut:]
 		}
-		if i < 0 {
+		if seg != "" && !yield(seg, false) {
 			return
 		}
-		yield(delToken, del)
-		text = text[i+1:]
+		if cutAtDel && !yield(del, true) {
+			return
+		}
+		text = rest
 	}
+}
+
+// splitPoint is where to cut a chunk: before its last " x" that follows a
+// non-space, or failing that at its last rune boundary.
+func splitPoint(s string) int {
+	for i := len(s) - 2; i > 0; i-- {
+		if s[i] == ' ' && !isSpace(s[i-1]) && !isSpace(s[i+1]) {
+			return i
+		}
+	}
+	for i := len(s) - 1; i > 0; i-- {
+		if utf8.RuneStart(s[i]) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
+}
+
+// each calls yield for every token of text, in order.
+func (t *Tokenizer) each(text string, yield func(id uint, tok string)) {
+	segments(validText(text), func(seg string, del bool) bool {
+		if del {
+			yield(delToken, seg)
+			return true
+		}
+		ids, toks, _ := t.codec.Encode(seg) // errors only in strict mode, which is never set
+		for k, id := range ids {
+			yield(id, toks[k])
+		}
+		return true
+	})
 }
 
 // Encode returns the token ids of text.
 func (t *Tokenizer) Encode(text string) []int {
-	if strings.IndexByte(text, 0x7f) < 0 {
-		ids, _, _ := t.codec.Encode(validText(text))
-		out := make([]int, len(ids))
-		for i, id := range ids {
-			out[i] = int(id)
-		}
-		return out
-	}
-	var out []int
-	t.each(text, func(id uint, _ string) { out = append(out, int(id)) })
+	out, _ := t.AppendEncode(context.Background(), nil, text)
 	return out
+}
+
+// AppendEncode appends the token ids of text to dst. It stops between
+// chunks once ctx ends, returning ctx's error.
+func (t *Tokenizer) AppendEncode(ctx context.Context, dst []int, text string) ([]int, error) {
+	if need := len(text) / 3; cap(dst)-len(dst) < need && len(text) > chunkBytes {
+		// One allocation instead of doubling through a long text: o200k
+		// averages over four bytes a token on prose and code.
+		dst = slices.Grow(dst, need)
+	}
+	var err error
+	segments(validText(text), func(seg string, del bool) bool {
+		if err = ctx.Err(); err != nil {
+			return false
+		}
+		if del {
+			dst = append(dst, delToken)
+			return true
+		}
+		ids, _, _ := t.codec.Encode(seg)
+		for _, id := range ids {
+			dst = append(dst, int(id))
+		}
+		return true
+	})
+	return dst, err
 }
 
 // Count returns the number of tokens in text without keeping them.
 func (t *Tokenizer) Count(text string) int {
-	if strings.IndexByte(text, 0x7f) < 0 {
-		n, _ := t.codec.Count(validText(text))
-		return n
-	}
 	n := 0
-	t.each(text, func(uint, string) { n++ })
+	segments(validText(text), func(seg string, del bool) bool {
+		if del {
+			n++
+			return true
+		}
+		c, _ := t.codec.Count(seg)
+		n += c
+		return true
+	})
 	return n
 }
 

@@ -1,6 +1,8 @@
 package inference
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -159,5 +161,42 @@ func TestTokenizerKeepsDEL(t *testing.T) {
 			t.Errorf("Decode(Encode(%q)) = %q", s, got)
 		}
 		checkPieces(t, tok, s)
+	}
+}
+
+func TestLongTextsTokenizeInChunksToTheSameTokens(t *testing.T) {
+	tok, err := NewTokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < 5*chunkBytes; i++ {
+		fmt.Fprintf(&b, "func f%d(x int) error { return fmt.Errorf(\"bad %%d\", x) } // naïve café 1 2 3\n\t  if err != nil {{ %d }}", i, i*7919)
+	}
+	long := b.String()
+	ids, _, _ := tok.codec.Encode(long) // the whole text at once
+	want := make([]int, len(ids))
+	for i, id := range ids {
+		want[i] = int(id)
+	}
+	got := tok.Encode(long)
+	if !slices.Equal(got, want) {
+		t.Fatalf("chunked: %d tokens, whole: %d", len(got), len(want))
+	}
+	if n := tok.Count(long); n != len(want) {
+		t.Fatalf("Count %d, want %d", n, len(want))
+	}
+	if p := tok.Pieces(long); len(p) != len(want) || strings.Join(p, "") != long {
+		t.Fatalf("Pieces: %d pieces", len(p))
+	}
+	// A run with no space to cut at still splits, at a rune boundary.
+	runes := strings.Repeat("é", chunkBytes)
+	if p := tok.Pieces(runes); strings.Join(p, "") != runes {
+		t.Fatal("a cut inside a rune run lost text")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := tok.AppendEncode(ctx, nil, long); err == nil {
+		t.Fatal("AppendEncode must stop once its context ends")
 	}
 }

@@ -411,7 +411,9 @@ func (e *Engine) chain(tu *turn, output []ctxItem) (*chainState, int) {
 		return state, 0
 	}
 	before := len(state.tokens)
-	state.tokens, _ = e.renderItems(state.tokens, tu.partition, output)
+	// The output was just generated: rendering it finishes even if the
+	// client has gone, so the state stays whole.
+	state.tokens, _, _ = e.renderItems(context.Background(), state.tokens, tu.partition, output)
 	for i := range output {
 		if output[i].Type == api.TypeFunctionCall {
 			state.callIDs[output[i].CallID] = struct{}{}

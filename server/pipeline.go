@@ -229,25 +229,31 @@ func (e *Engine) validate(ctx context.Context, tu *turn) (stageResult, *api.Erro
 
 // render tokenizes instructions, tools and context. A parent built in
 // memory with the same instructions and tools already holds them.
-func (e *Engine) render(_ context.Context, tu *turn) (stageResult, *api.Error) {
+func (e *Engine) render(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 	instructions := tu.instructions()
 	p := tu.parent
 	var res stageResult
-	hits := 0
+	var hits int
+	var err error
 	if p != nil && p.tokens != nil && p.model == tu.model && p.instructions == instructions {
 		tu.fresh = tu.freshFrom()
-		tu.tokens, hits = e.renderItems(p.tokens, tu.partition, tu.context[tu.fresh:])
+		tu.tokens, hits, err = e.renderItems(ctx, p.tokens, tu.partition, tu.context[tu.fresh:])
 		res = stageResult{items: len(tu.context) - tu.fresh, tokens: len(tu.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
 		tu.fresh = 0
 		toks := make([]int, 0, len(tu.model.toolTokens)+64*len(tu.context))
 		if instructions != "" {
-			toks = append(toks, e.sh.Tokenizer.Encode("<|start|>system<|message|>"+instructions+"<|end|>")...)
+			toks, err = e.sh.Tokenizer.AppendEncode(ctx, toks, "<|start|>system<|message|>"+instructions+"<|end|>")
 		}
-		toks = append(toks, tu.model.toolTokens...)
-		toks, hits = e.renderItems(toks, tu.partition, tu.context)
+		if err == nil {
+			toks = append(toks, tu.model.toolTokens...)
+			toks, hits, err = e.renderItems(ctx, toks, tu.partition, tu.context)
+		}
 		tu.tokens = toks
 		res = stageResult{items: len(tu.context), tokens: len(toks)}
+	}
+	if err != nil {
+		return res, clientGone()
 	}
 	if hits > 0 {
 		res.addNote(strconv.Itoa(hits) + " token cache hits")
@@ -258,7 +264,7 @@ func (e *Engine) render(_ context.Context, tu *turn) (stageResult, *api.Error) {
 
 // classify runs the safety classifier over what render rendered anew: it
 // reads what it has not read before.
-func (e *Engine) classify(_ context.Context, tu *turn) (stageResult, *api.Error) {
+func (e *Engine) classify(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 	instructions := tu.instructions()
 	texts := make([]string, 0, len(tu.context)-tu.fresh+1)
 	if tu.fresh == 0 && instructions != "" {
@@ -267,9 +273,12 @@ func (e *Engine) classify(_ context.Context, tu *turn) (stageResult, *api.Error)
 	for i := tu.fresh; i < len(tu.context); i++ {
 		texts = append(texts, tu.context[i].Text())
 	}
-	flags, n := e.safety.Scan(texts)
+	flags, n, err := e.safety.Scan(ctx, texts)
 	tu.safety = flags
 	res := stageResult{items: len(texts), bytes: n}
+	if err != nil {
+		return res, clientGone()
+	}
 	if len(flags) > 0 {
 		res.note = strconv.Itoa(len(flags)) + " flags: " + flags[0].Kind
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"container/list"
+	"context"
 	"hash/maphash"
 	"strconv"
 	"sync"
@@ -123,29 +124,37 @@ func (c *tokenCache) reset(partition string) {
 }
 
 // renderItems appends the tokens of items to dst, through the token cache
-// when the engine has one. It returns the tokens appended and cache hits.
-func (e *Engine) renderItems(dst []int, partition string, items []ctxItem) ([]int, int) {
+// when the engine has one. It returns the tokens appended and cache hits;
+// it stops with ctx's error once ctx ends, between items or within a long
+// one.
+func (e *Engine) renderItems(ctx context.Context, dst []int, partition string, items []ctxItem) ([]int, int, error) {
 	hits := 0
 	if e.tokens != nil {
 		defer func() { e.sh.Metrics.cacheLookups("token", hits, len(items)-hits) }()
 	}
 	for i := range items {
 		it := &items[i].Item
-		if e.tokens != nil {
-			key := itemHash(partition, it)
-			if toks, ok := e.tokens.get(key); ok {
-				dst = append(dst, toks...)
-				hits++
-				continue
+		if e.tokens == nil {
+			var err error
+			if dst, err = e.sh.Tokenizer.AppendEncode(ctx, dst, renderText(it)); err != nil {
+				return dst, hits, err
 			}
-			toks := e.sh.Tokenizer.Encode(renderText(it))
-			e.tokens.put(key, partition, toks)
-			dst = append(dst, toks...)
 			continue
 		}
-		dst = append(dst, e.sh.Tokenizer.Encode(renderText(it))...)
+		key := itemHash(partition, it)
+		if toks, ok := e.tokens.get(key); ok {
+			dst = append(dst, toks...)
+			hits++
+			continue
+		}
+		toks, err := e.sh.Tokenizer.AppendEncode(ctx, nil, renderText(it))
+		if err != nil {
+			return dst, hits, err
+		}
+		e.tokens.put(key, partition, toks)
+		dst = append(dst, toks...)
 	}
-	return dst, hits
+	return dst, hits, nil
 }
 
 // resolvedModel is the resolved model configuration: the profile, the tools

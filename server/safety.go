@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"regexp"
 )
 
@@ -38,18 +39,37 @@ func NewSafety() *Safety {
 	return &Safety{re: regexp.MustCompile(pattern)}
 }
 
-// Scan classifies texts and returns the flags and the bytes read.
-func (s *Safety) Scan(texts []string) (flags []SafetyFlag, bytes int) {
+// scanChunk is how much of a text one regexp pass reads; scanMargin is
+// read on both sides of it so that a match across the cut (no pattern is
+// longer) is found once, and \b sees the byte before the chunk.
+const (
+	scanChunk  = 64 << 10
+	scanMargin = 256
+)
+
+// Scan classifies texts and returns the flags and the bytes read. A long
+// text is read in chunks, and the scan stops with ctx's error once ctx
+// ends.
+func (s *Safety) Scan(ctx context.Context, texts []string) (flags []SafetyFlag, bytes int, err error) {
 	for i, t := range texts {
 		bytes += len(t)
-		for _, m := range s.re.FindAllStringSubmatchIndex(t, -1) {
-			for g := range safetyKinds {
-				if m[2+2*g] >= 0 {
-					flags = append(flags, SafetyFlag{Kind: safetyKinds[g].kind, Item: i})
-					break
+		for off := 0; off < len(t); off += scanChunk {
+			if err := ctx.Err(); err != nil {
+				return flags, bytes, err
+			}
+			from, to := max(off-scanMargin, 0), min(off+scanChunk+scanMargin, len(t))
+			for _, m := range s.re.FindAllStringSubmatchIndex(t[from:to], -1) {
+				if start := from + m[0]; start < off || start >= off+scanChunk {
+					continue // the neighbouring chunk's
+				}
+				for g := range safetyKinds {
+					if m[2+2*g] >= 0 {
+						flags = append(flags, SafetyFlag{Kind: safetyKinds[g].kind, Item: i})
+						break
+					}
 				}
 			}
 		}
 	}
-	return flags, bytes
+	return flags, bytes, nil
 }

@@ -76,7 +76,7 @@ func waitModelled(ctx context.Context, d time.Duration) *api.Error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return api.Errorf(499, "", "client_closed", "The client went away.")
+		return clientGone()
 	}
 }
 
@@ -103,4 +103,10 @@ func (e *Engine) useStack(tu *turn, s api.Stack) {
 	if e.stackModelled(tu) {
 		tu.trace.Stack = s.String()
 	}
+}
+
+// clientGone is the error of a request whose client went away during a
+// stage; nobody reads it, but the trace and the metrics record it.
+func clientGone() *api.Error {
+	return api.Errorf(499, "", "client_closed", "The client went away before the response was ready.")
 }
