@@ -118,6 +118,9 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 	if err := dec.Decode((*stackFields)(&s)); err != nil {
 		return Stack{}, BadRequest(param, "invalid_value", "The stack has a bad parameter: %s", err.Error())
 	}
+	if s.Preset == "" {
+		s.Preset = base.Preset
+	}
 	if s != base {
 		s.Preset = "custom"
 	} else {

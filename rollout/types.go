@@ -47,7 +47,7 @@ type Config struct {
 	// on each HTTP request, on the WebSocket's upgrade). The run API takes a
 	// preset's name or an object of parameters; Normalize makes it lean
 	// when unset.
-	Stack api.Stack `json:"stack"`
+	Stack api.Stack `json:"stack,omitzero"`
 	// DecodeTPS, when set, decodes at this rate (tokens/s per stream): the
 	// lanes send model "custom-<tps>", which runs spark's profile, so it
 	// needs profile spark (which keeps spark's prefill and base time to first
