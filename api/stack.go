@@ -103,7 +103,8 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 		return Stack{}, BadRequest(param, "invalid_value", "The stack is not a valid JSON object: %s", err.Error())
 	}
 	base := def
-	if head.Preset != nil && *head.Preset != "custom" {
+	// "custom" and "" (a zero Stack marshalled) start from def too.
+	if head.Preset != nil && *head.Preset != "custom" && *head.Preset != "" {
 		p, ok := StackPreset(*head.Preset)
 		if !ok {
 			return Stack{}, BadRequest(param, "invalid_value", "Unknown stack preset '%s'; use one of %s.",
@@ -116,6 +117,9 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode((*stackFields)(&s)); err != nil {
 		return Stack{}, BadRequest(param, "invalid_value", "The stack has a bad parameter: %s", err.Error())
+	}
+	if s.Preset == "" {
+		s.Preset = base.Preset
 	}
 	if s != base {
 		s.Preset = "custom"

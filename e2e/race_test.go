@@ -32,6 +32,12 @@ func TestRaceThenRestart(t *testing.T) {
 		check(t, err, "choose the profile")
 		check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
 		check(t, page.GetByLabel("Tool time (ms)").Fill("0"), "set the tool time")
+		// The form defaults to the fair order and the hosted stack; this race
+		// runs its lanes side by side, so the headline must say so.
+		check(t, expect.Locator(page.GetByTestId("race-stack")).ToHaveValue("hosted"), "hosted stack by default")
+		check(t, page.Locator("details.more > summary").Click(), "open more settings")
+		check(t, expect.Locator(page.Locator("#race-stack-hop_ms")).ToHaveValue("2.65"), "stack parameters filled from the preset")
+		check(t, page.Locator(`input[name="sequential"]`).Uncheck(), "run the lanes side by side")
 		for _, l := range lanes {
 			box := page.Locator(`input[name="lanes"][value="` + l + `"]`)
 			check(t, expect.Locator(box).ToBeChecked(), "lane "+l+" checked")
@@ -46,6 +52,9 @@ func TestRaceThenRestart(t *testing.T) {
 		check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(240000)}), "race summary")
 		check(t, expect.Locator(summary).ToContainText("WebSocket finished"), "summary text")
 		check(t, expect.Locator(summary).ToContainText("than HTTP"), "summary text")
+		check(t, expect.Locator(summary).ToContainText("with a modelled hosted API stack"), "summary names the stack")
+		check(t, expect.Locator(summary).ToContainText("shared the CPU"), "summary says the lanes shared the CPU")
+		check(t, expect.Locator(page.GetByTestId("race-time-went")).ToContainText("Where the time went"), "where the time went")
 		for _, l := range lanes {
 			st := page.GetByTestId("lane-" + l).GetByTestId("lane-status")
 			check(t, expect.Locator(st).ToHaveText("passed"), "lane "+l+" passed")

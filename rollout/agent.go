@@ -49,7 +49,7 @@ func toolsJSON(sc *scenario.Scenario) json.RawMessage {
 // run drives the scenario to its end and checks success.
 func (l *laneRun) run(ctx context.Context) error {
 	ws := l.sc.NewWorkspace()
-	req := Request{Tools: toolsJSON(l.sc), Model: l.cfg.Profile, CacheKey: l.cacheKey, Seed: l.cfg.Seed}
+	req := Request{Tools: toolsJSON(l.sc), Model: l.cfg.Model(), CacheKey: l.cacheKey, Seed: l.cfg.Seed}
 	developer := messageItem("developer", l.sc.DeveloperMessage(l.cfg.Seed))
 	task := messageItem("user", l.sc.Task)
 	req.History = []json.RawMessage{developer, task}

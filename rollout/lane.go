@@ -17,7 +17,7 @@ import (
 // keeps its live state, stores its turns and sums it up.
 func (rc *race) runLane(ctx context.Context, lane string, repeat int, base string) (LaneSummary, error) {
 	d := &dialer{addr: strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")}
-	tr, err := NewTransport(lane, base, d, rc.r.TLS, rc.r.APIKey)
+	tr, err := NewTransport(lane, base, d, rc.r.TLS, rc.r.APIKey, rc.cfg.Stack)
 	if err != nil {
 		return LaneSummary{Lane: lane, Status: StatusFailed, Error: err.Error()}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"agentloop/api"
 )
@@ -47,8 +48,8 @@ func (rc *race) mergeTraces(ctx context.Context, turns []Turn, merged map[int]Tu
 }
 
 // merge fills one turn's stages from the engine's trace for its response:
-// the engine's measured overhead, its modelled queue, prefill and decode,
-// and the network time the client saw beyond them.
+// the engine's measured overhead, its modelled API stack, queue, prefill
+// and decode, and the network time the client saw beyond them.
 func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	if t.ResponseID == "" {
 		return false
@@ -57,11 +58,13 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	if err != nil {
 		return false
 	}
-	var overhead, prefill, decode int64
+	var overhead, stack, prefill, decode int64
 	for _, s := range tr.Spans {
 		switch {
 		case api.IsOverhead(s.Name):
 			overhead += s.DurationNS
+		case strings.HasPrefix(s.Name, "stack_"): // the modelled API stack (api.StageStack*)
+			stack += s.DurationNS
 		case s.Name == api.StageQueue || s.Name == api.StagePrefill:
 			prefill += s.DurationNS
 		case s.Name == api.StageGenerate:
@@ -74,10 +77,14 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 		stages = append(stages, StageTime{Name: StageConnect, DurationNS: t.ConnectNS, Kind: "modelled"})
 	}
 	stages = append(stages,
-		StageTime{Name: StageOverhead, DurationNS: overhead, Kind: "measured"},
+		StageTime{Name: StageOverhead, DurationNS: overhead, Kind: "measured"})
+	if stack > 0 {
+		stages = append(stages, StageTime{Name: StageAPIStack, DurationNS: stack, Kind: "modelled"})
+	}
+	stages = append(stages,
 		StageTime{Name: StagePrefill, DurationNS: prefill, Kind: "modelled"},
 		StageTime{Name: StageDecode, DurationNS: decode, Kind: "modelled"})
-	network := (t.DoneNS - t.SentNS) - overhead - prefill - decode - t.ConnectNS
+	network := (t.DoneNS - t.SentNS) - overhead - stack - prefill - decode - t.ConnectNS
 	kind := "measured"
 	if rc.cfg.RTTms > 0 {
 		kind = "modelled"

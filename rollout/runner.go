@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -70,6 +71,22 @@ func Normalize(cfg *Config) *api.Error {
 			return api.BadRequest("lanes", "invalid_value", "Lane '%s' is listed twice.", l)
 		}
 		seen[l] = true
+	}
+	if cfg.Stack.Preset == "" {
+		cfg.Stack = api.StackLean
+	}
+	if err := cfg.Stack.Validate("stack"); err != nil {
+		return err
+	}
+	if cfg.DecodeTPS != 0 {
+		if math.IsNaN(cfg.DecodeTPS) || cfg.DecodeTPS < api.MinCustomTPS || cfg.DecodeTPS > api.MaxCustomTPS || cfg.DecodeTPS != math.Trunc(cfg.DecodeTPS) {
+			return api.BadRequest("decode_tps", "invalid_value", "decode_tps must be a whole number from %d to %d (tokens/s per stream), or 0 for the profile's own rate.",
+				api.MinCustomTPS, api.MaxCustomTPS)
+		}
+		// On the wire it is model custom-<tps>, which runs spark's profile.
+		if cfg.Profile != api.ModelSpark {
+			return api.BadRequest("decode_tps", "invalid_value", "decode_tps needs profile '%s': a custom decode rate runs spark's profile (its prefill and base time to first token) at that rate.", api.ModelSpark)
+		}
 	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1

@@ -54,13 +54,17 @@ type Transport interface {
 
 // NewTransport returns the transport of a lane. base is the engine's base
 // URL as the lane reaches it (through the proxy); tlsConf is set when the
-// engine's listener speaks TLS.
-func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string) (Transport, error) {
+// engine's listener speaks TLS; stack is the modelled API stack every
+// request asks for.
+func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string, stack api.Stack) (Transport, error) {
 	var rt http.RoundTripper = &http.Transport{DialContext: d.DialContext, TLSClientConfig: tlsConf,
 		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	if apiKey != "" {
 		rt = bearer{key: apiKey, next: rt}
 	}
+	// Every request of the lane names the race's stack: each HTTP request,
+	// and the WebSocket's upgrade request, which holds for the connection.
+	rt = stackHeader{value: stack.String(), next: rt}
 	hc := &http.Client{Transport: rt}
 	switch lane {
 	case LaneHTTP:
@@ -292,6 +296,25 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (b bearer) CloseIdleConnections() {
 	if c, ok := b.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// stackHeader sends X-Agentloop-Stack on every request, the WebSocket
+// handshake included (websocket.Dial goes through the same client).
+type stackHeader struct {
+	value string
+	next  http.RoundTripper
+}
+
+func (h stackHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(api.HeaderStack, h.value)
+	return h.next.RoundTrip(r)
+}
+
+func (h stackHeader) CloseIdleConnections() {
+	if c, ok := h.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }

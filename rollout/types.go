@@ -1,6 +1,11 @@
 package rollout
 
-import "time"
+import (
+	"strconv"
+	"time"
+
+	"agentloop/api"
+)
 
 // Lane names. Each is one way of talking to the engine (DECISIONS.md).
 const (
@@ -38,6 +43,25 @@ type Config struct {
 	// TLS sends the lanes through TLS to the engine, so new connections pay
 	// for real handshakes.
 	TLS bool `json:"tls,omitempty"`
+	// Stack is the modelled API stack every lane asks for (X-Agentloop-Stack
+	// on each HTTP request, on the WebSocket's upgrade). The run API takes a
+	// preset's name or an object of parameters; Normalize makes it lean
+	// when unset.
+	Stack api.Stack `json:"stack,omitzero"`
+	// DecodeTPS, when set, decodes at this rate (tokens/s per stream): the
+	// lanes send model "custom-<tps>", which runs spark's profile, so it
+	// needs profile spark (which keeps spark's prefill and base time to first
+	// token). A whole number from 1 to 100000.
+	DecodeTPS float64 `json:"decode_tps,omitempty"`
+}
+
+// Model is the model name the lanes send: the profile, or custom-<tps>
+// when DecodeTPS is set.
+func (c Config) Model() string {
+	if c.DecodeTPS > 0 {
+		return api.CustomModelPrefix + strconv.FormatInt(int64(c.DecodeTPS), 10)
+	}
+	return c.Profile
 }
 
 // RTT and ToolTime as durations.
@@ -47,12 +71,14 @@ func (c Config) ToolTime() time.Duration {
 }
 
 // Stage names of a turn's waterfall, in order. Engine stages are grouped:
-// overhead = parse..safety + finalize (measured), queue/prefill and decode
-// (modelled). connect and network come from the client and the proxy; tool is
-// the client's tool execution (measured) plus --tool-time (modelled).
+// overhead = parse..safety + finalize (measured), api_stack = the modelled
+// API stack's stack_* spans, queue/prefill and decode (modelled). connect
+// and network come from the client and the proxy; tool is the client's tool
+// execution (measured) plus --tool-time (modelled).
 const (
 	StageConnect  = "connect"
 	StageOverhead = "overhead"
+	StageAPIStack = "api_stack" // the modelled API stack: the sum of the trace's stack_* spans
 	StagePrefill  = "queue_prefill"
 	StageDecode   = "decode"
 	StageTool     = "tool"
@@ -118,7 +144,47 @@ type LaneSummary struct {
 	BytesReceived int64            `json:"bytes_received"`
 	MedianOverNS  int64            `json:"median_overhead_ns"`
 	StageNS       map[string]int64 `json:"stage_ns"`
-	Error         string           `json:"error,omitempty"`
+	// OverheadPerTurnNS is the engine's measured API overhead (parse..safety
+	// + finalize) per turn, the mean over the lane's turns; StackPerTurnNS
+	// the modelled API stack (the stack_* spans) per turn.
+	OverheadPerTurnNS int64 `json:"overhead_per_turn_ns"`
+	StackPerTurnNS    int64 `json:"stack_per_turn_ns"`
+	// APICPUNS is the engine's CPU time of API work for the whole rollout:
+	// the measured overhead spans summed over every response of the lane
+	// (the WebSocket's warm-up included).
+	APICPUNS int64 `json:"api_cpu_ns"`
+	// RolloutsPerCore is how many such rollouts one core's API work could
+	// serve concurrently: TotalNS / APICPUNS (0 when nothing was measured).
+	RolloutsPerCore float64 `json:"rollouts_per_core"`
+	// TopStages are the lane's two biggest stages, each with its share of
+	// the lane's total time.
+	TopStages []StageShare `json:"top_stages,omitempty"`
+	Error     string       `json:"error,omitempty"`
+}
+
+// StageShare is one stage's time in a lane and its share of the lane's
+// total time (0.5 = half).
+type StageShare struct {
+	Name  string  `json:"name"`
+	NS    int64   `json:"ns"`
+	Share float64 `json:"share"`
+}
+
+// WhatItWouldTake answers "how much more API overhead per turn would
+// optimized HTTP need for WebSocket to finish Target sooner here?": the x of
+// (T_opt + n·x − T_ws) / (T_opt + n·x) = Target, with n the turns of
+// http-optimized. ExtraPerTurnNS ≤ 0 means WebSocket already saves at least
+// Target. It sits beside what http-optimized measured per turn (overhead)
+// and what the modelled stack added per turn.
+type WhatItWouldTake struct {
+	Target            float64 `json:"target"`
+	Turns             int     `json:"turns"`
+	ExtraPerTurnNS    int64   `json:"extra_per_turn_ns"`
+	OverheadPerTurnNS int64   `json:"overhead_per_turn_ns"`
+	StackPerTurnNS    int64   `json:"stack_per_turn_ns"`
+	OptimizedTotalNS  int64   `json:"http_optimized_total_ns"`
+	WebSocketTotalNS  int64   `json:"ws_total_ns"`
+	Already           bool    `json:"already,omitempty"` // ws already saves at least Target
 }
 
 // Summary is the end of a race: each lane's summary (median over repeats)
@@ -129,6 +195,12 @@ type Summary struct {
 	SavedVsOptimized map[string]float64 `json:"saved_vs_http_optimized"` // same against http-optimized
 	Sequential       bool               `json:"sequential"`
 	Repeats          int                `json:"repeats"`
+	// TimeWent says in one sentence where each lane's time went: its two
+	// biggest stages, e.g. "ws: queue+prefill 52%, tool 22%".
+	TimeWent string `json:"time_went,omitempty"`
+	// WhatItWouldTake is set when the race ran http-optimized and ws and
+	// both passed.
+	WhatItWouldTake *WhatItWouldTake `json:"what_it_would_take,omitempty"`
 }
 
 // Snapshot is what the live feed pushes (at most 20 Hz).

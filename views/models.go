@@ -40,6 +40,14 @@ type Race struct {
 	Seed       string
 	Repeats    string
 	Sequential bool
+	// Stacks are the stack select's choices; StackParams one input per
+	// stack parameter, filled from the selected stack; StackPresets the
+	// presets' parameters as JSON, for the script to refill them.
+	Stacks       []Option
+	StackParams  []StackParam
+	StackPresets string
+	// DecodeTPS is the optional decode rate ("" for the profile's own).
+	DecodeTPS string
 	// RunID is the run to show (from ?run=), "" for none.
 	RunID string
 	// RunLanes are the lane cards rendered for RunID before the feed opens.
@@ -55,7 +63,13 @@ type LaneCard struct {
 	Name, Label, How, Status string
 }
 
-// Stage is one colour of the waterfall legend.
+// StackParam is one stack parameter's input on the race form.
+type StackParam struct {
+	Key, Label, Value string
+}
+
+// Stage is one colour of the waterfall legend. Kind "modelled" draws its
+// swatch hatched, as its bars are.
 type Stage struct {
 	Name, Label, Kind string
 }
@@ -118,7 +132,12 @@ type Summary struct {
 	Headline string
 	Detail   string
 	Note     string
-	Rows     []SummaryRow
+	// TimeWent is one sentence of where each lane's time went.
+	TimeWent string
+	// WhatItWouldTake is the extra API overhead per turn optimized HTTP
+	// would need for WebSocket to save 40%, beside what it measured.
+	WhatItWouldTake string
+	Rows            []SummaryRow
 }
 
 // SummaryRow is one lane's line of the summary table.
@@ -129,6 +148,9 @@ type SummaryRow struct {
 	Output              string
 	BytesSent           string
 	MedianOverhead      string
+	StackPerTurn        string // the modelled API stack per turn
+	APICPU              string // the engine's CPU time of API work per rollout
+	RolloutsPerCore     string // lane total / API CPU
 	SavedVsHTTP         string
 	Error               string
 }

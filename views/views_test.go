@@ -39,11 +39,14 @@ func TestGolden(t *testing.T) {
 	}{
 		{"conversation", Conversation(transcript, 1)},
 		{"summary", SummaryView(Summary{Headline: "WebSocket finished 36% sooner than HTTP", Detail: "and 27% sooner than optimized HTTP (request caches on).",
-			Note: "The lanes ran together and shared the 2 cores of this machine.",
+			Note:     "The lanes ran together and shared the 2 cores of this machine.",
+			TimeWent: "Where the time went: http: queue+prefill 52%, tools 22%.",
+			WhatItWouldTake: "What it would take: for WebSocket to save 40% against optimized HTTP, each optimized HTTP turn would need 96.0 ms more API overhead " +
+				"(optimized HTTP measured 3.57 ms of API overhead and a modelled API stack of 1.50 ms per turn, over 30 turns).",
 			Rows: []SummaryRow{{Lane: "http", Label: "HTTP", Status: "passed", Total: "6.60 s", Turns: "30", Input: "1,123,689", Cached: "1,038,848 (92%)",
-				Output: "1,468", BytesSent: "3.92 MiB", MedianOverhead: "96.0 ms", SavedVsHTTP: "–"}}})},
+				Output: "1,468", BytesSent: "3.92 MiB", MedianOverhead: "96.0 ms", StackPerTurn: "1.50 ms", APICPU: "2.90 s", RolloutsPerCore: "2", SavedVsHTTP: "–"}}})},
 		{"lane-card", LaneCardView(LaneCard{Name: "http-chained", Label: "HTTP chained", How: "previous_response_id, store: true · /v1", Status: "running"})},
-		{"legend", StageLegend([]Stage{{Name: "overhead", Label: "API overhead (measured)"}, {Name: "decode", Label: "decode"}})},
+		{"legend", StageLegend([]Stage{{Name: "overhead", Label: "API overhead (measured)"}, {Name: "api_stack", Label: "API stack (modelled)", Kind: "modelled"}, {Name: "decode", Label: "decode"}})},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,7 +79,7 @@ func TestTestIDs(t *testing.T) {
 		html string
 		ids  []string
 	}{
-		{"race", race, []string{"race-scenario", "race-profile", "race-rtt", "race-start", "lane-http", "lane-http-optimized", "lane-http-chained", "lane-ws", "lane-status", "race-summary"}},
+		{"race", race, []string{"race-scenario", "race-profile", "race-stack", "race-decode-tps", "race-rtt", "race-start", "lane-http", "lane-http-optimized", "lane-http-chained", "lane-ws", "lane-status", "race-summary"}},
 		{"explorer", explorer, []string{"explorer-body", "explorer-send-ws", "explorer-send-http", "explorer-events"}},
 		{"runs", runs, []string{"run-row"}},
 	} {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/static"
 	"agentloop/store"
@@ -40,8 +41,11 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 }
 
 // preset is the home page's ready-made race: the full comparison at a
-// pace a first-time visitor can watch.
-var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTms: 20, ToolTimeMs: 50, Lanes: rollout.AllLanes}
+// pace a first-time visitor can watch, fair (lanes one after another) and
+// with the modelled hosted API stack (DECISIONS.md, "Defaults that tell
+// the story").
+var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTms: 20, ToolTimeMs: 50, Lanes: rollout.AllLanes,
+	Sequential: true, Stack: api.StackHosted}
 
 func (p *Playground) home(c echo.Context) error {
 	cfg := preset
@@ -51,7 +55,7 @@ func (p *Playground) home(c echo.Context) error {
 		}
 	}
 	b, _ := json.Marshal(cfg)
-	label := cfg.Scenario + " · " + cfg.Profile + " · " + fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " per tool call · all four lanes"
+	label := cfg.Scenario + " · " + cfg.Profile + " · " + fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " per tool call · all four lanes, one after another · modelled " + cfg.Stack.Preset + " API stack"
 	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: label}))
 }
 
@@ -75,7 +79,7 @@ func (p *Playground) docs(c echo.Context) error {
 
 // race is /race and /race?run=ID: the form, and the lanes of a run.
 func (p *Playground) race(c echo.Context) error {
-	cfg := rollout.Config{Profile: "spark", RTTms: 20, Lanes: rollout.AllLanes, Seed: 1, Repeats: 1}
+	cfg := rollout.Config{Profile: "spark", RTTms: 20, Lanes: rollout.AllLanes, Seed: 1, Repeats: 1, Sequential: true, Stack: api.StackHosted}
 	if all := rollout.Scenarios(); len(all) > 0 {
 		cfg.Scenario = all[0].Name
 	}
@@ -111,6 +115,10 @@ func (p *Playground) race(c echo.Context) error {
 	v.Seed = strconv.FormatInt(max(cfg.Seed, 1), 10)
 	v.Repeats = strconv.Itoa(max(cfg.Repeats, 1))
 	v.Sequential = cfg.Sequential
+	v.Stacks, v.StackParams, v.StackPresets = stackChoices(cfg.Stack)
+	if cfg.DecodeTPS > 0 {
+		v.DecodeTPS = strconv.FormatFloat(cfg.DecodeTPS, 'f', -1, 64)
+	}
 	return render(c, http.StatusOK, views.RacePage(p.page("Race", "race", "js/charts.js", "js/race.js"), v))
 }
 

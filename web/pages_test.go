@@ -17,17 +17,21 @@ func TestPages(t *testing.T) {
 		status int
 		want   []string
 	}{
-		{"/", 200, []string{`id="start-preset"`, `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`}},
+		{"/", 200, []string{`id="start-preset"`, `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`, `&#34;sequential&#34;:true`,
+			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted&#34;`, "modelled hosted API stack"}},
 		{"/docs", 200, []string{"http://example.com/v1", "ws://example.com/v1/responses", "supports_websockets = true", "/api/traces/{id}", "createOpenAI"}},
 		{"/race", 200, []string{`data-testid="race-scenario"`, `data-testid="race-profile"`, `data-testid="race-rtt"`, `data-testid="race-start"`,
-			`data-testid="race-summary"`, `<template id="lane-template">`, `data-testid="lane-status"`}},
+			`data-testid="race-summary"`, `<template id="lane-template">`, `data-testid="lane-status"`,
+			`data-testid="race-stack"`, `<option value="hosted" selected`, `<option value="lean"`, `id="race-stack-hop_ms"`, `name="stack.hop_ms"`, `value="2.65"`,
+			`id="race-stack-billing_hops"`, `data-testid="race-decode-tps"`, `name="sequential" checked`, `swatch-hatched`, "API stack (modelled)"}},
 		{"/race?run=run_done", 200, []string{`data-testid="lane-http"`, `data-testid="lane-ws"`, `data-status="passed">passed</span>`, `data-run="run_done"`}},
 		{"/race?run=run_missing", 404, []string{"Run not found"}},
 		{"/explorer", 200, []string{`data-testid="explorer-body"`, `data-testid="explorer-send-ws"`, `data-testid="explorer-send-http"`, `data-testid="explorer-events"`, `value="chain"`}},
 		{"/runs", 200, []string{`data-testid="run-row"`, `data-run="run_done"`, "40% sooner"}},
 		{"/runs?scenario=rename-api", 200, []string{"No runs yet"}},
 		{"/runs?since=soon", 400, []string{"since must be a date"}},
-		{"/runs/run_done", 200, []string{"WebSocket finished 40% sooner than HTTP", "Warm-up (generate: false)", "run_tests", "ok  \tpricing", `href="/api/runs/run_done"`, `data-link="http://example.com/runs/run_done"`}},
+		{"/runs/run_done", 200, []string{"WebSocket finished 40% sooner than HTTP — lanes ran side by side and shared the CPU.",
+			"lean (nothing modelled)", "Stack hop (ms)", "Stack billing hops", "Warm-up (generate: false)", "run_tests", "ok  \tpricing", `href="/api/runs/run_done"`, `data-link="http://example.com/runs/run_done"`}},
 		{"/runs/run_missing", 404, []string{"Run not found"}},
 	}
 	tp := newTestPlayground(t)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -32,6 +33,7 @@ func laneLabel(name string) string {
 var stages = []views.Stage{
 	{Name: rollout.StageConnect, Label: "connect"},
 	{Name: rollout.StageOverhead, Label: "API overhead (measured)"},
+	{Name: rollout.StageAPIStack, Label: "API stack (modelled)", Kind: "modelled"},
 	{Name: rollout.StagePrefill, Label: "queue + prefill"},
 	{Name: rollout.StageDecode, Label: "decode"},
 	{Name: rollout.StageNetwork, Label: "network"},
@@ -156,19 +158,23 @@ func sooner(saved float64) string {
 	return fmt.Sprintf("%d%% sooner", pct)
 }
 
-// headline is the race's one-line result; race.js phrases it the same way.
-func headline(s *rollout.Summary, lanes []string) (string, string) {
+// headline is the race's one-line result; common.js phrases it the same
+// way. The sentence itself names a modelled stack and says when the lanes
+// shared the CPU (DECISIONS.md, "Fairness").
+func headline(s *rollout.Summary, cfg rollout.Config) (string, string) {
+	lanes := cfg.Lanes
 	has := func(l string) bool { return slices.Contains(lanes, l) }
+	tail := stackPhrase(cfg.Stack) + sharedPhrase(cfg)
 	if has(rollout.LaneWS) {
 		if v, ok := s.SavedVsHTTP[rollout.LaneWS]; ok && has(rollout.LaneHTTP) {
 			detail := ""
 			if o, ok := s.SavedVsOptimized[rollout.LaneWS]; ok && has(rollout.LaneHTTPOptimized) {
 				detail = "and " + sooner(o) + " than optimized HTTP (request caches on)."
 			}
-			return "WebSocket finished " + sooner(v) + " than HTTP", detail
+			return "WebSocket finished " + sooner(v) + " than HTTP" + tail, detail
 		}
 		if o, ok := s.SavedVsOptimized[rollout.LaneWS]; ok && has(rollout.LaneHTTPOptimized) {
-			return "WebSocket finished " + sooner(o) + " than optimized HTTP", ""
+			return "WebSocket finished " + sooner(o) + " than optimized HTTP" + tail, ""
 		}
 	}
 	var best *rollout.LaneSummary
@@ -179,17 +185,59 @@ func headline(s *rollout.Summary, lanes []string) (string, string) {
 		}
 	}
 	if best == nil {
-		return "No lane finished.", ""
+		return "No lane finished", ""
 	}
-	return laneLabel(best.Lane) + " finished first, in " + fmtNS(best.TotalNS), ""
+	return laneLabel(best.Lane) + " finished first, in " + fmtNS(best.TotalNS) + tail, ""
+}
+
+// stackPhrase names a modelled stack in the headline: " with a modelled
+// hosted API stack". The lean stack models nothing and says nothing.
+func stackPhrase(st api.Stack) string {
+	if !st.Modelled() {
+		return ""
+	}
+	return " with a modelled " + st.Preset + " API stack"
+}
+
+// sharedPhrase says in the headline that the lanes shared the CPU.
+func sharedPhrase(cfg rollout.Config) string {
+	if cfg.Sequential || len(cfg.Lanes) < 2 {
+		return ""
+	}
+	return " — lanes ran side by side and shared the CPU"
+}
+
+// whatItWouldTake phrases the extra API overhead per turn optimized HTTP
+// would need for WebSocket to save the target share.
+func whatItWouldTake(x *rollout.WhatItWouldTake) string {
+	if x == nil {
+		return ""
+	}
+	beside := fmt.Sprintf("optimized HTTP measured %s of API overhead and a modelled API stack of %s per turn, over %d turns",
+		fmtNS(x.OverheadPerTurnNS), fmtNS(x.StackPerTurnNS), x.Turns)
+	pct := int(math.Round(x.Target * 100))
+	if x.Already {
+		return fmt.Sprintf("What it would take: WebSocket already saves %d%% or more against optimized HTTP here (%s).", pct, beside)
+	}
+	return fmt.Sprintf("What it would take: for WebSocket to save %d%% against optimized HTTP, each optimized HTTP turn would need %s more API overhead (%s).",
+		pct, fmtNS(x.ExtraPerTurnNS), beside)
+}
+
+// perCore phrases rollouts per core: how many such rollouts one core's API
+// work could serve concurrently.
+func perCore(v float64) string {
+	if v <= 0 {
+		return "–"
+	}
+	return fmtInt(int64(math.Round(v)))
 }
 
 func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summary {
 	if s == nil {
 		return nil
 	}
-	h, d := headline(s, cfg.Lanes)
-	v := &views.Summary{Headline: h, Detail: d, Note: fairness(cfg, cores, true)}
+	h, d := headline(s, cfg)
+	v := &views.Summary{Headline: h + ".", Detail: d, Note: fairness(cfg, cores, true), TimeWent: s.TimeWent, WhatItWouldTake: whatItWouldTake(s.WhatItWouldTake)}
 	if s.Repeats > 1 {
 		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats.", s.Repeats)
 	}
@@ -198,6 +246,7 @@ func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summa
 			Turns: strconv.Itoa(l.Turns), Input: fmtInt(int64(l.InputTokens)),
 			Cached: fmt.Sprintf("%s (%d%%)", fmtInt(int64(l.CachedTokens)), int(math.Round(l.CachedShare*100))),
 			Output: fmtInt(int64(l.OutputTokens)), BytesSent: fmtBytes(l.BytesSent), MedianOverhead: fmtNS(l.MedianOverNS),
+			StackPerTurn: fmtNS(l.StackPerTurnNS), APICPU: fmtNS(l.APICPUNS), RolloutsPerCore: perCore(l.RolloutsPerCore),
 			SavedVsHTTP: "–", Error: l.Error}
 		if v, ok := s.SavedVsHTTP[l.Lane]; ok && l.Lane != rollout.LaneHTTP {
 			row.SavedVsHTTP = sooner(v)
@@ -240,6 +289,10 @@ func configFields(cfg rollout.Config) []views.Field {
 		{Label: "Seed", Value: strconv.FormatInt(cfg.Seed, 10)},
 		{Label: "Repeats", Value: strconv.Itoa(max(cfg.Repeats, 1))},
 	}
+	if cfg.DecodeTPS > 0 {
+		f = append(f, views.Field{Label: "Decode rate", Value: trimFloat(cfg.DecodeTPS) + " tok/s (model " + cfg.Model() + ")"})
+	}
+	f = append(f, stackFields(cfg.Stack)...)
 	if cfg.BandwidthKbps > 0 {
 		f = append(f, views.Field{Label: "Bandwidth", Value: strconv.Itoa(cfg.BandwidthKbps) + " kbit/s"})
 	}
@@ -311,4 +364,68 @@ func runRow(r rollout.RunRecord) views.RunRow {
 	return views.RunRow{ID: r.ID, Href: "/runs/" + r.ID, RaceHref: "/race?run=" + r.ID,
 		Created: fmtTime(r.CreatedAt), CreatedISO: r.CreatedAt.UTC().Format(time.RFC3339),
 		Scenario: r.Config.Scenario, Profile: r.Config.Profile, Status: r.Status, Lanes: strings.Join(lanes, ", "), Saving: saving}
+}
+
+// stackParams names each stack parameter as the config, the form and the
+// header spell it, with how to read it.
+var stackParams = []struct {
+	Key, Label string
+	get        func(api.Stack) float64
+}{
+	{"hop_ms", "hop (ms)", func(s api.Stack) float64 { return s.HopMS }},
+	{"classify_tps", "classifier tok/s (/v1)", func(s api.Stack) float64 { return s.ClassifyTPS }},
+	{"classify_tps_baseline", "classifier tok/s (/baseline/v1)", func(s api.Stack) float64 { return s.ClassifyTPSBaseline }},
+	{"state_load_ms", "state load (ms)", func(s api.Stack) float64 { return s.StateLoadMS }},
+	{"state_load_mbps", "state load MB/s", func(s api.Stack) float64 { return s.StateLoadMBps }},
+	{"config_hops", "config hops", func(s api.Stack) float64 { return s.ConfigHops }},
+	{"sprint_hops", "sprint hops", func(s api.Stack) float64 { return s.SprintHops }},
+	{"billing_hops", "billing hops", func(s api.Stack) float64 { return s.BillingHops }},
+}
+
+// stackFields shows the stack a run used: its preset and every parameter.
+func stackFields(st api.Stack) []views.Field {
+	if st.Preset == "" {
+		st = api.StackLean // a run stored before races chose a stack
+	}
+	name := st.Preset
+	if st.Modelled() {
+		name += " (modelled)"
+	} else {
+		name += " (nothing modelled)"
+	}
+	f := []views.Field{{Label: "API stack", Value: name}}
+	for _, p := range stackParams {
+		f = append(f, views.Field{Label: "Stack " + p.Label, Value: strconv.FormatFloat(p.get(st), 'f', -1, 64)})
+	}
+	return f
+}
+
+// stackChoices fills the race form's stack select (the presets, and
+// "custom" when the run shown used one), one input per parameter with the
+// chosen stack's values, and the presets' parameters as JSON for race.js.
+func stackChoices(st api.Stack) ([]views.Option, []views.StackParam, string) {
+	if st.Preset == "" {
+		st = api.StackLean
+	}
+	var opts []views.Option
+	for _, p := range api.StackPresets {
+		desc := "models nothing: today's engine"
+		if p.Modelled() {
+			desc = "classifiers, state loads, service hops and billing of a hosted API (docs/stack.md)"
+		}
+		opts = append(opts, views.Option{Value: p.Preset, Label: p.Preset, Description: desc, Selected: p.Preset == st.Preset})
+	}
+	if _, ok := api.StackPreset(st.Preset); !ok {
+		opts = append(opts, views.Option{Value: st.Preset, Label: st.Preset, Description: "the parameters below", Selected: true})
+	}
+	params := make([]views.StackParam, 0, len(stackParams))
+	for _, p := range stackParams {
+		params = append(params, views.StackParam{Key: p.Key, Label: p.Label, Value: strconv.FormatFloat(p.get(st), 'f', -1, 64)})
+	}
+	presets := map[string]api.Stack{}
+	for _, p := range api.StackPresets {
+		presets[p.Preset] = p
+	}
+	b, _ := json.Marshal(presets)
+	return opts, params, string(b)
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/views"
 )
@@ -26,15 +27,56 @@ func TestHeadline(t *testing.T) {
 		{"no websocket", sum(map[string]float64{"http-chained": 0.1}, nil,
 			rollout.LaneSummary{Lane: "http", TotalNS: 2e9}, rollout.LaneSummary{Lane: "http-chained", TotalNS: 1.5e9}), []string{"http", "http-chained"},
 			"HTTP chained finished first, in 1.50 s", ""},
-		{"nothing finished", sum(nil, nil, rollout.LaneSummary{Lane: "ws"}), []string{"ws"}, "No lane finished.", ""},
+		{"nothing finished", sum(nil, nil, rollout.LaneSummary{Lane: "ws"}), []string{"ws"}, "No lane finished", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h, d := headline(tc.s, tc.lanes)
+			h, d := headline(tc.s, rollout.Config{Lanes: tc.lanes, Sequential: true, Stack: api.StackLean})
 			if h != tc.head || d != tc.detail {
 				t.Errorf("got %q / %q, want %q / %q", h, d, tc.head, tc.detail)
 			}
 		})
+	}
+}
+
+// TestHeadlineSaysSharedCPUAndStack: the sentence itself says when the
+// lanes shared the CPU, and names a modelled stack (DECISIONS.md).
+func TestHeadlineSaysSharedCPUAndStack(t *testing.T) {
+	s := &rollout.Summary{SavedVsHTTP: map[string]float64{"ws": 0.364}, SavedVsOptimized: map[string]float64{"ws": 0.27},
+		Lanes: []rollout.LaneSummary{{Lane: "ws", TotalNS: 1e9}}}
+	custom := api.StackHosted
+	custom.Preset, custom.HopMS = "custom", 3
+	for _, tc := range []struct {
+		name string
+		cfg  rollout.Config
+		want string
+	}{
+		{"together, hosted", rollout.Config{Lanes: rollout.AllLanes, Stack: api.StackHosted},
+			"WebSocket finished 36% sooner than HTTP with a modelled hosted API stack — lanes ran side by side and shared the CPU"},
+		{"sequential, hosted", rollout.Config{Lanes: rollout.AllLanes, Stack: api.StackHosted, Sequential: true},
+			"WebSocket finished 36% sooner than HTTP with a modelled hosted API stack"},
+		{"together, lean", rollout.Config{Lanes: rollout.AllLanes, Stack: api.StackLean},
+			"WebSocket finished 36% sooner than HTTP — lanes ran side by side and shared the CPU"},
+		{"custom stack", rollout.Config{Lanes: rollout.AllLanes, Stack: custom, Sequential: true},
+			"WebSocket finished 36% sooner than HTTP with a modelled custom API stack"},
+		{"one lane shares nothing", rollout.Config{Lanes: []string{"ws"}, Stack: api.StackHosted},
+			"WebSocket finished first, in 1.00 s with a modelled hosted API stack"},
+	} {
+		if h, _ := headline(s, tc.cfg); h != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, h, tc.want)
+		}
+	}
+}
+
+func TestWhatItWouldTake(t *testing.T) {
+	got := whatItWouldTake(&rollout.WhatItWouldTake{Target: 0.4, Turns: 30, ExtraPerTurnNS: 96_040_000, OverheadPerTurnNS: 3_570_000, StackPerTurnNS: 1_500_000})
+	want := "What it would take: for WebSocket to save 40% against optimized HTTP, each optimized HTTP turn would need 96.0 ms more API overhead " +
+		"(optimized HTTP measured 3.57 ms of API overhead and a modelled API stack of 1.50 ms per turn, over 30 turns)."
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if got := whatItWouldTake(&rollout.WhatItWouldTake{Target: 0.4, Turns: 30, ExtraPerTurnNS: -5, Already: true}); got == "" || got[:48] != "What it would take: WebSocket already saves 40% " {
+		t.Errorf("already: %q", got)
 	}
 }
 
@@ -76,5 +118,15 @@ func TestProfileOptionsAreTheBuiltinModels(t *testing.T) {
 	}
 	if got := groupThousands(100000); got != "100,000" {
 		t.Fatalf("groupThousands(100000) = %q", got)
+	}
+}
+
+func TestConfigFieldsShowTheStack(t *testing.T) {
+	f := configFields(rollout.Config{Profile: "spark", DecodeTPS: 250, Stack: api.StackHosted})
+	for _, want := range []views.Field{{Label: "API stack", Value: "hosted (modelled)"}, {Label: "Stack hop (ms)", Value: "2.65"},
+		{Label: "Stack classifier tok/s (/v1)", Value: "130000"}, {Label: "Decode rate", Value: "250 tok/s (model custom-250)"}} {
+		if !slices.Contains(f, want) {
+			t.Errorf("fields lack %+v: %+v", want, f)
+		}
 	}
 }

@@ -46,8 +46,11 @@ func jsonProblem(err error) *api.Error {
 	var (
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
+		ae  *api.Error
 	)
 	switch {
+	case errors.As(err, &ae): // a field's own decoder refused its value (stack)
+		return ae
 	case errors.As(err, &typ):
 		param := typ.Field
 		if param == "" {

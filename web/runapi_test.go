@@ -69,6 +69,12 @@ func TestStartRun(t *testing.T) {
 		{name: "unknown field", body: `{"scenari":"x"}`, header: jsonHeader, status: 400, code: "unknown_parameter", param: "scenari"},
 		{name: "wrong type", body: `{"rtt_ms":"20"}`, header: jsonHeader, status: 400, code: "invalid_type", param: "rtt_ms"},
 		{name: "lanes not a list", body: `{"lanes":"ws"}`, header: jsonHeader, status: 400, code: "invalid_type", param: "lanes"},
+		{name: "stack preset", body: `{"stack":"hosted"}`, header: jsonHeader, status: 200, wantStart: true},
+		{name: "stack parameters", body: `{"stack":{"preset":"hosted","hop_ms":3},"decode_tps":250}`, header: jsonHeader, status: 200, wantStart: true},
+		{name: "unknown stack", body: `{"stack":"turbo"}`, header: jsonHeader, status: 400, code: "invalid_value", param: "stack"},
+		{name: "bad stack parameter", body: `{"stack":{"preset":"hosted","hop_ms":-3}}`, header: jsonHeader, status: 400, code: "invalid_value", param: "stack"},
+		{name: "unknown stack parameter", body: `{"stack":{"hops":3}}`, header: jsonHeader, status: 400, code: "invalid_value", param: "stack"},
+		{name: "stack of the wrong type", body: `{"stack":3}`, header: jsonHeader, status: 400, code: "invalid_value", param: "stack"},
 		{name: "two objects", body: `{} {}`, header: jsonHeader, status: 400, code: "invalid_json"},
 		{name: "too large", body: big, header: jsonHeader, status: 413, code: "request_too_large"},
 		{name: "runner refuses", body: `{"scenario":"nope"}`, header: jsonHeader, startErr: api.BadRequest("scenario", "invalid_value", "Unknown scenario 'nope'."),
@@ -116,6 +122,19 @@ func TestStartRunPassesTheConfig(t *testing.T) {
 	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
 		t.Errorf("config %s, want %s", g, w)
 	}
+	for body, want := range map[string]api.Stack{
+		`{"stack":"hosted"}`:                       api.StackHosted,
+		`{"stack":{"preset":"hosted","hop_ms":3}}`: func() api.Stack { s := api.StackHosted; s.Preset, s.HopMS = "custom", 3; return s }(),
+		`{"stack":"lean"}`:                         api.StackLean,
+	} {
+		tp := newTestPlayground(t)
+		if rec := tp.do(http.MethodPost, "/api/runs", body, jsonHeader); rec.Code != 200 {
+			t.Fatal(body, rec.Code, rec.Body)
+		}
+		if got := tp.races.started[0].Stack; got != want {
+			t.Errorf("%s: stack %+v, want %+v", body, got, want)
+		}
+	}
 }
 
 // TestStartRunWithTheRunner checks the runner's own validation reaches the
@@ -138,6 +157,9 @@ func TestStartRunWithTheRunner(t *testing.T) {
 		{`{"lanes":["ws","pigeon"]}`, "lanes"},
 		{`{"rtt_ms":-1}`, "rtt_ms"},
 		{`{"repeats":99}`, "repeats"},
+		{`{"stack":"turbo"}`, "stack"},
+		{`{"profile":"burst","decode_tps":250}`, "decode_tps"},
+		{`{"decode_tps":0.5}`, "decode_tps"},
 	} {
 		rec := tp.do(http.MethodPost, "/api/runs", tc.body, jsonHeader)
 		if rec.Code != 400 {

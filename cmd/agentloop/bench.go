@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"agentloop/api"
 	"agentloop/app"
 	"agentloop/bench"
 	"agentloop/rollout"
@@ -207,6 +208,8 @@ func runBenchMatrix(ctx context.Context, args []string, getenv func(string) stri
 	rtts := fs.String("rtts", "0ms,20ms,80ms", "round trips")
 	repeats := fs.Int("repeats", 3, "repeats per cell (lanes run one after another, interleaved; the median is reported)")
 	seed := fs.Int64("seed", 1, "scenario seed")
+	stack := api.StackLean
+	fs.Var(stackFlag{&stack}, "stack", "modelled API stack every lane asks for: "+strings.Join(api.StackPresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: agentloop bench matrix [flags]\n\nRuns the race for every profile and round trip, lanes one after another, and prints each lane's median end-to-end time.\n\nFlags:\n")
@@ -222,6 +225,7 @@ func runBenchMatrix(ctx context.Context, args []string, getenv func(string) stri
 	defer os.RemoveAll(dir)
 	type cell struct {
 		Profile string            `json:"profile"`
+		Stack   string            `json:"stack"`
 		RTT     string            `json:"rtt"`
 		Run     string            `json:"run"`
 		Status  string            `json:"status"`
@@ -237,6 +241,7 @@ func runBenchMatrix(ctx context.Context, args []string, getenv func(string) stri
 	defer stop()
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	if !*asJSON {
+		fmt.Fprintf(stdout, "modelled API stack: %s\n\n", stack.String())
 		fmt.Fprintf(stdout, "| profile | rtt | %s | ws vs http | ws vs http-optimized |\n|---|---|%s---|---|\n",
 			strings.Join(rollout.AllLanes, " | "), strings.Repeat("---|", len(rollout.AllLanes)))
 	}
@@ -247,12 +252,12 @@ func runBenchMatrix(ctx context.Context, args []string, getenv func(string) stri
 				return fmt.Errorf("--rtts: %w", err)
 			}
 			cfg := rollout.Config{Scenario: *scenarioName, Profile: strings.TrimSpace(p), RTTms: float64(d) / float64(time.Millisecond),
-				Lanes: rollout.AllLanes, Seed: *seed, Sequential: true, Repeats: *repeats}
+				Lanes: rollout.AllLanes, Seed: *seed, Sequential: true, Repeats: *repeats, Stack: stack}
 			id, sum, err := runner.Run(ctx, cfg, nil)
 			if err != nil {
 				return fmt.Errorf("%s rtt %s: %w", p, r, err)
 			}
-			c := cell{Profile: cfg.Profile, RTT: r, Run: id, Status: rollout.StatusPassed, TotalMS: map[string]int64{}, Saved: map[string]string{}, SavedO: map[string]string{}}
+			c := cell{Profile: cfg.Profile, Stack: stack.String(), RTT: r, Run: id, Status: rollout.StatusPassed, TotalMS: map[string]int64{}, Saved: map[string]string{}, SavedO: map[string]string{}}
 			var cols []string
 			for _, l := range sum.Lanes {
 				c.TotalMS[l.Lane] = time.Duration(l.TotalNS).Milliseconds()

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"agentloop/api"
+	"agentloop/rollout"
 )
 
 type syncBuffer struct {
@@ -114,5 +117,41 @@ func TestRaceListsScenarios(t *testing.T) {
 	}
 	if strings.Count(out.String(), "\n") < 3 {
 		t.Fatalf("scenarios: %q", out.String())
+	}
+}
+
+func TestRaceStackAndDecodeFlags(t *testing.T) {
+	getenv := func(string) string { return "" }
+	for _, args := range [][]string{
+		{"race", "--stack", "turbo"},
+		{"race", "--stack", `{"hop_ms":-1}`},
+		{"race", "--profile", "burst", "--decode-tps", "250"},
+		{"race", "--decode-tps", "0.5"},
+		{"bench", "matrix", "--stack", "turbo"},
+	} {
+		if err := run(context.Background(), args, getenv, io.Discard, io.Discard); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}
+
+func TestPrintRaceSaysWhereTheTimeWent(t *testing.T) {
+	rec := &rollout.RunRecord{ID: "run_1", Status: rollout.StatusPassed,
+		Config: rollout.Config{Scenario: "fix-failing-test", Profile: "spark", DecodeTPS: 250, Lanes: []string{"http-optimized", "ws"}, Stack: api.StackHosted, Repeats: 1},
+		Summary: &rollout.Summary{
+			Lanes: []rollout.LaneSummary{
+				{Lane: "http-optimized", Status: "passed", TotalNS: 10e9, Turns: 20, APICPUNS: 100e6, RolloutsPerCore: 100, StackPerTurnNS: 8e6},
+				{Lane: "ws", Status: "passed", TotalNS: 8e9, Turns: 20, APICPUNS: 20e6, RolloutsPerCore: 400},
+			},
+			TimeWent:        "Where the time went: ws: queue+prefill 52%, tools 22%.",
+			WhatItWouldTake: &rollout.WhatItWouldTake{Target: 0.4, Turns: 20, ExtraPerTurnNS: 166666667, OverheadPerTurnNS: 2e6, StackPerTurnNS: 8e6},
+		}}
+	var out bytes.Buffer
+	printRace(&out, rec)
+	for _, want := range []string{"stack hosted", "custom-250", "lanes side by side, sharing the CPU", "Where the time went: ws: queue+prefill 52%",
+		"rollouts/core", "400", "would need 166.67ms more API overhead", "modelled stack of 8ms per turn"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

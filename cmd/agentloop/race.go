@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"agentloop/api"
 	"agentloop/app"
 	"agentloop/rollout"
 )
@@ -27,6 +29,9 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.BoolVar(&cfg.Sequential, "sequential", false, "run lanes one after another (interleaved over repeats) instead of together")
 	fs.IntVar(&cfg.Repeats, "repeats", 1, "repeats per lane; the median is reported")
 	fs.IntVar(&cfg.BandwidthKbps, "bandwidth", 0, "proxy bandwidth limit per direction in kbit/s (0 = none)")
+	cfg.Stack = api.StackLean
+	fs.Var(stackFlag{&cfg.Stack}, "stack", "modelled API stack every lane asks for: "+strings.Join(api.StackPresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
+	fs.Float64Var(&cfg.DecodeTPS, "decode-tps", 0, "decode at this rate in tokens/s per stream (model custom-<tps>: spark's profile at that rate; needs --profile spark); 0: the profile's own")
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve the in-process engine over TLS (self-signed) so new connections pay real handshakes")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
@@ -102,8 +107,8 @@ func raceInProcess(ctx context.Context, dbPath string, cfg rollout.Config, stder
 		url = a.URL()
 		runner = rollout.NewRunner(url, a.DB, nil)
 	}
-	fmt.Fprintf(stderr, "engine on %s; racing %s on %s (rtt %.0fms, tool time %.0fms, lanes %s)\n", url, cfg.Scenario, cfg.Profile,
-		cfg.RTTms, cfg.ToolTimeMs, strings.Join(cfg.Lanes, ","))
+	fmt.Fprintf(stderr, "engine on %s; racing %s on %s (rtt %.0fms, tool time %.0fms, stack %s, lanes %s)\n", url, cfg.Scenario, cfg.Model(),
+		cfg.RTTms, cfg.ToolTimeMs, cfg.Stack.String(), strings.Join(cfg.Lanes, ","))
 	id, _, err := runner.Run(ctx, cfg, nil)
 	if id == "" {
 		return nil, err
@@ -171,20 +176,62 @@ func raceOnServer(ctx context.Context, base, key string, cfg rollout.Config, std
 
 func printRace(w io.Writer, rec *rollout.RunRecord) {
 	c := rec.Config
-	fmt.Fprintf(w, "run %s  scenario %s  profile %s  rtt %.0fms  tool time %.0fms  repeats %d%s\n", rec.ID, c.Scenario, c.Profile,
-		c.RTTms, c.ToolTimeMs, c.Repeats, map[bool]string{true: "  (sequential)", false: "  (lanes together, sharing the CPU)"}[c.Sequential])
-	fmt.Fprintf(w, "%-15s %-7s %10s %6s %12s %9s %9s %10s %14s\n", "lane", "status", "total", "turns", "med.overhead", "cached", "uploaded", "vs http", "vs http-opt")
+	profile := c.Profile
+	if c.DecodeTPS > 0 {
+		profile = c.Model() + " (" + c.Profile + " at " + strconv.FormatFloat(c.DecodeTPS, 'f', -1, 64) + " tok/s)"
+	}
+	stack := c.Stack.Preset
+	if stack == "" {
+		stack = api.StackLean.Preset
+	} else if stack == "custom" {
+		stack = c.Stack.String()
+	}
+	order := "  (sequential)"
+	if !c.Sequential && len(c.Lanes) > 1 {
+		order = "  (lanes side by side, sharing the CPU)"
+	}
+	fmt.Fprintf(w, "run %s  scenario %s  profile %s  stack %s  rtt %.0fms  tool time %.0fms  repeats %d%s\n", rec.ID, c.Scenario, profile, stack,
+		c.RTTms, c.ToolTimeMs, c.Repeats, order)
+	fmt.Fprintf(w, "%-15s %-7s %10s %6s %12s %11s %9s %9s %10s %14s %8s %14s\n", "lane", "status", "total", "turns", "med.overhead", "stack/turn", "cached",
+		"uploaded", "vs http", "vs http-opt", "API CPU", "rollouts/core")
 	if rec.Summary == nil {
 		return
 	}
 	for _, l := range rec.Summary.Lanes {
-		fmt.Fprintf(w, "%-15s %-7s %10s %6d %12s %8.0f%% %9s %10s %14s\n", l.Lane, l.Status,
+		perCore := "-"
+		if l.RolloutsPerCore > 0 {
+			perCore = strconv.FormatFloat(l.RolloutsPerCore, 'f', 0, 64)
+		}
+		fmt.Fprintf(w, "%-15s %-7s %10s %6d %12s %11s %8.0f%% %9s %10s %14s %8s %14s\n", l.Lane, l.Status,
 			time.Duration(l.TotalNS).Round(time.Millisecond), l.Turns, time.Duration(l.MedianOverNS).Round(10*time.Microsecond),
-			100*l.CachedShare, bytesText(l.BytesSent), savedText(rec.Summary.SavedVsHTTP, l.Lane), savedText(rec.Summary.SavedVsOptimized, l.Lane))
+			time.Duration(l.StackPerTurnNS).Round(10*time.Microsecond),
+			100*l.CachedShare, bytesText(l.BytesSent), savedText(rec.Summary.SavedVsHTTP, l.Lane), savedText(rec.Summary.SavedVsOptimized, l.Lane),
+			time.Duration(l.APICPUNS).Round(100*time.Microsecond), perCore)
 		if l.Error != "" {
 			fmt.Fprintf(w, "    error: %s\n", l.Error)
 		}
 	}
+	s := rec.Summary
+	if s.TimeWent != "" {
+		fmt.Fprintln(w, s.TimeWent)
+	}
+	fmt.Fprintln(w, "API CPU: the engine's measured API work (parse..safety + finalize) summed over the rollout; rollouts/core = lane total / API CPU,")
+	fmt.Fprintln(w, "  how many such rollouts one core's API work could serve concurrently (modelled stages use no CPU here).")
+	if x := s.WhatItWouldTake; x != nil {
+		fmt.Fprintln(w, whatItWouldTakeText(x))
+	}
+}
+
+// whatItWouldTakeText phrases the extra API overhead per turn optimized
+// HTTP would need for WebSocket to save the target share.
+func whatItWouldTakeText(x *rollout.WhatItWouldTake) string {
+	beside := fmt.Sprintf("http-optimized measured %s of API overhead and a modelled stack of %s per turn, over %d turns",
+		time.Duration(x.OverheadPerTurnNS).Round(10*time.Microsecond), time.Duration(x.StackPerTurnNS).Round(10*time.Microsecond), x.Turns)
+	if x.Already {
+		return fmt.Sprintf("What it would take: WebSocket already saves %.0f%% or more against http-optimized here (%s).", 100*x.Target, beside)
+	}
+	return fmt.Sprintf("What it would take: for WebSocket to save %.0f%% against http-optimized, each http-optimized turn would need %s more API overhead (%s).",
+		100*x.Target, time.Duration(x.ExtraPerTurnNS).Round(10*time.Microsecond), beside)
 }
 
 func savedText(m map[string]float64, lane string) string {

@@ -62,7 +62,11 @@
       const v = String(fd.get(k) || "").trim();
       return v === "" ? d : Number(v);
     };
-    return {
+    // The stack goes as an object: its preset and every parameter (the
+    // server names it after the preset when nothing was changed).
+    const stack = { preset: String(fd.get("stack") || "lean") };
+    for (const k of A.stackParams) stack[k] = num("stack." + k, 0);
+    const cfg = {
       scenario: String(fd.get("scenario") || ""),
       profile: String(fd.get("profile") || ""),
       rtt_ms: num("rtt_ms", 0),
@@ -71,7 +75,11 @@
       seed: num("seed", 1),
       repeats: num("repeats", 1),
       sequential: fd.get("sequential") !== null,
+      stack,
     };
+    const tps = num("decode_tps", 0);
+    if (tps !== 0) cfg.decode_tps = tps;
+    return cfg;
   }
 
   form.addEventListener("submit", async (ev) => {
@@ -88,6 +96,16 @@
         return;
       }
     }
+    for (const k of A.stackParams) {
+      if (!Number.isFinite(cfg.stack[k])) {
+        A.showError(errorBox, new Error("Stack parameter " + k + " must be a number."));
+        return;
+      }
+    }
+    if ("decode_tps" in cfg && !Number.isFinite(cfg.decode_tps)) {
+      A.showError(errorBox, new Error("decode_tps must be a number."));
+      return;
+    }
     startBtn.disabled = true;
     state.textContent = "Starting…";
     try {
@@ -103,6 +121,25 @@
   });
 
   window.addEventListener("popstate", () => location.reload());
+
+  // Choosing a preset refills the stack parameters under "More settings".
+  const stackSel = document.getElementById("race-stack");
+  if (stackSel) {
+    let presets = {};
+    try {
+      presets = JSON.parse(stackSel.dataset.presets || "{}");
+    } catch (_) { /* keep the inputs as they are */ }
+    stackSel.addEventListener("change", () => {
+      const p = presets[stackSel.value];
+      const opt = stackSel.selectedOptions[0];
+      document.getElementById("race-stack-desc").textContent = opt ? opt.title : "";
+      if (!p) return;
+      for (const input of form.querySelectorAll("[data-stack-param]")) {
+        const v = p[input.dataset.stackParam];
+        input.value = v === undefined ? "0" : String(v);
+      }
+    });
+  }
 
   const scenarioSel = document.getElementById("race-scenario");
   scenarioSel.addEventListener("change", () => {
@@ -205,9 +242,15 @@
 
   function showSummary(snap) {
     const s = snap.summary;
-    const h = A.headline(s, snap.config.lanes || []);
+    const h = A.headline(s, snap.config || {});
     document.getElementById("race-summary").textContent = h.text + ".";
     document.getElementById("race-summary-detail").textContent = h.detail;
+    const went = document.getElementById("race-time-went");
+    went.textContent = s.time_went || "";
+    went.hidden = !s.time_went;
+    const takes = document.getElementById("race-what-it-takes");
+    takes.textContent = A.whatItWouldTake(s.what_it_would_take);
+    takes.hidden = !s.what_it_would_take;
     const body = document.querySelector("#race-summary-table tbody");
     clear(body);
     for (const l of s.lanes || []) {
@@ -220,6 +263,9 @@
         el("td", null, fmtInt(l.input_tokens)),
         el("td", null, fmtInt(l.cached_tokens) + " (" + Math.round((l.cached_share || 0) * 100) + "%)"),
         el("td", null, fmtNS(l.median_overhead_ns)),
+        el("td", null, fmtNS(l.stack_per_turn_ns)),
+        el("td", null, fmtNS(l.api_cpu_ns)),
+        el("td", null, l.rollouts_per_core > 0 ? fmtInt(l.rollouts_per_core) : "–"),
         el("td", null, l.lane === "http" || vs === undefined ? "–" : A.sooner(vs))));
     }
     document.getElementById("race-end").hidden = false;
