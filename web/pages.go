@@ -41,7 +41,7 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 
 // preset is the home page's ready-made race: the full comparison at a
 // pace a first-time visitor can watch.
-var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTms: 20, ToolTimeMs: 50, Lanes: rollout.AllLanes}
+var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes}
 
 func (p *Playground) home(c echo.Context) error {
 	cfg := preset
@@ -75,7 +75,7 @@ func (p *Playground) docs(c echo.Context) error {
 
 // race is /race and /race?run=ID: the form, and the lanes of a run.
 func (p *Playground) race(c echo.Context) error {
-	cfg := rollout.Config{Profile: "spark", RTTms: 20, Lanes: rollout.AllLanes, Seed: 1, Repeats: 1}
+	cfg := rollout.Config{Profile: "spark", RTTms: 20, Lanes: rollout.DefaultLanes, Seed: 1, Repeats: 1}
 	if all := rollout.Scenarios(); len(all) > 0 {
 		cfg.Scenario = all[0].Name
 	}
