@@ -91,6 +91,7 @@ func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.
 		}
 	}
 	g.items, g.total, g.sent, g.cur, g.truncated = nil, 0, 0, 0, false
+	st.lastDelta = time.Time{} // the pause is no inter-token gap
 
 	// response.done: the response so far, still in progress.
 	resp.Output = make([]api.Item, len(tu.seg.earlier))
