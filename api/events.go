@@ -20,6 +20,12 @@ const (
 	EventError              = "error"
 	ClientResponseCreate    = "response.create"
 	ClientResponseProcessed = "response.processed"
+	// The legacy long-running-response prototype (PROTOCOL.md §11), served
+	// only on a WebSocket opened with OpenAIBetaPrototype: response.done
+	// pauses a response after a function call, response.append resumes it.
+	EventDone            = "response.done"
+	ClientResponseAppend = "response.append"
+	OpenAIBetaPrototype  = "responses_websockets=2026-02-04"
 )
 
 // IsTerminal reports whether an event type ends a response's stream.

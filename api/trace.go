@@ -33,6 +33,10 @@ type Span struct {
 	Bytes      int64  `json:"bytes"`
 	// Note says what the stage found, e.g. a cache hit or safety flags.
 	Note string `json:"note,omitempty"`
+	// Segment is the segment of a paused and resumed response (the
+	// WebSocket prototype) the span belongs to; 0, and omitted, for the
+	// first segment and for every other response.
+	Segment int `json:"segment,omitempty"`
 }
 
 // Trace is the engine's record of one response: timings and counts, never

@@ -137,6 +137,9 @@ func (p Profile) jitterFactor(seed, salt uint64) float64 {
 func (j Job) Prefill() time.Duration {
 	p := j.Profile
 	d := float64(p.BaseTTFT) * p.jitterFactor(j.JitterSeed, saltTTFT)
+	if j.Resumed {
+		d = 0 // sampling was blocked, not restarted
+	}
 	if p.PrefillTPS > 0 && j.PrefillTokens > 0 {
 		rate := p.PrefillTPS * p.jitterFactor(j.JitterSeed, saltPrefill)
 		d += float64(j.PrefillTokens) / rate * float64(time.Second)

@@ -17,6 +17,14 @@ type Job struct {
 	PrefillTokens int    // uncached prompt tokens to prefill
 	OutputTokens  int    // tokens this generation emits, decided by the policy beforehand
 	JitterSeed    uint64 // hash of (seed, response context), see JitterSeed
+	// Resumed marks a later segment of a paused response (the WebSocket
+	// prototype): sampling was blocked, not restarted, so prefill pays for
+	// PrefillTokens (the appended tokens) but not the profile's BaseTTFT.
+	Resumed bool
+	// Hold keeps the generation's batch slot after its last token: it
+	// stays in the batch, paused (neither decoding nor slowing the others),
+	// until Resume hands the slot to the next segment or Release frees it.
+	Hold bool
 }
 
 // GenerationTimings are the moments a generation reached each phase, read
@@ -38,6 +46,7 @@ const (
 	phasePrefill
 	phaseDecode
 	phaseDone
+	phaseHeld // finished, but keeping its batch slot (Job.Hold)
 )
 
 // Generation is a job in flight. Its tokens are released on the scheduler's
@@ -67,8 +76,9 @@ type Generation struct {
 // accelerator is the batch of one profile: jobs with equal Profiles share it.
 type accelerator struct {
 	profile Profile
-	active  []*Generation // admitted: prefilling or decoding
+	active  []*Generation // admitted: prefilling, decoding or held
 	queue   []*Generation // FIFO of jobs waiting for a slot
+	held    int           // active generations paused in their slot (Job.Hold)
 }
 
 func (a *accelerator) hasRoom() bool {
@@ -82,7 +92,8 @@ func (a *accelerator) slowdown() float64 {
 	if p.MaxBatch <= 0 || p.BatchSlowdown <= 0 {
 		return 1
 	}
-	load := float64(min(len(a.active), p.MaxBatch)) / float64(p.MaxBatch)
+	// A held slot keeps its place (its KV cache) but does no decode work.
+	load := float64(min(len(a.active)-a.held, p.MaxBatch)) / float64(p.MaxBatch)
 	return max(1-p.BatchSlowdown*load, 0.05)
 }
 
@@ -264,12 +275,18 @@ func (s *Scheduler) advanceAccelerator(acc *accelerator, now time.Time, next *ti
 	factor := acc.slowdown()
 	for i := 0; i < len(acc.active); {
 		g := acc.active[i]
+		if g.phase == phaseHeld {
+			i++
+			continue
+		}
 		due, finished := g.stepLocked(now, factor)
-		if finished {
+		if finished && !acc.keep(g) {
 			acc.removeActive(g) // moves the last stream to i, which is stepped next
 			continue
 		}
-		earliest(next, due)
+		if !finished {
+			earliest(next, due)
+		}
 		i++
 	}
 	for acc.hasRoom() && len(acc.queue) > 0 {
@@ -285,12 +302,23 @@ func (s *Scheduler) advanceAccelerator(acc *accelerator, now time.Time, next *ti
 		g.slot = len(acc.active)
 		acc.active = append(acc.active, g)
 		g.notify()
-		if due, finished := g.stepLocked(now, acc.slowdown()); finished {
-			acc.removeActive(g)
-		} else {
+		if due, finished := g.stepLocked(now, acc.slowdown()); !finished {
 			earliest(next, due)
+		} else if !acc.keep(g) {
+			acc.removeActive(g)
 		}
 	}
+}
+
+// keep turns a generation that has just finished into a held slot when its
+// job asked for it, and reports whether it stays in the batch.
+func (a *accelerator) keep(g *Generation) bool {
+	if !g.job.Hold || g.cancelled.Load() {
+		return false
+	}
+	g.phase = phaseHeld
+	a.held++
+	return true
 }
 
 func earliest(next *time.Time, due time.Time) {
@@ -414,6 +442,10 @@ func (g *Generation) cancelAt(now time.Time) {
 	if g.phase == phaseDone {
 		return
 	}
+	if g.phase == phaseHeld {
+		g.releaseSlotLocked(now)
+		return
+	}
 	s.advanceLocked(now) // the others decoded at the old batch size until now
 	if g.phase != phaseDone {
 		acc := g.acc
@@ -425,4 +457,57 @@ func (g *Generation) cancelAt(now time.Time) {
 		g.endLocked(now, true)
 		s.advanceLocked(now) // admit the next queued job into the freed slot
 	}
+}
+
+// Release frees the batch slot a held generation (Job.Hold) kept; on any
+// other generation it does what Cancel does.
+func (g *Generation) Release() { g.Cancel() }
+
+// releaseSlotLocked frees a held slot and admits the next queued job.
+func (g *Generation) releaseSlotLocked(now time.Time) {
+	s := g.sched
+	s.advanceLocked(now)
+	g.acc.removeActive(g)
+	g.acc.held--
+	g.phase = phaseDone
+	s.advanceLocked(now)
+}
+
+// Resume runs job as the next segment of the paused response whose last
+// segment is held: the new generation takes held's batch slot at once,
+// without queueing. When held no longer holds a slot (nil, released, or
+// another profile), job is submitted as usual.
+func (s *Scheduler) Resume(held *Generation, job Job) *Generation {
+	now := time.Now()
+	job.Profile = job.Profile.sanitized()
+	s.mu.Lock()
+	if held == nil || held.sched != s || held.phase != phaseHeld || held.acc.profile != job.Profile || s.closed {
+		s.mu.Unlock()
+		if held != nil {
+			held.Release()
+		}
+		return s.Submit(job)
+	}
+	s.advanceLocked(now) // the others decoded at the old batch size until now
+	acc := held.acc
+	g := &Generation{sched: s, job: job, ready: make(chan struct{}, 1), prefillTime: job.Prefill(),
+		baseRate: job.DecodeRate(0), acc: acc, phase: phasePrefill, slot: held.slot}
+	g.timings.Submitted, g.timings.Admitted = now, now
+	g.prefillEnd = now.Add(g.prefillTime)
+	acc.active[held.slot] = g
+	acc.held--
+	held.phase = phaseDone
+	g.notify()
+	var next time.Time
+	if due, finished := g.stepLocked(now, acc.slowdown()); !finished {
+		earliest(&next, due)
+	} else if !acc.keep(g) {
+		acc.removeActive(g)
+	}
+	if !next.IsZero() && (s.nextDue.IsZero() || next.Before(s.nextDue)) {
+		s.nextDue = next
+	}
+	s.mu.Unlock()
+	s.poke()
+	return g
 }

@@ -344,3 +344,57 @@ func TestDecodeRateUnderLoad(t *testing.T) {
 		t.Errorf("unmodelled decode rate = %v, want 0 (instant)", r)
 	}
 }
+
+// A held generation keeps its slot after its last token: a job queued
+// behind it waits until the response resumes in that slot and ends.
+func TestHeldSlotResumes(t *testing.T) {
+	s := NewScheduler()
+	defer s.Close()
+	p := quickProfile("held", 1)
+	a := s.Submit(Job{Profile: p, OutputTokens: 3, Hold: true})
+	consume(t, a)
+	other := s.Submit(Job{Profile: p, OutputTokens: 2})
+	// The slot stays taken while the response is paused.
+	waitFor(t, "the other job queued", func() bool { d, q := s.Active(); return d == 1 && q == 1 })
+	if other.Done() || !other.Timings().Admitted.IsZero() {
+		t.Fatal("a job was admitted into a held slot")
+	}
+	b := s.Resume(a, Job{Profile: p, PrefillTokens: 10, OutputTokens: 3, Resumed: true})
+	if b.Timings().Admitted.IsZero() {
+		t.Fatal("the resumed segment queued instead of taking the held slot")
+	}
+	if got := consume(t, b); got[len(got)-1] != 3 {
+		t.Fatalf("resumed segment released %v", got)
+	}
+	consume(t, other)
+	if other.Cancelled() {
+		t.Fatal("the queued job was cancelled")
+	}
+}
+
+// Releasing a held slot admits the next job.
+func TestHeldSlotRelease(t *testing.T) {
+	s := NewScheduler()
+	defer s.Close()
+	p := quickProfile("release", 1)
+	a := s.Submit(Job{Profile: p, OutputTokens: 2, Hold: true})
+	consume(t, a)
+	other := s.Submit(Job{Profile: p, OutputTokens: 2})
+	waitFor(t, "the other job queued", func() bool { _, q := s.Active(); return q == 1 })
+	a.Release()
+	consume(t, other)
+	if d, q := s.Active(); d != 0 || q != 0 {
+		t.Fatalf("after release: %d active, %d queued", d, q)
+	}
+}
+
+// A resumed segment does not pay the base time to first token again.
+func TestResumedJobSkipsBaseTTFT(t *testing.T) {
+	p := Profile{BaseTTFT: time.Second, PrefillTPS: 1000}
+	if got := (Job{Profile: p, PrefillTokens: 100, Resumed: true}).Prefill(); got != 100*time.Millisecond {
+		t.Fatalf("resumed prefill %v, want 100ms", got)
+	}
+	if got := (Job{Profile: p, PrefillTokens: 100}).Prefill(); got != 1100*time.Millisecond {
+		t.Fatalf("prefill %v, want 1.1s", got)
+	}
+}

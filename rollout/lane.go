@@ -32,7 +32,9 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	var mergedMu sync.Mutex
 	merged := map[int]Turn{}
 	lr.onTurn = func(t Turn) {
-		if t.ResponseID != "" {
+		// A prototype turn that paused has no trace yet: the response's
+		// trace is kept once, at its end, and merged then.
+		if t.ResponseID != "" && (lane != LanePrototype || len(t.Calls) == 0) {
 			mt := t
 			mt.Stages = slices.Clone(t.Stages)
 			merges.Add(1)

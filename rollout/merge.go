@@ -60,6 +60,11 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	}
 	var overhead, stack, prefill, decode int64
 	for _, s := range tr.Spans {
+		// The prototype's turns are segments of one response: turn i is
+		// the spans of segment i.
+		if t.Lane == LanePrototype && s.Segment != t.Index {
+			continue
+		}
 		switch {
 		case api.IsOverhead(s.Name):
 			overhead += s.DurationNS

@@ -2,9 +2,12 @@ package rollout_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"testing"
 
+	"agentloop/api"
 	"agentloop/app"
 	"agentloop/app/apptest"
 	"agentloop/rollout"
@@ -172,5 +175,74 @@ func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
 	// Each lane opens its connection once and reuses it.
 	if connects != 2 {
 		t.Fatalf("%d turns paid for a new connection, want one per lane", connects)
+	}
+}
+
+// The prototype lane plays a whole scenario as one long-running response:
+// every turn is a segment of it, and each turn's stages come from its
+// segment of the trace.
+func TestPrototypeLanePasses(t *testing.T) {
+	a := apptest.Start(t)
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	sc := rollout.Scenarios()[0]
+	id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: sc.Name, Profile: "instant",
+		Lanes: []string{rollout.LanePrototype, rollout.LaneWS}, Seed: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLane := map[string]rollout.LaneSummary{}
+	for _, l := range sum.Lanes {
+		if l.Status != rollout.StatusPassed {
+			t.Fatalf("lane %s %s: %s", l.Lane, l.Status, l.Error)
+		}
+		byLane[l.Lane] = l
+	}
+	p := byLane[rollout.LanePrototype]
+	if p.Turns < 2 || p.Turns != byLane[rollout.LaneWS].Turns { // the same rollout, turn for turn
+		t.Fatalf("prototype ran %d turns, ws %d", p.Turns, byLane[rollout.LaneWS].Turns)
+	}
+	rec, err := rollout.LoadRun(context.Background(), a.DB, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	n := 0
+	var merged int64
+	for _, turn := range rec.Turns {
+		if turn.Lane != rollout.LanePrototype {
+			continue
+		}
+		n++
+		ids[turn.ResponseID] = true
+		var overhead bool
+		for _, s := range turn.Stages {
+			overhead = overhead || s.Name == rollout.StageOverhead
+		}
+		if !overhead {
+			t.Fatalf("turn %d was not merged with its segment: %+v", turn.Index, turn.Stages)
+		}
+		if turn.OverheadNS <= 0 {
+			t.Fatalf("turn %d: no engine overhead from segment %d", turn.Index, turn.Index)
+		}
+		merged += turn.OverheadNS
+	}
+	if n != p.Turns || len(ids) != 1 {
+		t.Fatalf("%d prototype turns over %d responses, want %d over one", n, len(ids), p.Turns)
+	}
+	// Each span went to its own segment's turn, once.
+	var tr api.Trace
+	for id := range ids {
+		resp, err := http.Get(a.URL() + "/api/traces/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&tr)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tr.Overhead().Nanoseconds() != merged {
+		t.Fatalf("the turns' overhead sums to %d ns, the trace's to %d ns", merged, tr.Overhead().Nanoseconds())
 	}
 }

@@ -60,7 +60,7 @@ func Normalize(cfg *Config) *api.Error {
 		return api.BadRequest("bandwidth_kbps", "invalid_value", "bandwidth_kbps must be 0 (unlimited) or positive.")
 	}
 	if len(cfg.Lanes) == 0 {
-		cfg.Lanes = slices.Clone(AllLanes)
+		cfg.Lanes = slices.Clone(DefaultLanes)
 	}
 	seen := map[string]bool{}
 	for _, l := range cfg.Lanes {

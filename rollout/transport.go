@@ -75,6 +75,8 @@ func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey stri
 		return &httpTransport{client: hc, d: d, url: base + "/v1/responses", chained: true}, nil
 	case LaneWS:
 		return &wsTransport{client: hc, d: d, url: "ws" + strings.TrimPrefix(base, "http") + "/v1/responses"}, nil
+	case LanePrototype:
+		return &protoTransport{wsTransport{client: hc, d: d, url: "ws" + strings.TrimPrefix(base, "http") + "/v1/responses"}, "", 0}, nil
 	}
 	return nil, fmt.Errorf("unknown lane %q", lane)
 }
@@ -94,6 +96,9 @@ func createBody(req Request, stored bool, items []json.RawMessage, previous stri
 // collector turns events into a Result.
 type collector struct {
 	res *Result
+	// paused: response.done (the prototype's paused response) also ends
+	// the turn.
+	paused bool
 }
 
 func (c *collector) event(b []byte) (done bool, err error) {
@@ -114,7 +119,11 @@ func (c *collector) event(b []byte) (done bool, err error) {
 	case api.EventError:
 		return true, ev.AsError()
 	}
-	if api.IsTerminal(ev.Type) {
+	if api.IsTerminal(ev.Type) || (c.paused && ev.Type == api.EventDone) {
+		if ev.Type == api.EventDone {
+			c.res.Done, c.res.Response = now, ev.Response
+			return true, nil
+		}
 		c.res.Done = now
 		c.res.Response = ev.Response
 		if ev.Response.Status != "completed" {
@@ -221,7 +230,12 @@ type wsTransport struct {
 }
 
 func (t *wsTransport) Open(ctx context.Context, first Request) error {
-	conn, _, err := websocket.Dial(ctx, t.url, &websocket.DialOptions{HTTPClient: t.client, CompressionMode: websocket.CompressionDisabled})
+	return t.dial(ctx, nil)
+}
+
+func (t *wsTransport) dial(ctx context.Context, header http.Header) error {
+	conn, _, err := websocket.Dial(ctx, t.url, &websocket.DialOptions{HTTPClient: t.client, HTTPHeader: header,
+		CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return err
 	}
@@ -247,6 +261,12 @@ func (t *wsTransport) Turn(ctx context.Context, req Request) (*Result, error) {
 
 func (t *wsTransport) send(ctx context.Context, body map[string]any) (*Result, error) {
 	body["type"] = "response.create"
+	return t.exchange(ctx, body, false)
+}
+
+// exchange sends one message and reads the events up to the end of the
+// turn: the terminal event, or with paused also response.done.
+func (t *wsTransport) exchange(ctx context.Context, body map[string]any, paused bool) (*Result, error) {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
@@ -258,7 +278,7 @@ func (t *wsTransport) send(ctx context.Context, body map[string]any) (*Result, e
 	if err := t.conn.Write(ctx, websocket.MessageText, payload); err != nil {
 		return nil, err
 	}
-	c := collector{res: res}
+	c := collector{res: res, paused: paused}
 	for {
 		_, b, err := t.conn.Read(ctx)
 		if err != nil {
@@ -280,6 +300,50 @@ func (t *wsTransport) Close() {
 	if t.conn != nil {
 		t.conn.Close(websocket.StatusNormalClosure, "")
 	}
+}
+
+// protoTransport is the prototype lane: one WebSocket opened with the
+// legacy beta header and one long-running response. The first turn sends
+// response.create; each later turn sends response.append with the tool
+// outputs and resumes the same response. A turn ends at response.done (the
+// response paused after a function call) or at the terminal event.
+type protoTransport struct {
+	wsTransport
+	id   string // the response every turn belongs to
+	seen int    // output items returned by earlier turns
+}
+
+func (t *protoTransport) Open(ctx context.Context, _ Request) error {
+	return t.dial(ctx, http.Header{"OpenAI-Beta": {api.OpenAIBetaPrototype}})
+}
+
+func (t *protoTransport) Turn(ctx context.Context, req Request) (*Result, error) {
+	var body map[string]any
+	if t.id == "" {
+		body = createBody(req, false, req.History, "")
+		body["type"] = api.ClientResponseCreate
+	} else {
+		body = map[string]any{"type": api.ClientResponseAppend, "input": req.New}
+	}
+	res, err := t.exchange(ctx, body, true)
+	if err != nil {
+		return nil, err
+	}
+	if t.id == "" {
+		t.id = res.Response.ID
+	} else if res.Response.ID != t.id {
+		return nil, fmt.Errorf("response.append resumed %s, want %s", res.Response.ID, t.id)
+	}
+	// The response carries its whole output so far; the turn is what this
+	// segment added.
+	r := *res.Response
+	if t.seen > len(r.Output) {
+		return nil, fmt.Errorf("response %s lost output items: %d after %d", r.ID, len(r.Output), t.seen)
+	}
+	r.Output = r.Output[t.seen:]
+	t.seen += len(r.Output)
+	res.Response = &r
+	return res, nil
 }
 
 // bearer adds the API key to every request, the WebSocket handshake included.

@@ -13,10 +13,19 @@ const (
 	LaneHTTPOptimized = "http-optimized" // stateless full input, store:false, /v1 (request-level caches on)
 	LaneHTTPChained   = "http-chained"   // previous_response_id, store:true, /v1
 	LaneWS            = "ws"             // one WebSocket, warmup, previous_response_id, store:false, /v1
+	// LanePrototype is the seed's first design, opt-in and experimental: one
+	// WebSocket with the legacy beta header, one long-running response that
+	// pauses after each function call and resumes with response.append,
+	// store:false, /v1. Each of its turns is a segment of that response.
+	LanePrototype = "prototype"
 )
 
 // AllLanes in display order.
-var AllLanes = []string{LaneHTTP, LaneHTTPOptimized, LaneHTTPChained, LaneWS}
+var AllLanes = []string{LaneHTTP, LaneHTTPOptimized, LaneHTTPChained, LaneWS, LanePrototype}
+
+// DefaultLanes are the lanes a race runs when it names none: every lane
+// but the experimental prototype, which is opt-in.
+var DefaultLanes = []string{LaneHTTP, LaneHTTPOptimized, LaneHTTPChained, LaneWS}
 
 // Statuses of runs and lanes.
 const (

@@ -38,7 +38,7 @@ type plannedItem struct {
 func (e *Engine) plan(tu *turn, reply policy.Reply) (items []plannedItem, total int, truncated bool) {
 	limit := -1
 	if tu.req.MaxOutputTokens != nil {
-		limit = *tu.req.MaxOutputTokens
+		limit = max(*tu.req.MaxOutputTokens-tu.seg.sent, 0) // a resumed segment gets what is left
 	}
 	for _, out := range reply.Items {
 		var it api.Item
@@ -91,6 +91,7 @@ type streamer struct {
 	seq    int
 	items  []plannedItem
 	cur    int // item being streamed
+	base   int // output index of items[0]: the items earlier segments streamed
 	piece  int // next piece within it
 	opened bool
 	sent   int
@@ -166,7 +167,7 @@ func (s *streamer) advance(released int) error {
 	for s.cur < len(s.items) && s.sent < released {
 		pi := &s.items[s.cur]
 		if !s.opened {
-			if err := s.open(s.cur, &pi.item); err != nil {
+			if err := s.open(s.base+s.cur, &pi.item); err != nil {
 				return err
 			}
 			s.opened = true
@@ -182,12 +183,12 @@ func (s *streamer) advance(released int) error {
 			s.carried += n
 		} else {
 			if pi.item.Type == api.TypeMessage {
-				s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.cur, 0, delta)
+				s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.base+s.cur, 0, delta)
 				if err := s.emit(api.EventOutputTextDelta); err != nil {
 					return err
 				}
 			} else {
-				s.buf = api.AppendArgumentsDelta(s.buf, s.seq, pi.item.ID, s.cur, delta)
+				s.buf = api.AppendArgumentsDelta(s.buf, s.seq, pi.item.ID, s.base+s.cur, delta)
 				if err := s.emit(api.EventArgumentsDelta); err != nil {
 					return err
 				}
@@ -198,7 +199,7 @@ func (s *streamer) advance(released int) error {
 		s.piece += n
 		s.sent += n
 		if s.piece == len(pi.pieces) {
-			if err := s.close(s.cur, &pi.item); err != nil {
+			if err := s.close(s.base+s.cur, &pi.item); err != nil {
 				return err
 			}
 			s.cur++
@@ -229,6 +230,21 @@ type streamed struct {
 	truncated bool
 	cancelled bool // the client went away, or a write failed
 	stopped   bool // the engine is shutting down
+	expired   bool // a paused response waited too long for response.append
+}
+
+// pauses says whether a prototype response pauses after this segment: it
+// sampled a function call and was not cut short.
+func (g *streamed) pauses() bool {
+	if g.truncated {
+		return false
+	}
+	for i := range g.items {
+		if g.items[i].item.Type == api.TypeFunctionCall {
+			return true
+		}
+	}
+	return false
 }
 
 // generate runs queue, prefill and generate, streams the events to out and
@@ -256,19 +272,49 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	e.sh.Metrics.prefixLookup(len(tu.tokens), g.matched)
 	job := inference.Job{Profile: tu.model.profile, PrefillTokens: len(tu.tokens) - g.matched, OutputTokens: g.total,
 		JitterSeed: jitterSeed(tu)}
-	gen := e.sh.Scheduler.Submit(job)
-	st.items = g.items
-	cancelled, stopped, writeErr := e.pace(ctx, gen, st, writeErr)
-	g.cancelled, g.stopped = cancelled || writeErr != nil, stopped
-	g.sent, g.cur = st.sent, st.cur
-	tm := gen.Timings()
-	e.recordModelled(t, ready, tm, job)
+	var gen *inference.Generation
+	var first inference.GenerationTimings
+	// One segment, or on a prototype connection one per function call:
+	// the response pauses after the call and resumes with the appended
+	// outputs (proto.go).
+	for {
+		job.Hold = tu.proto != nil && g.pauses()
+		if tu.seg.held != nil {
+			gen = e.sh.Scheduler.Resume(tu.seg.held, job)
+		} else {
+			gen = e.sh.Scheduler.Submit(job)
+		}
+		st.items, st.cur, st.piece, st.sent, st.opened = g.items, 0, 0, 0, false
+		cancelled, stopped, err := e.pace(ctx, gen, st, writeErr)
+		writeErr = err
+		g.cancelled, g.stopped = cancelled || writeErr != nil, stopped
+		g.sent, g.cur = st.sent, st.cur
+		tm := gen.Timings()
+		if tu.trace.segment == 0 {
+			first = tm
+		}
+		e.recordModelled(t, ready, tm, job)
+		if !job.Hold || g.cancelled || g.stopped {
+			break
+		}
+		tu.seg.held = gen
+		var ok bool
+		if job, ready, ok = e.resume(ctx, tu, st); !ok {
+			break
+		}
+	}
+	if job.Hold {
+		gen.Release() // the response ended while paused: free the slot it kept
+	}
 
 	// Finalize reports a failure in the outcome, never as an error.
 	_ = e.runStages(ctx, tu, postInference, time.Now())
 	res := tu.outcome
 	e.sh.Traces.Add(&t.Trace)
-	e.sh.Metrics.observe(t, tm, st.sent, resp.Status)
+	if tu.trace.segment > 0 {
+		first.LastToken = time.Time{} // no per-token time across pauses
+	}
+	e.sh.Metrics.observe(t, first, tu.seg.sent+st.sent, resp.Status)
 	e.sh.Metrics.itl.merge(t.Transport, &st.gaps)
 
 	if res.terminal != "" {
@@ -333,11 +379,16 @@ func (e *Engine) pace(ctx context.Context, gen *inference.Generation, st *stream
 func (e *Engine) finalize(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 	g, resp := &tu.stream, tu.response
 	output := g.output()
-	resp.Output = make([]api.Item, len(output))
-	for i := range output {
-		resp.Output[i] = output[i].Item
+	resp.Output = make([]api.Item, 0, len(tu.seg.earlier)+len(output))
+	for _, items := range [][]ctxItem{tu.seg.earlier, output} {
+		for i := range items {
+			resp.Output = append(resp.Output, items[i].Item)
+		}
 	}
-	usage := &api.Usage{InputTokens: len(tu.tokens), OutputTokens: g.sent}
+	usage := &api.Usage{InputTokens: len(tu.tokens), OutputTokens: tu.seg.sent + g.sent}
+	if tu.trace.segment > 0 {
+		usage.InputTokens = tu.seg.input // every segment's prefilled prompt, not its output again
+	}
 	usage.InputTokensDetails.CachedTokens = inference.BillableCached(g.matched)
 	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	resp.Usage = usage
@@ -382,6 +433,8 @@ func settle(resp *api.Response, g *streamed) (string, *api.Error) {
 		return "", nil
 	case g.stopped:
 		return api.EventFailed, fail(resp, "The server is shutting down; the response was cut short.")
+	case g.expired:
+		return api.EventFailed, fail(resp, "The response was paused longer than allowed waiting for response.append.")
 	case g.truncated:
 		resp.Status = "incomplete"
 		resp.IncompleteDetails = &api.IncompleteDetails{Reason: "max_output_tokens"}

@@ -73,6 +73,11 @@ type turn struct {
 
 	stream  streamed // how streaming ended, for finalize
 	outcome outcome  // set by finalize
+
+	// The prototype (proto.go): the connection a paused response waits on
+	// for response.append (nil elsewhere), and the segments so far.
+	proto *wsConn
+	seg   segments
 }
 
 // stage is one step of the pipeline and the span it records. A measured

@@ -11,7 +11,8 @@ import (
 // recorded against.
 type trace struct {
 	api.Trace
-	start time.Time
+	start   time.Time
+	segment int // the prototype's segment being recorded; spans carry it
 }
 
 func newTrace(transport, engine string, start time.Time) *trace {
@@ -30,7 +31,7 @@ func (t *trace) record(s *stage, from time.Time, r *stageResult) time.Time {
 		d = r.cost
 	}
 	t.Spans = append(t.Spans, api.Span{Name: s.name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: d.Nanoseconds(),
-		Kind: s.kind, Items: int64(r.items), Tokens: int64(r.tokens), Bytes: int64(r.bytes), Note: r.note})
+		Kind: s.kind, Items: int64(r.items), Tokens: int64(r.tokens), Bytes: int64(r.bytes), Note: r.note, Segment: t.segment})
 	return now
 }
 
@@ -39,7 +40,7 @@ func (t *trace) model(name string, from, to time.Time, tokens int) {
 		to = from
 	}
 	t.Spans = append(t.Spans, api.Span{Name: name, StartNS: from.Sub(t.start).Nanoseconds(), DurationNS: to.Sub(from).Nanoseconds(),
-		Kind: api.Modelled, Tokens: int64(tokens)})
+		Kind: api.Modelled, Tokens: int64(tokens), Segment: t.segment})
 }
 
 // TraceRing keeps the latest traces, bounded, for every response

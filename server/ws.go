@@ -33,6 +33,7 @@ type wsConn struct {
 
 	cache *chainState // processor goroutine only
 	stack api.Stack   // the modelled API stack, chosen at the upgrade
+	proto bool        // the upgrade asked for the prototype (proto.go)
 }
 
 type wsEntry struct {
@@ -63,7 +64,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack,
-		queue: newWSQueue(max(4*e.cfg.WSQueue, 16))}
+		queue: newWSQueue(max(4*e.cfg.WSQueue, 16)), proto: isPrototype(r)}
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
@@ -238,6 +239,9 @@ func (wc *wsConn) handle(ent wsEntry) {
 		return
 	}
 	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
+	if wc.proto {
+		tu.admit, tu.proto = admitPrototype, wc
+	}
 	e.useStack(tu, wc.stack)
 	aerr := e.prepare(wc.ctx, tu)
 	if aerr == errProcessed {

@@ -20,6 +20,7 @@ var laneInfo = map[string]struct{ label, how string }{
 	rollout.LaneHTTPOptimized: {"HTTP optimized", "full input every turn · /v1 with request caches"},
 	rollout.LaneHTTPChained:   {"HTTP chained", "previous_response_id, store: true · /v1"},
 	rollout.LaneWS:            {"WebSocket", "one connection, previous_response_id, store: false · /v1"},
+	rollout.LanePrototype:     {"Prototype", "experimental: one long-running response, response.append, store: false · /v1"},
 }
 
 func laneLabel(name string) string {

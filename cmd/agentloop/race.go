@@ -24,7 +24,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.StringVar(&cfg.Profile, "profile", "spark", "model profile: classic (~65 tok/s), spark (~1000 tok/s), burst (~4000 tok/s), instant (no modelled time)")
 	rtt := fs.Duration("rtt", 0, "network round trip added by the latency proxy, e.g. 20ms")
 	toolTime := fs.Duration("tool-time", 0, "modelled tool execution time per tool call, e.g. 100ms")
-	lanes := fs.String("lanes", strings.Join(rollout.AllLanes, ","), "lanes to race: "+strings.Join(rollout.AllLanes, ","))
+	lanes := fs.String("lanes", strings.Join(rollout.DefaultLanes, ","), "lanes to race: "+strings.Join(rollout.AllLanes, ",")+" (prototype is the experimental long-running response, opt-in)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "scenario seed")
 	fs.BoolVar(&cfg.Sequential, "sequential", false, "run lanes one after another (interleaved over repeats) instead of together")
 	fs.IntVar(&cfg.Repeats, "repeats", 1, "repeats per lane; the median is reported")

@@ -68,6 +68,7 @@
     "http-optimized": { label: "HTTP optimized", how: "full input every turn · /v1 with request caches" },
     "http-chained": { label: "HTTP chained", how: "previous_response_id, store: true · /v1" },
     "ws": { label: "WebSocket", how: "one connection, previous_response_id, store: false · /v1" },
+    "prototype": { label: "Prototype", how: "experimental: one long-running response, response.append, store: false · /v1" },
   };
 
   function laneLabel(name) {

@@ -1,0 +1,283 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentloop/api"
+	"agentloop/inference"
+)
+
+// The prototype: the seed's first design of WebSocket mode, the
+// "long-running response" (PROTOCOL.md §11), served only on a connection
+// whose upgrade carried the legacy beta value in OpenAI-Beta. A response
+// pauses after a sampled function call with response.done (status
+// in_progress, the output so far); the client's response.append carries the
+// tool outputs, and sampling resumes in the same response as its next
+// segment. Pre-inference work runs once per response plus incremental work
+// per append; finalize runs once, at the end.
+
+// maxPause bounds how long a paused response waits for response.append,
+// besides the connection's lifetime.
+const maxPause = 10 * time.Minute
+
+// segments is what a prototype response carries from one segment to the
+// next.
+type segments struct {
+	held    *inference.Generation // the paused segment, keeping its batch slot
+	earlier []ctxItem             // output items of the segments before the current one
+	sent    int                   // output tokens those segments streamed
+	input   int                   // prompt tokens prefilled by all segments so far
+}
+
+// isPrototype says whether an upgrade request asked for the prototype: the
+// legacy beta value among OpenAI-Beta's comma-separated values.
+func isPrototype(r *http.Request) bool {
+	for _, h := range r.Header.Values("OpenAI-Beta") {
+		for _, v := range strings.Split(h, ",") {
+			if strings.EqualFold(strings.TrimSpace(v), api.OpenAIBetaPrototype) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// admitPrototype is admitMessage on a prototype connection: it also names
+// response.append, which is only valid while a response is paused.
+func admitPrototype(req *api.CreateRequest) *api.Error {
+	if req.Type == api.ClientResponseAppend {
+		return api.BadRequest("type", "invalid_value",
+			"No response is paused on this connection: response.append resumes a response that ended a segment with response.done.")
+	}
+	return admitMessage(req)
+}
+
+// appendStages are the incremental pre-inference work of a resumed
+// segment: only the appended items are decoded, checked, rendered onto the
+// response's tokens and classified.
+var appendStages = []stage{
+	{api.StageParse, api.Measured, (*Engine).parseAppend},
+	{api.StageValidate, api.Measured, (*Engine).validateAppend},
+	{api.StageRender, api.Measured, (*Engine).renderAppend},
+	{api.StageSafety, api.Measured, (*Engine).classify},
+	{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
+}
+
+// resume ends the segment that just sampled a function call: it sends
+// response.done, waits for the response.append that answers it, runs the
+// incremental stages and asks the policy again over the grown context. It
+// returns the next segment's job and when it became ready, or false when
+// the response ends while paused (the stream records why).
+func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.Job, time.Time, bool) {
+	g, resp := &tu.stream, tu.response
+	output := g.output()
+	if tu.trace.segment == 0 {
+		tu.seg.input = len(tu.tokens)
+	}
+	tu.seg.earlier = append(tu.seg.earlier, output...)
+	tu.seg.sent += g.sent
+	st.base += len(output)
+	// What was sampled joins the context, as the model holds it.
+	tu.context = append(tu.context, output...)
+	// Sampled output is rendered whole, whatever the client does meanwhile.
+	tu.tokens, _, _ = e.renderItems(context.Background(), tu.tokens, tu.partition, output)
+	for i := range output {
+		if output[i].Type == api.TypeFunctionCall {
+			tu.callIDs[output[i].CallID] = struct{}{}
+		}
+	}
+	g.items, g.total, g.sent, g.cur, g.truncated = nil, 0, 0, 0, false
+	st.lastDelta = time.Time{} // the pause is no inter-token gap
+
+	// response.done: the response so far, still in progress.
+	resp.Output = make([]api.Item, len(tu.seg.earlier))
+	for i := range tu.seg.earlier {
+		resp.Output[i] = tu.seg.earlier[i].Item
+	}
+	snapshot, _ := json.Marshal(resp)
+	resp.Output = []api.Item{}
+	st.buf = api.AppendResponseEvent(st.buf, api.EventDone, st.seq, snapshot)
+	if err := st.emit(api.EventDone); err != nil {
+		g.cancelled = true
+		return inference.Job{}, time.Time{}, false
+	}
+
+	wait := min(e.cfg.WSLifetime, maxPause)
+	if wait <= 0 {
+		wait = maxPause
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	wc := tu.proto
+	for {
+		ent, why := wc.next(ctx, e.stopCtx, timer.C)
+		switch why {
+		case waitGone:
+			g.cancelled = true
+			return inference.Job{}, time.Time{}, false
+		case waitStopped:
+			g.stopped = true
+			return inference.Job{}, time.Time{}, false
+		case waitExpired:
+			g.expired = true
+			return inference.Job{}, time.Time{}, false
+		}
+		if ent.reply != nil {
+			e.sh.Metrics.rejected("websocket", e.cfg.Name, ent.reply.Status)
+			_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
+			continue
+		}
+		spans, segment := len(tu.trace.Spans), tu.trace.segment
+		tu.trace.segment = segment + 1
+		tu.body = ent.body
+		if aerr := e.runStages(ctx, tu, appendStages, ent.started); aerr != nil {
+			// A failed append changes nothing: the response stays paused.
+			tu.trace.Spans, tu.trace.segment = tu.trace.Spans[:spans], segment
+			tu.body = nil
+			if aerr == errProcessed {
+				continue
+			}
+			e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
+			_ = wc.write(api.AppendWSError(nil, aerr, ""))
+			if ctx.Err() != nil {
+				g.cancelled = true
+				return inference.Job{}, time.Time{}, false
+			}
+			continue
+		}
+		tu.seg.input += tu.renderedFresh
+		ready := time.Now()
+		g.items, g.total, g.truncated = e.plan(tu, e.sh.Policy.Respond(tu.policyRequest()))
+		job := inference.Job{Profile: tu.model.profile, PrefillTokens: tu.renderedFresh, OutputTokens: g.total,
+			JitterSeed: jitterSeed(tu), Resumed: true}
+		return job, ready, true
+	}
+}
+
+// How waiting for the next message ended.
+const (
+	waitMessage = iota
+	waitGone    // the client went away
+	waitStopped // the engine is stopping
+	waitExpired // the pause outlived its limit
+)
+
+// next waits for the connection's next queued message, for a paused
+// response.
+func (wc *wsConn) next(ctx, stop context.Context, expired <-chan time.Time) (wsEntry, int) {
+	for {
+		if ent, ok := wc.queue.pop(); ok {
+			if ent.body != nil {
+				wc.queued.Add(-1)
+				wc.queuedBytes.Add(-int64(len(ent.body)))
+			}
+			return ent, waitMessage
+		}
+		select {
+		case <-ctx.Done():
+			return wsEntry{}, waitGone
+		case <-stop.Done():
+			return wsEntry{}, waitStopped
+		case <-expired:
+			return wsEntry{}, waitExpired
+		case <-wc.queue.added:
+		}
+	}
+}
+
+// parseAppend decodes a message sent while a response is paused: only
+// response.append resumes it (response.processed is ignored).
+func (e *Engine) parseAppend(_ context.Context, tu *turn) (stageResult, *api.Error) {
+	res := stageResult{bytes: len(tu.body)}
+	req, err := api.DecodeCreate(tu.body)
+	if err != nil {
+		return res, err
+	}
+	switch req.Type {
+	case api.ClientResponseAppend:
+	case api.ClientResponseProcessed:
+		return res, errProcessed
+	case "":
+		return res, api.BadRequest("type", "missing_required_parameter", "Missing required parameter: 'type'.")
+	default:
+		return res, api.BadRequest("type", "invalid_value",
+			"A response is paused on this connection: send response.append with the outputs of its function calls (got '%s').", req.Type)
+	}
+	items, err := req.DecodeInput()
+	res.items = len(items)
+	if err != nil {
+		return res, err
+	}
+	if len(items) == 0 {
+		return res, api.BadRequest("input", "missing_required_parameter", "response.append needs 'input': the outputs of the paused response's function calls.")
+	}
+	tu.body = nil
+	tu.newItems = items
+	return res, nil
+}
+
+// validateAppend checks the appended items against the response's context
+// and output so far (each function_call_output must answer a call), and
+// appends them to the context.
+func (e *Engine) validateAppend(ctx context.Context, tu *turn) (stageResult, *api.Error) {
+	res := stageResult{items: len(tu.newItems)}
+	items := make([]ctxItem, 0, len(tu.newItems))
+	var added []string
+	undo := func() {
+		for _, id := range added {
+			delete(tu.callIDs, id)
+		}
+	}
+	for i := range tu.newItems {
+		it := tu.newItems[i]
+		var key int64
+		if it.Type == api.TypeItemReference {
+			ref, k, err := e.resolveReference(ctx, tu.context, it.ID, i)
+			if err != nil {
+				undo()
+				return res, err
+			}
+			it, key = ref, k
+		}
+		switch it.Type {
+		case api.TypeFunctionCall:
+			if _, ok := tu.callIDs[it.CallID]; !ok {
+				added = append(added, it.CallID)
+			}
+			tu.callIDs[it.CallID] = struct{}{}
+		case api.TypeFunctionCallOutput:
+			if _, ok := tu.callIDs[it.CallID]; !ok {
+				undo()
+				return res, api.BadRequest("input", "invalid_value",
+					"No tool call found for function call output with call_id %s.", it.CallID)
+			}
+		}
+		items = append(items, ctxItem{Item: it, key: key})
+	}
+	tu.fresh = len(tu.context)
+	tu.context = append(tu.context, items...)
+	tu.newItems = nil
+	return res, nil
+}
+
+// renderAppend renders the appended items onto the response's tokens.
+func (e *Engine) renderAppend(ctx context.Context, tu *turn) (stageResult, *api.Error) {
+	before := len(tu.tokens)
+	toks, hits, err := e.renderItems(ctx, tu.tokens, tu.partition, tu.context[tu.fresh:])
+	if err != nil {
+		// The response's tokens stay as they were: the append is dropped.
+		return stageResult{items: len(tu.context) - tu.fresh}, clientGone()
+	}
+	tu.tokens = toks
+	tu.renderedFresh = len(tu.tokens) - before
+	res := stageResult{items: len(tu.context) - tu.fresh, tokens: tu.renderedFresh, note: "appended to the response's tokens"}
+	if hits > 0 {
+		res.addNote(strconv.Itoa(hits) + " token cache hits")
+	}
+	return res, nil
+}
