@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"agentloop/api"
+	"agentloop/web"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
@@ -116,6 +117,30 @@ func keyAuth(key string, loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 			c.Response().Header().Set("Cache-Control", "no-store")
 			c.Response().WriteHeader(http.StatusUnauthorized)
 			return loginPage(c)
+		}
+	}
+}
+
+// requestGuard applies web's same-origin guards to the whole process, once:
+// a request that may change state (any method but GET, HEAD and OPTIONS)
+// and any request to an API or engine route (the WebSocket upgrade
+// included) is refused cross-site without an Authorization header, and
+// POST, PUT and PATCH take application/json only. Page GETs stay reachable
+// by navigation from anywhere.
+func requestGuard(next echo.HandlerFunc) echo.HandlerFunc {
+	withBody, noBody := web.SameOriginJSON(next), web.SameOrigin(next)
+	return func(c echo.Context) error {
+		r := c.Request()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			if isAPIPath(r.URL.Path) {
+				return noBody(c)
+			}
+			return next(c)
+		case http.MethodPost, http.MethodPut, http.MethodPatch:
+			return withBody(c)
+		default:
+			return noBody(c)
 		}
 	}
 }

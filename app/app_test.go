@@ -79,7 +79,7 @@ func TestAPIKeyProtectsEveryRoute(t *testing.T) {
 	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": ck, "Sec-Fetch-Site": "same-origin"}); resp.StatusCode != 200 {
 		t.Fatalf("same-origin cookie: %d", resp.StatusCode)
 	}
-	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": ck, "Sec-Fetch-Site": "cross-site"}); resp.StatusCode != 401 {
+	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": ck, "Sec-Fetch-Site": "cross-site"}); resp.StatusCode != 403 {
 		t.Fatalf("cross-site cookie: %d", resp.StatusCode)
 	}
 	if resp, _ := do(t, "POST", a.URL()+"/login", `{"key":"sk-secret"}`, map[string]string{"Content-Type": "text/plain", "Sec-Fetch-Site": "same-origin"}); resp.StatusCode != 415 {

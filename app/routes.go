@@ -19,6 +19,8 @@ func (a *App) routes() *echo.Echo {
 	if a.cfg.RateLimit > 0 || a.cfg.ConnLimit > 0 {
 		e.Use(perAddressLimits(a.cfg.RateLimit, a.cfg.RateBurst, a.cfg.ConnLimit))
 	}
+	// Cross-site and non-JSON writes are refused before anything else runs.
+	e.Use(requestGuard)
 	// The playground. Its race runner talks to this server over loopback, so
 	// it is built on first use, once the server listens and knows its URL.
 	pg := web.New(web.Deps{
