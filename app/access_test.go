@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"agentloop/app"
 	"agentloop/app/apptest"
 
 	"github.com/coder/websocket"
@@ -164,5 +167,142 @@ func TestNoCrossSiteWrites(t *testing.T) {
 				t.Errorf("page %s navigated to (%q): %d", p, site, resp.StatusCode)
 			}
 		}
+	}
+}
+
+func login(t *testing.T, base, key string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	h := map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"}
+	for k, v := range header {
+		h[k] = v
+	}
+	return do(t, "POST", base+"/login", fmt.Sprintf(`{"key":%q}`, key), h)
+}
+
+func port(u string) string { return u[strings.LastIndex(u, ":")+1:] }
+
+func sessionCookie(t *testing.T, resp *http.Response, name string) *http.Cookie {
+	t.Helper()
+	for _, ck := range resp.Cookies() {
+		if ck.Name == name {
+			return ck
+		}
+	}
+	t.Fatalf("no %s cookie in %d %v", name, resp.StatusCode, resp.Header.Values("Set-Cookie"))
+	return nil
+}
+
+// TestLoginSessions: the login cookie holds a random session id named
+// after the port, never the key; the session lives in the shared store,
+// survives requests, dies at logout, and dies when the key changes.
+func TestLoginSessions(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "app.db")
+	a := apptest.Start(t, apptest.DB(dbPath), func(c *app.Config) { c.APIKey = "sk-secret" })
+	name := "agentloop_session_" + port(a.URL())
+	if got := app.SessionCookieName(strings.TrimPrefix(a.URL(), "http://"), false); got != name {
+		t.Fatalf("cookie name %q, want %q", got, name)
+	}
+	resp, _ := login(t, a.URL(), "sk-secret", nil)
+	ck := sessionCookie(t, resp, name)
+	if resp.StatusCode != 204 || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/" || ck.MaxAge <= 0 {
+		t.Fatalf("login: %d %+v", resp.StatusCode, ck)
+	}
+	if strings.Contains(ck.Value, "sk-secret") || len(ck.Value) < 22 {
+		t.Fatalf("the cookie is not a random session id: %q", ck.Value)
+	}
+	for _, raw := range resp.Header.Values("Set-Cookie") {
+		if strings.Contains(raw, "sk-secret") {
+			t.Fatalf("the key is in a cookie: %s", raw)
+		}
+	}
+	if n := countRows(t, dbPath, "login_sessions"); n != 1 {
+		t.Fatalf("%d sessions stored", n)
+	}
+	same := func(cookie string) map[string]string {
+		return map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}
+	}
+	session := name + "=" + ck.Value
+	for i := range 2 {
+		if resp, _ := do(t, "GET", a.URL()+"/metrics", "", same(session)); resp.StatusCode != 200 {
+			t.Fatalf("request %d with the session: %d", i, resp.StatusCode)
+		}
+	}
+	if resp, body := do(t, "GET", a.URL()+"/", "", same(session)); resp.StatusCode != 200 || !strings.Contains(body, "data-logout") {
+		t.Fatalf("page with the session: %d, Sign out shown: %v", resp.StatusCode, strings.Contains(body, "data-logout"))
+	}
+	if resp, body := do(t, "GET", a.URL()+"/", "", nil); resp.StatusCode != 401 || strings.Contains(body, "data-logout") || !strings.Contains(body, "login-form") {
+		t.Fatalf("login page: %d, Sign out shown: %v", resp.StatusCode, strings.Contains(body, "data-logout"))
+	}
+	// The key itself is no cookie, under either name.
+	for _, cookie := range []string{name + "=sk-secret", "agentloop_key=sk-secret"} {
+		if resp, _ := do(t, "GET", a.URL()+"/metrics", "", same(cookie)); resp.StatusCode != 401 {
+			t.Errorf("%s: %d", cookie, resp.StatusCode)
+		}
+	}
+	// The cookie of another port is not ours.
+	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", same("agentloop_session_1="+ck.Value)); resp.StatusCode != 401 {
+		t.Errorf("another port's cookie: %d", resp.StatusCode)
+	}
+	// Cross-site, the session does not count.
+	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": session, "Sec-Fetch-Site": "same-site"}); resp.StatusCode == 200 {
+		t.Errorf("same-site request with the session: %d", resp.StatusCode)
+	}
+
+	// A replica on the same store with the same key, behind the port the
+	// browser sees (the Host header), accepts the session.
+	b := apptest.Start(t, apptest.DB(dbPath), func(c *app.Config) { c.APIKey = "sk-secret" })
+	viaLB := same(session)
+	viaLB["Host"] = strings.TrimPrefix(a.URL(), "http://")
+	if resp, _ := do(t, "GET", b.URL()+"/metrics", "", viaLB); resp.StatusCode != 200 {
+		t.Errorf("replica with the shared session: %d", resp.StatusCode)
+	}
+	// A server started with another key refuses it: changing the key logs
+	// every browser out.
+	other := apptest.Start(t, apptest.DB(dbPath), func(c *app.Config) { c.APIKey = "sk-other" })
+	viaLB["Host"] = strings.TrimPrefix(a.URL(), "http://")
+	if resp, _ := do(t, "GET", other.URL()+"/metrics", "", viaLB); resp.StatusCode != 401 {
+		t.Errorf("a session of the old key after a key change: %d", resp.StatusCode)
+	}
+
+	// Logout needs JSON, same-origin, like login.
+	if resp, _ := do(t, "POST", a.URL()+"/logout", "", map[string]string{"Cookie": session, "Content-Type": "text/plain"}); resp.StatusCode != 415 {
+		t.Errorf("form logout: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "POST", a.URL()+"/logout", "{}", map[string]string{"Cookie": session, "Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}); resp.StatusCode != 403 {
+		t.Errorf("cross-site logout: %d", resp.StatusCode)
+	}
+	resp, _ = do(t, "POST", a.URL()+"/logout", "{}", map[string]string{"Cookie": session, "Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"})
+	if cleared := sessionCookie(t, resp, name); resp.StatusCode != 204 || cleared.MaxAge >= 0 || cleared.Value != "" {
+		t.Fatalf("logout: %d %+v", resp.StatusCode, cleared)
+	}
+	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", same(session)); resp.StatusCode != 401 {
+		t.Errorf("the session after logout: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "GET", b.URL()+"/metrics", "", viaLB); resp.StatusCode != 401 {
+		t.Errorf("the session after logout, on the replica: %d", resp.StatusCode)
+	}
+	if n := countRows(t, dbPath, "login_sessions"); n != 0 {
+		t.Errorf("%d sessions left after logout", n)
+	}
+}
+
+// TestExpiredSessionIsRefused: past its TTL a session is refused and
+// deleted from the store.
+func TestExpiredSessionIsRefused(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "app.db")
+	a := apptest.Start(t, apptest.DB(dbPath), func(c *app.Config) { c.APIKey = "sk-secret"; c.SessionTTL = time.Millisecond })
+	name := "agentloop_session_" + port(a.URL())
+	resp, _ := login(t, a.URL(), "sk-secret", nil)
+	ck := sessionCookie(t, resp, name)
+	if n := countRows(t, dbPath, "login_sessions"); n != 1 {
+		t.Fatalf("%d sessions stored", n)
+	}
+	time.Sleep(5 * time.Millisecond) // past the TTL; nothing is asserted about time
+	resp, _ = do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": name + "=" + ck.Value, "Sec-Fetch-Site": "same-origin"})
+	if resp.StatusCode != 401 {
+		t.Fatalf("expired session: %d", resp.StatusCode)
+	}
+	if n := countRows(t, dbPath, "login_sessions"); n != 0 {
+		t.Errorf("the expired session is still stored (%d)", n)
 	}
 }

@@ -19,6 +19,10 @@ type Config struct {
 	APIKey       string
 	AllowedHosts []string
 
+	// With APIKey: a browser login lasts SessionTTL from login (fixed, not
+	// sliding).
+	SessionTTL time.Duration
+
 	TraceRing int
 	Grace     time.Duration
 
@@ -34,6 +38,7 @@ func Defaults() Config {
 	return Config{
 		Config: server.Defaults(""),
 		Addr:   "127.0.0.1:8080", DB: "./agentloop.db",
-		TraceRing: 10000, Grace: 10 * time.Second, RateBurst: 20,
+		SessionTTL: 7 * 24 * time.Hour,
+		TraceRing:  10000, Grace: 10 * time.Second, RateBurst: 20,
 	}
 }

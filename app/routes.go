@@ -37,8 +37,10 @@ func (a *App) routes() *echo.Echo {
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)
 	e.HTTPErrorHandler = ErrorHandler(a.log, pg.NotFoundPage)
 	if a.cfg.APIKey != "" {
-		e.Use(keyAuth(a.cfg.APIKey, pg.LoginPage))
-		e.POST("/login", login(a.cfg.APIKey), web.SameOriginJSON)
+		l := newLogins(a.cfg.APIKey, a.DB, a.cfg.SessionTTL, a.log)
+		e.Use(l.keyAuth(pg.LoginPage))
+		e.POST("/login", l.login, web.SameOriginJSON)
+		e.POST("/logout", l.logout, web.SameOriginJSON)
 	}
 	a.V1.Register(e.Group("/v1"))
 	a.Baseline.Register(e.Group("/baseline/v1"))
