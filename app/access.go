@@ -80,7 +80,8 @@ func checkBind(addr string, allowed []string) error {
 // keyAuth requires the API key on every route but login, logout and the
 // static assets: as a Bearer token (SDKs), or as a login session's cookie
 // (pages), the cookie only when the browser says the request is
-// same-origin.
+// same-origin. Wrong keys are throttled per client address; a request
+// without any key is not a guess and is not charged.
 func (l *logins) keyAuth(loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -90,10 +91,13 @@ func (l *logins) keyAuth(loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 				return next(c)
 			}
 			if token, ok := bearer(r); ok {
+				if err := l.guessCheck(c); err != nil {
+					return err
+				}
 				if l.keyMatches(token) {
 					return next(c)
 				}
-				return unauthorized("Incorrect API key provided.")
+				return l.wrongKey(c)
 			}
 			if ck, err := r.Cookie(sessionCookieName(c)); err == nil && cookieAllowed(r) {
 				ok, err := l.valid(r.Context(), ck.Value)

@@ -306,3 +306,42 @@ func TestExpiredSessionIsRefused(t *testing.T) {
 		t.Errorf("the expired session is still stored (%d)", n)
 	}
 }
+
+// TestLoginIsThrottled: wrong keys from one address, at the login form or
+// as a bearer token, get 429 with Retry-After past the burst, and then
+// even the right key waits, so a right guess cannot slip through.
+func TestLoginIsThrottled(t *testing.T) {
+	slow := func(c *app.Config) { c.APIKey = "sk-secret"; c.LoginRate = 0.05; c.LoginBurst = 3 }
+	a := apptest.Start(t, slow)
+	codes := map[int]int{}
+	for i := range 10 {
+		resp, body := login(t, a.URL(), fmt.Sprintf("guess-%d", i), nil)
+		codes[resp.StatusCode]++
+		if resp.StatusCode == 429 && (resp.Header.Get("Retry-After") == "" || errorCode(t, body) != "rate_limit_exceeded") {
+			t.Fatalf("429 without Retry-After or code: %v %s", resp.Header, body)
+		}
+	}
+	if codes[401] != 3 || codes[429] != 7 {
+		t.Fatalf("wrong keys at the login form: %v, want 3×401 then 429", codes)
+	}
+	if resp, _ := login(t, a.URL(), "sk-secret", nil); resp.StatusCode != 429 {
+		t.Errorf("the right key while throttled: %d", resp.StatusCode)
+	}
+	// Requests without a key are no guesses.
+	if resp, _ := do(t, "GET", a.URL()+"/healthz", "", nil); resp.StatusCode != 401 {
+		t.Errorf("no key while throttled: %d", resp.StatusCode)
+	}
+
+	b := apptest.Start(t, slow)
+	codes = map[int]int{}
+	for i := range 10 {
+		resp, _ := do(t, "GET", b.URL()+"/v1/models", "", map[string]string{"Authorization": fmt.Sprintf("Bearer guess-%d", i)})
+		codes[resp.StatusCode]++
+	}
+	if codes[401] != 3 || codes[429] != 7 {
+		t.Fatalf("wrong bearer keys: %v, want 3×401 then 429", codes)
+	}
+	if resp, _ := do(t, "GET", b.URL()+"/v1/models", "", map[string]string{"Authorization": "Bearer sk-secret"}); resp.StatusCode != 429 {
+		t.Errorf("the right bearer key while throttled: %d", resp.StatusCode)
+	}
+}

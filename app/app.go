@@ -55,8 +55,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := checkBind(cfg.Addr, cfg.AllowedHosts); err != nil {
 		return nil, err
 	}
-	if cfg.APIKey != "" && cfg.SessionTTL <= 0 {
-		return nil, fmt.Errorf("with --api-key, --session-ttl must be positive")
+	if cfg.APIKey != "" && (cfg.SessionTTL <= 0 || cfg.LoginRate <= 0 || cfg.LoginBurst < 1) {
+		return nil, fmt.Errorf("with --api-key, --session-ttl and --login-rate must be positive and --login-burst at least 1")
 	}
 	db, err := sqlite.Open(ctx, cfg.DB, log)
 	if err != nil {

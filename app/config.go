@@ -20,8 +20,11 @@ type Config struct {
 	AllowedHosts []string
 
 	// With APIKey: a browser login lasts SessionTTL from login (fixed, not
-	// sliding).
+	// sliding), and wrong keys are throttled per client address to
+	// LoginRate a second after a burst of LoginBurst.
 	SessionTTL time.Duration
+	LoginRate  float64
+	LoginBurst int
 
 	TraceRing int
 	Grace     time.Duration
@@ -38,7 +41,7 @@ func Defaults() Config {
 	return Config{
 		Config: server.Defaults(""),
 		Addr:   "127.0.0.1:8080", DB: "./agentloop.db",
-		SessionTTL: 7 * 24 * time.Hour,
-		TraceRing:  10000, Grace: 10 * time.Second, RateBurst: 20,
+		SessionTTL: 7 * 24 * time.Hour, LoginRate: 2, LoginBurst: 5,
+		TraceRing: 10000, Grace: 10 * time.Second, RateBurst: 20,
 	}
 }

@@ -37,7 +37,8 @@ func (a *App) routes() *echo.Echo {
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)
 	e.HTTPErrorHandler = ErrorHandler(a.log, pg.NotFoundPage)
 	if a.cfg.APIKey != "" {
-		l := newLogins(a.cfg.APIKey, a.DB, a.cfg.SessionTTL, a.log)
+		l := newLogins(a.cfg.APIKey, a.DB, a.cfg.SessionTTL,
+			newThrottle(a.cfg.LoginRate, a.cfg.LoginBurst, throttleAddrs), a.log)
 		e.Use(l.keyAuth(pg.LoginPage))
 		e.POST("/login", l.login, web.SameOriginJSON)
 		e.POST("/logout", l.logout, web.SameOriginJSON)

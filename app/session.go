@@ -66,12 +66,13 @@ type logins struct {
 	key      []byte
 	sessions Sessions
 	ttl      time.Duration
+	throttle *throttle
 	log      *slog.Logger
 	now      func() time.Time
 }
 
-func newLogins(key string, sessions Sessions, ttl time.Duration, log *slog.Logger) *logins {
-	return &logins{key: []byte(key), sessions: sessions, ttl: ttl, log: log, now: time.Now}
+func newLogins(key string, sessions Sessions, ttl time.Duration, th *throttle, log *slog.Logger) *logins {
+	return &logins{key: []byte(key), sessions: sessions, ttl: ttl, throttle: th, log: log, now: time.Now}
 }
 
 // keyMatches compares a presented key with ours in constant time.
@@ -110,10 +111,35 @@ func (l *logins) valid(ctx context.Context, token string) (bool, error) {
 	return true, nil
 }
 
+// guessCheck refuses a key attempt from an address that has failed too
+// often (429 with Retry-After), whether the key is right or not, so a
+// right guess cannot slip through the throttle.
+func (l *logins) guessCheck(c echo.Context) error {
+	wait := l.throttle.wait(c.RealIP(), l.now())
+	if wait <= 0 {
+		return nil
+	}
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded",
+		"Too many incorrect API keys from this address. Please try again in %ds.", secs)
+	e.Headers = map[string]string{"Retry-After": strconv.Itoa(secs)}
+	return e
+}
+
+// wrongKey charges a failed attempt to the address and answers 401.
+func (l *logins) wrongKey(c echo.Context) error {
+	l.throttle.fail(c.RealIP(), l.now())
+	return unauthorized("Incorrect API key provided.")
+}
+
 // login takes {"key": "..."} as JSON; with the right key it starts a
 // session and sets its HttpOnly, SameSite=Strict cookie. It is
-// state-changing, so its route is guarded by web.SameOriginJSON.
+// state-changing, so its route is guarded by web.SameOriginJSON. Failed
+// attempts are throttled per client address.
 func (l *logins) login(c echo.Context) error {
+	if err := l.guessCheck(c); err != nil {
+		return err
+	}
 	var body struct {
 		Key string `json:"key"`
 	}
@@ -121,7 +147,7 @@ func (l *logins) login(c echo.Context) error {
 		return api.BadRequest("key", "invalid_json", "Send {\"key\": \"...\"}.")
 	}
 	if !l.keyMatches(body.Key) {
-		return unauthorized("Incorrect API key provided.")
+		return l.wrongKey(c)
 	}
 	ctx := c.Request().Context()
 	now := l.now()
