@@ -1,7 +1,6 @@
 package app
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,14 +9,11 @@ import (
 	"sync"
 
 	"agentloop/api"
+	"agentloop/web"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 )
-
-// KeyCookie carries the API key for browsers, which cannot set headers on
-// a WebSocket.
-const KeyCookie = "agentloop_key"
 
 // securityHeaders sets the page protections: a CSP without inline scripts,
 // no sniffing, no framing.
@@ -81,32 +77,35 @@ func checkBind(addr string, allowed []string) error {
 	return nil
 }
 
-// keyAuth requires the API key on every route but the login endpoint and
-// static assets: as a Bearer token (SDKs) or as the cookie (pages), the
-// cookie only when the browser says the request is same-origin.
-func keyAuth(key string, loginPage echo.HandlerFunc) echo.MiddlewareFunc {
-	want := []byte(key)
+// keyAuth requires the API key on every route but login, logout and the
+// static assets: as a Bearer token (SDKs), or as a login session's cookie
+// (pages), the cookie only when the browser says the request is
+// same-origin. Wrong keys are throttled per client address; a request
+// without any key is not a guess and is not charged.
+func (l *logins) keyAuth(loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
 			path := r.URL.Path
-			if path == "/login" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" {
+			if path == "/login" || path == "/logout" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" {
 				return next(c)
 			}
-			if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
-				if subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(auth, "Bearer ")), want) == 1 {
+			if token, ok := bearer(r); ok {
+				if err := l.guessCheck(c); err != nil {
+					return err
+				}
+				if l.keyMatches(token) {
 					return next(c)
 				}
-				return unauthorized("Incorrect API key provided.")
+				return l.wrongKey(c)
 			}
-			if ck, err := r.Cookie(KeyCookie); err == nil && subtle.ConstantTimeCompare([]byte(ck.Value), want) == 1 {
-				switch r.Header.Get("Sec-Fetch-Site") {
-				case "same-origin", "none":
-					return next(c)
+			if ck, err := r.Cookie(sessionCookieName(c)); err == nil && cookieAllowed(r) {
+				ok, err := l.valid(r.Context(), ck.Value)
+				if err != nil {
+					l.log.Error("read session", "err", err)
+					return api.ServerError("The server could not read the login session.")
 				}
-				// Chromium sends no Sec-Fetch-Site on WebSocket handshakes;
-				// there the Origin must be this very host.
-				if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") && sameHostOrigin(r) {
+				if ok {
 					return next(c)
 				}
 			}
@@ -116,6 +115,41 @@ func keyAuth(key string, loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 			c.Response().Header().Set("Cache-Control", "no-store")
 			c.Response().WriteHeader(http.StatusUnauthorized)
 			return loginPage(c)
+		}
+	}
+}
+
+// cookieAllowed says the browser marks the request same-origin (or typed
+// in the address bar). Chromium sends no Sec-Fetch-Site on WebSocket
+// handshakes; there the Origin must be this very host.
+func cookieAllowed(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	}
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") && sameHostOrigin(r)
+}
+
+// requestGuard applies web's same-origin guards to the whole process, once:
+// a request that may change state (any method but GET, HEAD and OPTIONS)
+// and any request to an API or engine route (the WebSocket upgrade
+// included) is refused cross-site without an Authorization header, and
+// POST, PUT and PATCH take application/json only. Page GETs stay reachable
+// by navigation from anywhere.
+func requestGuard(next echo.HandlerFunc) echo.HandlerFunc {
+	withBody, noBody := web.SameOriginJSON(next), web.SameOrigin(next)
+	return func(c echo.Context) error {
+		r := c.Request()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			if isAPIPath(r.URL.Path) {
+				return noBody(c)
+			}
+			return next(c)
+		case http.MethodPost, http.MethodPut, http.MethodPatch:
+			return withBody(c)
+		default:
+			return noBody(c)
 		}
 	}
 }
@@ -131,25 +165,6 @@ func isAPIPath(p string) bool {
 
 func unauthorized(msg string) error {
 	return &api.Error{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key", Message: msg}
-}
-
-// login takes {"key": "..."} as JSON and sets the HttpOnly, SameSite=Strict
-// cookie. It is state-changing, so its route is guarded by
-// web.SameOriginJSON.
-func login(key string) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		var body struct {
-			Key string `json:"key"`
-		}
-		if err := c.Bind(&body); err != nil {
-			return api.BadRequest("key", "invalid_json", "Send {\"key\": \"...\"}.")
-		}
-		if subtle.ConstantTimeCompare([]byte(body.Key), []byte(key)) != 1 {
-			return unauthorized("Incorrect API key provided.")
-		}
-		c.SetCookie(&http.Cookie{Name: KeyCookie, Value: body.Key, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		return c.NoContent(http.StatusNoContent)
-	}
 }
 
 // rateLimit limits each client address's request rate.

@@ -23,6 +23,7 @@ var (
 	_ server.Store     = (*sqlite.DB)(nil)
 	_ rollout.RunStore = (*sqlite.DB)(nil)
 	_ web.RunDB        = (*sqlite.DB)(nil)
+	_ Sessions         = (*sqlite.DB)(nil)
 )
 
 // App is one running agentloop server.
@@ -55,6 +56,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := checkBind(cfg.Addr, cfg.AllowedHosts); err != nil {
 		return nil, err
 	}
+	if cfg.APIKey != "" && (cfg.SessionTTL <= 0 || cfg.LoginRate <= 0 || cfg.LoginBurst < 1) {
+		return nil, fmt.Errorf("with --api-key, --session-ttl and --login-rate must be positive and --login-burst at least 1")
+	}
 	db, err := sqlite.Open(ctx, cfg.DB, log)
 	if err != nil {
 		return nil, err
@@ -64,6 +68,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	} else if n > 0 {
 		log.Info("runs interrupted by an earlier stop", "runs", n)
+	}
+	if n, err := db.DeleteExpiredSessions(ctx, time.Now()); err != nil {
+		db.Close()
+		return nil, err
+	} else if n > 0 {
+		log.Info("expired login sessions deleted", "sessions", n)
 	}
 	sh, err := server.NewShared(db, cfg.TraceRing, log)
 	if err != nil {

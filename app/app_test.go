@@ -64,22 +64,17 @@ func TestAPIKeyProtectsEveryRoute(t *testing.T) {
 		t.Fatalf("ws handshake with key: %v", err)
 	}
 	c.CloseNow()
-	// Browsers log in once; the cookie counts only for same-origin requests.
-	resp, _ = do(t, "POST", a.URL()+"/login", `{"key":"sk-secret"}`, map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"})
-	var cookie *http.Cookie
-	for _, ck := range resp.Cookies() {
-		if ck.Name == app.KeyCookie {
-			cookie = ck
-		}
-	}
-	if resp.StatusCode != 204 || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+	// Browsers log in once; the session cookie counts only for same-origin requests.
+	resp, _ = login(t, a.URL(), "sk-secret", nil)
+	cookie := sessionCookie(t, resp, "agentloop_session_"+port(a.URL()))
+	if resp.StatusCode != 204 || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
 		t.Fatalf("login: %d %+v", resp.StatusCode, cookie)
 	}
-	ck := app.KeyCookie + "=" + cookie.Value
+	ck := cookie.Name + "=" + cookie.Value
 	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": ck, "Sec-Fetch-Site": "same-origin"}); resp.StatusCode != 200 {
 		t.Fatalf("same-origin cookie: %d", resp.StatusCode)
 	}
-	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": ck, "Sec-Fetch-Site": "cross-site"}); resp.StatusCode != 401 {
+	if resp, _ := do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": ck, "Sec-Fetch-Site": "cross-site"}); resp.StatusCode != 403 {
 		t.Fatalf("cross-site cookie: %d", resp.StatusCode)
 	}
 	if resp, _ := do(t, "POST", a.URL()+"/login", `{"key":"sk-secret"}`, map[string]string{"Content-Type": "text/plain", "Sec-Fetch-Site": "same-origin"}); resp.StatusCode != 415 {
@@ -228,14 +223,16 @@ func TestCookieWebSocketNeedsOurOrigin(t *testing.T) {
 	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-secret" })
 	ws := "ws" + strings.TrimPrefix(a.URL(), "http") + "/v1/responses"
 	host := strings.TrimPrefix(a.URL(), "http://")
-	cookie := app.KeyCookie + "=sk-secret"
+	resp, _ := login(t, a.URL(), "sk-secret", nil)
+	ck := sessionCookie(t, resp, "agentloop_session_"+port(a.URL()))
+	cookie := ck.Name + "=" + ck.Value
 	c, _, err := websocket.Dial(context.Background(), ws, &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {cookie}, "Origin": {"http://" + host}}})
 	if err != nil {
 		t.Fatalf("same-origin cookie handshake: %v", err)
 	}
 	c.CloseNow()
-	_, resp, err := websocket.Dial(context.Background(), ws, &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {cookie}, "Origin": {"http://evil.example"}}})
-	if err == nil || resp == nil || resp.StatusCode != 401 {
+	_, hresp, err := websocket.Dial(context.Background(), ws, &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {cookie}, "Origin": {"http://evil.example"}}})
+	if err == nil || hresp == nil || hresp.StatusCode != 401 {
 		t.Fatalf("cross-site cookie handshake: %v", err)
 	}
 }

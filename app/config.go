@@ -19,6 +19,13 @@ type Config struct {
 	APIKey       string
 	AllowedHosts []string
 
+	// With APIKey: a browser login lasts SessionTTL from login (fixed, not
+	// sliding), and wrong keys are throttled per client address to
+	// LoginRate a second after a burst of LoginBurst.
+	SessionTTL time.Duration
+	LoginRate  float64
+	LoginBurst int
+
 	TraceRing int
 	Grace     time.Duration
 	// Retention is how long stored responses, runs and sessions are kept;
@@ -40,6 +47,7 @@ func Defaults() Config {
 	return Config{
 		Config: server.Defaults(""),
 		Addr:   "127.0.0.1:8080", DB: "./agentloop.db",
+		SessionTTL: 7 * 24 * time.Hour, LoginRate: 2, LoginBurst: 5,
 		TraceRing: 10000, Grace: 10 * time.Second, Retention: 7 * 24 * time.Hour, BodyTimeout: 30 * time.Second, RateBurst: 20,
 	}
 }

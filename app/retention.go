@@ -9,8 +9,9 @@ import (
 // at start.
 const retentionEvery = time.Hour
 
-// startRetention sweeps what is older than --retention now and every
-// retentionEvery, until shutdown (before the store closes).
+// startRetention sweeps what is older than --retention (and expired login
+// sessions) now and every retentionEvery, until shutdown (before the store
+// closes).
 func (a *App) startRetention() {
 	if a.cfg.Retention <= 0 {
 		return
@@ -34,6 +35,9 @@ func (a *App) startRetention() {
 }
 
 func (a *App) sweep(ctx context.Context) {
+	if _, err := a.DB.DeleteExpiredSessions(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		a.log.Error("retention sweep: sessions", "err", err)
+	}
 	swept, err := a.DB.Sweep(ctx, time.Now().Add(-a.cfg.Retention))
 	switch {
 	case err != nil && ctx.Err() == nil:

@@ -19,6 +19,8 @@ func (a *App) routes() *echo.Echo {
 	if a.cfg.ConnLimit > 0 {
 		e.Use(refuseOverLimit)
 	}
+	// Cross-site and non-JSON writes are refused before anything else runs.
+	e.Use(requestGuard)
 	if a.cfg.RateLimit > 0 {
 		e.Use(rateLimit(a.cfg.RateLimit, a.cfg.RateBurst))
 	}
@@ -39,8 +41,11 @@ func (a *App) routes() *echo.Echo {
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)
 	e.HTTPErrorHandler = ErrorHandler(a.log, pg.NotFoundPage)
 	if a.cfg.APIKey != "" {
-		e.Use(keyAuth(a.cfg.APIKey, pg.LoginPage))
-		e.POST("/login", login(a.cfg.APIKey), web.SameOriginJSON)
+		l := newLogins(a.cfg.APIKey, a.DB, a.cfg.SessionTTL,
+			newThrottle(a.cfg.LoginRate, a.cfg.LoginBurst, throttleAddrs), a.log)
+		e.Use(l.keyAuth(pg.LoginPage))
+		e.POST("/login", l.login, web.SameOriginJSON)
+		e.POST("/logout", l.logout, web.SameOriginJSON)
 	}
 	a.V1.Register(e.Group("/v1"))
 	a.Baseline.Register(e.Group("/baseline/v1"))

@@ -32,8 +32,9 @@ func TestRaceStartedByAPI(t *testing.T) {
 	}
 }
 
-// TestLoginWithKey: with --api-key, a page asks for the key once; the cookie
-// then opens the pages and the engine over HTTP.
+// TestLoginWithKey: with --api-key, a page asks for the key once; the
+// session cookie then opens the pages and the engine over HTTP, until Sign
+// out.
 func TestLoginWithKey(t *testing.T) {
 	needBrowser(t)
 	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-e2e" })
@@ -55,6 +56,9 @@ func TestLoginWithKey(t *testing.T) {
 	check(t, expect.Locator(page2.Locator(`html[data-ready="explorer"]`)).ToHaveCount(1), "explorer script ready")
 	check(t, page2.GetByTestId("explorer-send-http").Click(), "send over HTTP")
 	check(t, expect.Locator(page2.Locator(`[data-testid="event"][data-type="response.completed"]`)).ToHaveCount(1), "response over the cookie")
+	// Sign out ends the session: the next page asks for the key again.
+	check(t, page2.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Sign out"}).Click(), "sign out")
+	check(t, expect.Locator(page2.Locator("#login-form")).ToBeVisible(), "login page after signing out")
 }
 
 // startRace posts a race to the run API, as `agentloop race --server` does.

@@ -7,8 +7,17 @@ type Page struct {
 	Nav string
 	// Scripts are asset names under static/, loaded deferred in order.
 	Scripts []string
-	// KeyRequired says the server runs with --api-key.
+	// KeyRequired says the server runs with --api-key: the header then
+	// offers Sign out (common.js posts /logout).
 	KeyRequired bool
+
+	signedOut bool
+}
+
+// asSignedOut is p for the login page, which offers no Sign out.
+func (p Page) asSignedOut() Page {
+	p.signedOut = true
+	return p
 }
 
 // Option is one choice of a select.

@@ -1,8 +1,9 @@
 // Package web is the playground: the pages (home, race, explorer, runs,
 // docs, login), the run JSON API (/api/runs), the live feed of running races
 // (/ui/runs/{id}/live), fanned out to every page by one hub, the embedded
-// static assets, and the same-origin JSON guard for state-changing routes
-// (SameOriginJSON, also on app's /login). Its handlers return *api.Error;
+// static assets, and the same-origin guard for state-changing routes
+// (SameOrigin, and SameOriginJSON with IsJSON, the one media-type check),
+// which app applies to every route of the process. Its handlers return *api.Error;
 // app's error handler writes it.
 //
 // It reaches races through the narrow Races and Runs interfaces (a

@@ -80,7 +80,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	api.POST("", p.startRun, SameOriginJSON)
 	api.GET("", p.listRuns)
 	api.GET("/:id", p.getRun)
-	api.DELETE("/:id", p.deleteRun, sameOrigin)
+	api.DELETE("/:id", p.deleteRun, SameOrigin)
 
 	e.GET("/ui/runs/:id/live", p.live)
 }

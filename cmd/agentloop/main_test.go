@@ -62,6 +62,7 @@ func TestServePrintsOneLineAndHonoursEnvironment(t *testing.T) {
 	}
 	req, _ := http.NewRequest("POST", url+"/v1/responses", strings.NewReader(`{"model":"burst","input":"hi"}`))
 	req.Header.Set("Authorization", "Bearer sk-env")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

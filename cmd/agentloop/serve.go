@@ -16,7 +16,10 @@ import (
 func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on; port 0 picks a free port")
 	fs.StringVar(&cfg.DB, "db", cfg.DB, "SQLite database file, created on first run")
-	fs.StringVar(&cfg.APIKey, "api-key", cfg.APIKey, "when set, every route needs it: Authorization: Bearer KEY (SDKs) or the login cookie (pages)")
+	fs.StringVar(&cfg.APIKey, "api-key", cfg.APIKey, "when set, every route needs it: Authorization: Bearer KEY (SDKs) or a login session's cookie (pages)")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", cfg.SessionTTL, "with --api-key: a browser login lasts this long (from login, not sliding)")
+	fs.Float64Var(&cfg.LoginRate, "login-rate", cfg.LoginRate, "with --api-key: wrong keys allowed per second per client address, after --login-burst")
+	fs.IntVar(&cfg.LoginBurst, "login-burst", cfg.LoginBurst, "with --api-key: wrong keys allowed at once per client address")
 	fs.Var(listFlag{&cfg.AllowedHosts}, "allowed-hosts", "extra hostnames clients may use (comma-separated); required with a wildcard --addr")
 	fs.Var(byteSize{&cfg.MaxBody}, "max-body", "largest HTTP request body; larger gets 413")
 	fs.Var(byteSize{&cfg.WSReadLimit}, "ws-read-limit", "largest WebSocket message; larger closes with 1009")

@@ -165,6 +165,21 @@
 
   const terminal = new Set(["passed", "failed", "interrupted"]);
 
+  // Sign out (pages of a server with --api-key): end the session, then
+  // show the login page.
+  document.addEventListener("click", async (ev) => {
+    const btn = ev.target instanceof Element && ev.target.closest("[data-logout]");
+    if (!btn) return;
+    btn.disabled = true;
+    try {
+      await sendJSON("POST", "/logout", {});
+      location.assign("/");
+    } catch (err) {
+      btn.disabled = false;
+      window.alert("Sign out failed: " + (err.message || err));
+    }
+  });
+
   window.agentloop = {
     el, svg, clear, fmtNS, fmtInt, sooner, lanes, laneLabel, headline, whatItWouldTake, stackParams,
     sendJSON, getJSON, showError, wsURL, terminal,

@@ -1,0 +1,201 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentloop/api"
+	"agentloop/store"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Sessions is the store of browser logins, shared by every replica.
+// *sqlite.DB implements it.
+type Sessions interface {
+	CreateSession(ctx context.Context, s store.Session) error
+	GetSession(ctx context.Context, id string) (store.Session, error)
+	DeleteSession(ctx context.Context, id string) error
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+}
+
+// sessionCookiePrefix is followed by the port the browser sees: browsers
+// send a cookie to every port of a host, so each server (or load balancer
+// port) reads only its own.
+const sessionCookiePrefix = "agentloop_session_"
+
+// SessionCookieName is the login cookie's name for a request sent to host
+// (the Host header), over TLS or not: agentloop_session_PORT, the port
+// being the one in host or the scheme's default.
+func SessionCookieName(host string, tls bool) string {
+	port := "80"
+	if tls {
+		port = "443"
+	}
+	if _, p, err := net.SplitHostPort(host); err == nil && p != "" {
+		if n, err := strconv.ParseUint(p, 10, 16); err == nil {
+			port = strconv.FormatUint(n, 10)
+		}
+	}
+	return sessionCookiePrefix + port
+}
+
+func sessionCookieName(c echo.Context) string {
+	return SessionCookieName(c.Request().Host, c.IsTLS())
+}
+
+// logins checks the API key and keeps the browser sessions made with it.
+// The cookie holds a random token (256 bits); the store keys the session
+// by HMAC-SHA256(key, token), so the database holds no usable token, and a
+// session made under another key is never found: changing the key logs
+// every browser out. Sessions expire a fixed TTL after login.
+type logins struct {
+	key      []byte
+	sessions Sessions
+	ttl      time.Duration
+	throttle *throttle
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+func newLogins(key string, sessions Sessions, ttl time.Duration, th *throttle, log *slog.Logger) *logins {
+	return &logins{key: []byte(key), sessions: sessions, ttl: ttl, throttle: th, log: log, now: time.Now}
+}
+
+// keyMatches compares a presented key with ours in constant time.
+func (l *logins) keyMatches(presented string) bool {
+	return subtle.ConstantTimeCompare([]byte(presented), l.key) == 1
+}
+
+// sessionID is the store's key of the session whose cookie holds token.
+func (l *logins) sessionID(token string) string {
+	m := hmac.New(sha256.New, l.key)
+	m.Write([]byte("agentloop login session\x00"))
+	m.Write([]byte(token))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// valid says the cookie's token names a live session. An expired one is
+// deleted.
+func (l *logins) valid(ctx context.Context, token string) (bool, error) {
+	if token == "" {
+		return false, nil
+	}
+	id := l.sessionID(token)
+	s, err := l.sessions.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !l.now().Before(s.ExpiresAt) {
+		if err := l.sessions.DeleteSession(ctx, id); err != nil {
+			l.log.Warn("delete expired session", "err", err)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// guessCheck refuses a key attempt from an address that has failed too
+// often (429 with Retry-After), whether the key is right or not, so a
+// right guess cannot slip through the throttle.
+func (l *logins) guessCheck(c echo.Context) error {
+	wait := l.throttle.wait(c.RealIP(), l.now())
+	if wait <= 0 {
+		return nil
+	}
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded",
+		"Too many incorrect API keys from this address. Please try again in %ds.", secs)
+	e.Headers = map[string]string{"Retry-After": strconv.Itoa(secs)}
+	return e
+}
+
+// wrongKey charges a failed attempt to the address and answers 401.
+func (l *logins) wrongKey(c echo.Context) error {
+	l.throttle.fail(c.RealIP(), l.now())
+	return unauthorized("Incorrect API key provided.")
+}
+
+// login takes {"key": "..."} as JSON; with the right key it starts a
+// session and sets its HttpOnly, SameSite=Strict cookie. It is
+// state-changing, so its route is guarded by web.SameOriginJSON. Failed
+// attempts are throttled per client address.
+func (l *logins) login(c echo.Context) error {
+	if err := l.guessCheck(c); err != nil {
+		return err
+	}
+	var body struct {
+		Key string `json:"key"`
+	}
+	if err := c.Bind(&body); err != nil {
+		return api.BadRequest("key", "invalid_json", "Send {\"key\": \"...\"}.")
+	}
+	if !l.keyMatches(body.Key) {
+		return l.wrongKey(c)
+	}
+	ctx := c.Request().Context()
+	now := l.now()
+	if _, err := l.sessions.DeleteExpiredSessions(ctx, now); err != nil {
+		l.log.Warn("sweep expired sessions", "err", err)
+	}
+	name := sessionCookieName(c)
+	if old, err := c.Cookie(name); err == nil && old.Value != "" {
+		// Logging in again replaces the session the browser had.
+		if err := l.sessions.DeleteSession(ctx, l.sessionID(old.Value)); err != nil {
+			l.log.Warn("delete replaced session", "err", err)
+		}
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return api.ServerError("The server could not start a session.")
+	}
+	token := base64.RawURLEncoding.EncodeToString(raw[:])
+	s := store.Session{ID: l.sessionID(token), CreatedAt: now, ExpiresAt: now.Add(l.ttl)}
+	if err := l.sessions.CreateSession(ctx, s); err != nil {
+		l.log.Error("create session", "err", err)
+		return api.ServerError("The server could not store the session.")
+	}
+	c.SetCookie(&http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: c.IsTLS(), MaxAge: max(1, int(math.Ceil(l.ttl.Seconds()))), Expires: s.ExpiresAt})
+	return c.NoContent(http.StatusNoContent)
+}
+
+// logout deletes the browser's session, if any, and clears its cookie. It
+// is guarded like login and needs no login itself.
+func (l *logins) logout(c echo.Context) error {
+	name := sessionCookieName(c)
+	if ck, err := c.Cookie(name); err == nil && ck.Value != "" {
+		if err := l.sessions.DeleteSession(c.Request().Context(), l.sessionID(ck.Value)); err != nil {
+			l.log.Error("delete session", "err", err)
+			return api.ServerError("The server could not end the session.")
+		}
+	}
+	c.SetCookie(&http.Cookie{Name: name, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: c.IsTLS(), MaxAge: -1})
+	return c.NoContent(http.StatusNoContent)
+}
+
+// bearer returns the token of an "Authorization: Bearer" header.
+func bearer(r *http.Request) (string, bool) {
+	auth := r.Header.Get("Authorization")
+	if len(auth) < 7 || !strings.EqualFold(auth[:7], "Bearer ") {
+		return "", false
+	}
+	return auth[7:], true
+}
