@@ -1,6 +1,10 @@
 package rollout
 
-import "time"
+import (
+	"time"
+
+	"agentloop/api"
+)
 
 // Lane names. Each is one way of talking to the engine (DECISIONS.md).
 const (
@@ -8,6 +12,7 @@ const (
 	LaneHTTPOptimized = "http-optimized" // stateless full input, store:false, /v1 (request-level caches on)
 	LaneHTTPChained   = "http-chained"   // previous_response_id, store:true, /v1
 	LaneWS            = "ws"             // one WebSocket, warmup, previous_response_id, store:false, /v1
+	LanePrototype     = "prototype"
 )
 
 // AllLanes in display order.
@@ -37,7 +42,9 @@ type Config struct {
 	BandwidthKbps int `json:"bandwidth_kbps,omitempty"`
 	// TLS sends the lanes through TLS to the engine, so new connections pay
 	// for real handshakes.
-	TLS bool `json:"tls,omitempty"`
+	TLS       bool      `json:"tls,omitempty"`
+	Stack     api.Stack `json:"stack"`
+	DecodeTPS float64   `json:"decode_tps,omitempty"`
 }
 
 // RTT and ToolTime as durations.
