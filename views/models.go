@@ -200,3 +200,33 @@ type Problem struct {
 	Title   string
 	Message string
 }
+
+// SweepChart is one scenario's sweep: the share saved against optimized
+// HTTP by model speed, one line per stack and lane, laid out in SVG units.
+type SweepChart struct {
+	Scenario       string
+	Lines          []SweepLine
+	W, H           float64
+	X0, X1, Y0, Y1 float64 // the plot area
+	XTicks, YTicks []SweepTick
+}
+
+// SweepLine is one stack's (and lane's) points, in speed order.
+type SweepLine struct {
+	Name, Stack, Lane string
+	Points            []SweepPoint
+	Path              string // the polyline's points
+}
+
+// SweepPoint is one fair run.
+type SweepPoint struct {
+	TPS, Saved float64
+	Run        string
+	X, Y       float64
+}
+
+// SweepTick is one axis label.
+type SweepTick struct {
+	At    float64
+	Label string
+}

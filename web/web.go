@@ -73,6 +73,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	e.GET("/explorer", p.explorer)
 	e.GET("/runs", p.runsPage)
 	e.GET("/runs/:id", p.runPage)
+	e.GET("/sweep", p.sweepPage)
 	e.GET("/static/*", serveStatic)
 	e.GET("/favicon.ico", favicon)
 

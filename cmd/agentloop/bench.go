@@ -22,7 +22,7 @@ import (
 
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load|matrix|calibrate [flags]\n")
+		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load|matrix|sweep|calibrate [flags]\n")
 		return fmt.Errorf("bench: name a benchmark: overhead or load")
 	}
 	switch args[0] {
@@ -32,6 +32,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return runBenchLoad(ctx, args[1:], getenv, stdout, stderr)
 	case "matrix":
 		return runBenchMatrix(ctx, args[1:], getenv, stdout, stderr)
+	case "sweep":
+		return runBenchSweep(ctx, args[1:], getenv, stdout, stderr)
 	case "calibrate":
 		return runBenchCalibrate(ctx, args[1:], getenv, stdout, stderr)
 	}
