@@ -9,6 +9,10 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/app"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // postStack posts a non-streaming create with a stack header ("" sends
@@ -156,4 +160,48 @@ func TestStackStagesFollowTheWork(t *testing.T) {
 			t.Fatalf("%d %s", status, b)
 		}
 	})
+}
+
+// TestOpenAIGoWorksUnchangedUnderEveryPreset: the official client, with no
+// agentloop header at all, against a server whose default stack is each
+// preset, over HTTP (streamed and chained) and WebSocket mode.
+func TestOpenAIGoWorksUnchangedUnderEveryPreset(t *testing.T) {
+	for _, preset := range api.StackPresets {
+		t.Run(preset.Preset, func(t *testing.T) {
+			h := newHarness(t, func(c *app.Config) { c.Stack = preset })
+			ctx := h.ctx()
+			stream := h.client.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "burst",
+				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Why do persistent connections help agent loops?")}})
+			var first responses.Response
+			for stream.Next() {
+				if ev := stream.Current(); ev.Type == "response.completed" {
+					first = ev.Response
+				}
+			}
+			if err := stream.Err(); err != nil || first.Status != "completed" || first.OutputText() == "" {
+				t.Fatalf("streamed create: %v, %+v", err, first.Status)
+			}
+			chained, err := h.client.Responses.New(ctx, responses.ResponseNewParams{Model: "burst", PreviousResponseID: openai.String(first.ID),
+				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("And in one word?")}})
+			if err != nil || chained.Status != "completed" {
+				t.Fatalf("chained create: %v", err)
+			}
+			conn := h.connect()
+			if err := conn.Create(ctx, responses.ResponsesClientEventResponseCreateParam{Model: "burst", Store: openai.Bool(false),
+				Input: responses.ResponsesClientEventResponseCreateInputUnionParam{OfString: openai.String("Hello over a WebSocket.")}}); err != nil {
+				t.Fatal(err)
+			}
+			ws, err := conn.FinalResponse(ctx)
+			if err != nil || ws.Status != "completed" {
+				t.Fatalf("WebSocket create: %v", err)
+			}
+			tr, _ := h.sh.Traces.Get(chained.ID)
+			if got := len(stackSpans(tr)) > 0; got != preset.Modelled() {
+				t.Fatalf("%s: stack spans %v in %+v", preset.Preset, stackSpans(tr), tr.Spans)
+			}
+			if _, ok := stackSpans(tr)[api.StageStackStateLoad]; ok != preset.Modelled() {
+				t.Fatalf("%s: a chained request's state load modelled %v", preset.Preset, ok)
+			}
+		})
+	}
 }
