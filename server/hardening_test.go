@@ -187,26 +187,32 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
-	// Serve the same engine on a listener with tiny send buffers.
+// smallBufferServer serves the harness's /v1 engine on a listener with
+// tiny send buffers and returns its address.
+func (h *harness) smallBufferServer() string {
 	e := echo.New()
 	e.HTTPErrorHandler = app.ErrorHandler(nil, nil)
 	h.v1.Register(e.Group("/v1"))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
 	srv := &http.Server{Handler: e}
 	go srv.Serve(smallBufferListener{ln})
-	t.Cleanup(func() { srv.Close() })
+	h.t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
+	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
+	addr := h.smallBufferServer()
 	d := net.Dialer{Control: nil}
-	raw, err := d.Dial("tcp", ln.Addr().String())
+	raw, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	raw.(*net.TCPConn).SetReadBuffer(4096)
-	c, _, err := websocket.Dial(context.Background(), "ws://"+ln.Addr().String()+"/v1/responses", &websocket.DialOptions{
+	c, _, err := websocket.Dial(context.Background(), "ws://"+addr+"/v1/responses", &websocket.DialOptions{
 		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) { return raw, nil }}}})
 	if err != nil {
 		t.Fatal(err)
@@ -229,17 +235,8 @@ func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
 
 func TestSlowSSEReaderIsAbortedAndCounted(t *testing.T) {
 	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
-	e := echo.New()
-	e.HTTPErrorHandler = app.ErrorHandler(nil, nil)
-	h.v1.Register(e.Group("/v1"))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: e}
-	go srv.Serve(smallBufferListener{ln})
-	t.Cleanup(func() { srv.Close() })
-	raw, err := net.Dial("tcp", ln.Addr().String())
+	addr := h.smallBufferServer()
+	raw, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +244,7 @@ func TestSlowSSEReaderIsAbortedAndCounted(t *testing.T) {
 	raw.(*net.TCPConn).SetReadBuffer(4096)
 	body := `{"model":"burst","stream":true,"input":"go","max_output_tokens":100000,"ignore_eos":true}`
 	fmt.Fprintf(raw, "POST /v1/responses HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		ln.Addr(), len(body), body)
+		addr, len(body), body)
 	// Never read: the engine must abort the stream, count it and free the slot.
 	const metric = "agentloop_write_stall_aborts_total"
 	deadline := time.Now().Add(60 * time.Second)

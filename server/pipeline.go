@@ -381,14 +381,34 @@ func (e *Engine) buildContext(ctx context.Context, tu *turn) *api.Error {
 		callIDs = map[string]struct{}{}
 	}
 	tu.inputStart = len(tu.context)
+	var err *api.Error
+	if tu.context, err = e.admitItems(ctx, tu.context, callIDs, tu.newItems); err != nil {
+		return err
+	}
+	tu.callIDs = callIDs
+	return nil
+}
+
+// admitItems appends items to chain, each item_reference resolved (against
+// chain as it grows, then the engine's output items), and checks that every
+// function_call_output answers a call in callIDs, which gains the calls
+// among items. On an error callIDs is as it was, and the caller keeps its
+// chain.
+func (e *Engine) admitItems(ctx context.Context, chain []ctxItem, callIDs map[string]struct{}, items []api.Item) ([]ctxItem, *api.Error) {
 	var added []string
-	for i := range tu.newItems {
-		it := tu.newItems[i]
+	undo := func() {
+		for _, id := range added {
+			delete(callIDs, id)
+		}
+	}
+	for i := range items {
+		it := items[i]
 		var key int64
 		if it.Type == api.TypeItemReference {
-			ref, k, err := e.resolveReference(ctx, tu.context, it.ID, i)
+			ref, k, err := e.resolveReference(ctx, chain, it.ID, i)
 			if err != nil {
-				return err
+				undo()
+				return nil, err
 			}
 			it, key = ref, k
 		}
@@ -400,17 +420,14 @@ func (e *Engine) buildContext(ctx context.Context, tu *turn) *api.Error {
 			callIDs[it.CallID] = struct{}{}
 		case api.TypeFunctionCallOutput:
 			if _, ok := callIDs[it.CallID]; !ok {
-				for _, id := range added {
-					delete(callIDs, id)
-				}
-				return api.BadRequest("input", "invalid_value",
+				undo()
+				return nil, api.BadRequest("input", "invalid_value",
 					"No tool call found for function call output with call_id %s.", it.CallID)
 			}
 		}
-		tu.context = append(tu.context, ctxItem{Item: it, key: key})
+		chain = append(chain, ctxItem{Item: it, key: key})
 	}
-	tu.callIDs = callIDs
-	return nil
+	return chain, nil
 }
 
 // resolveReference finds an item_reference among the caller's chain first,

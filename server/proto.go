@@ -226,41 +226,12 @@ func (e *Engine) parseAppend(_ context.Context, tu *turn) (stageResult, *api.Err
 // appends them to the context.
 func (e *Engine) validateAppend(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 	res := stageResult{items: len(tu.newItems)}
-	items := make([]ctxItem, 0, len(tu.newItems))
-	var added []string
-	undo := func() {
-		for _, id := range added {
-			delete(tu.callIDs, id)
-		}
+	fresh := len(tu.context)
+	chain, err := e.admitItems(ctx, tu.context, tu.callIDs, tu.newItems)
+	if err != nil {
+		return res, err
 	}
-	for i := range tu.newItems {
-		it := tu.newItems[i]
-		var key int64
-		if it.Type == api.TypeItemReference {
-			ref, k, err := e.resolveReference(ctx, tu.context, it.ID, i)
-			if err != nil {
-				undo()
-				return res, err
-			}
-			it, key = ref, k
-		}
-		switch it.Type {
-		case api.TypeFunctionCall:
-			if _, ok := tu.callIDs[it.CallID]; !ok {
-				added = append(added, it.CallID)
-			}
-			tu.callIDs[it.CallID] = struct{}{}
-		case api.TypeFunctionCallOutput:
-			if _, ok := tu.callIDs[it.CallID]; !ok {
-				undo()
-				return res, api.BadRequest("input", "invalid_value",
-					"No tool call found for function call output with call_id %s.", it.CallID)
-			}
-		}
-		items = append(items, ctxItem{Item: it, key: key})
-	}
-	tu.fresh = len(tu.context)
-	tu.context = append(tu.context, items...)
+	tu.fresh, tu.context = fresh, chain
 	tu.newItems = nil
 	return res, nil
 }
