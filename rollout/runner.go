@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -56,8 +57,8 @@ func Normalize(cfg *Config) *api.Error {
 	if cfg.ToolTimeMs < 0 || cfg.ToolTimeMs > 60000 {
 		return api.BadRequest("tool_time_ms", "invalid_value", "tool_time_ms must be between 0 and 60000.")
 	}
-	if cfg.BandwidthKbps < 0 {
-		return api.BadRequest("bandwidth_kbps", "invalid_value", "bandwidth_kbps must be 0 (unlimited) or positive.")
+	if cfg.BandwidthKbps != 0 && (cfg.BandwidthKbps < MinBandwidthKbps || cfg.BandwidthKbps > 10_000_000) {
+		return api.BadRequest("bandwidth_kbps", "invalid_value", "bandwidth_kbps must be 0 (unlimited) or from %d to 10000000: below that a full-history request cannot cross the proxy in time.", MinBandwidthKbps)
 	}
 	if len(cfg.Lanes) == 0 {
 		cfg.Lanes = slices.Clone(DefaultLanes)
@@ -100,6 +101,24 @@ func Normalize(cfg *Config) *api.Error {
 	return nil
 }
 
+// MinBandwidthKbps is the slowest link a race may model: a full-history
+// request (about 0.4 MB at the largest scenario's end) then still crosses
+// the proxy in a few seconds.
+const MinBandwidthKbps = 1000
+
+// Race limits of a Runner that starts races in the background (Start).
+const (
+	DefaultMaxRunning = 2
+	DefaultMaxQueued  = 8
+	DefaultTimeLimit  = 30 * time.Minute
+)
+
+// Why a race stopped early, as its context's cause.
+var (
+	errCancelled = errors.New("rollout: the run was cancelled")
+	errTimeLimit = errors.New("rollout: the run passed its time limit")
+)
+
 // Runner runs races against one engine and stores them.
 type Runner struct {
 	engineURL string
@@ -111,8 +130,17 @@ type Runner struct {
 	// APIKey is sent as a Bearer token when the engine requires one.
 	APIKey string
 
+	// MaxRunning races run at once from Start, and MaxQueued more wait
+	// (FIFO); beyond that Start answers 429. TimeLimit bounds each race's
+	// wall-clock time. NewRunner sets the defaults.
+	MaxRunning, MaxQueued int
+	TimeLimit             time.Duration
+
 	mu      sync.Mutex
 	live    map[string]*race
+	order   []string // live races started with Start, oldest first
+	running int      // how many of them hold a slot
+	freed   chan struct{}
 	wg      sync.WaitGroup
 	baseCtx context.Context
 	stop    context.CancelFunc
@@ -124,27 +152,117 @@ func NewRunner(engineURL string, db RunStore, log *slog.Logger) *Runner {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runner{engineURL: strings.TrimRight(engineURL, "/"), db: db, log: log, live: map[string]*race{}, baseCtx: ctx, stop: cancel}
+	return &Runner{engineURL: strings.TrimRight(engineURL, "/"), db: db, log: log, live: map[string]*race{}, baseCtx: ctx, stop: cancel,
+		MaxRunning: DefaultMaxRunning, MaxQueued: DefaultMaxQueued, TimeLimit: DefaultTimeLimit, freed: make(chan struct{}, 1)}
 }
 
-// Start validates cfg, stores a queued run and runs it in the background.
+// Start validates cfg, stores a queued run and runs it in the background,
+// once one of MaxRunning slots is free; until then it waits, FIFO, behind
+// the races started before it. Past MaxQueued waiting races it answers 429.
 // onSnapshot, if set, receives its live snapshots, as with Run.
 func (r *Runner) Start(cfg Config, onSnapshot func(Snapshot)) (string, error) {
 	if err := Normalize(&cfg); err != nil {
 		return "", err
 	}
-	rc, err := r.create(r.baseCtx, cfg, onSnapshot)
+	r.mu.Lock()
+	full := len(r.order) >= r.MaxRunning+r.MaxQueued
+	r.mu.Unlock()
+	if full {
+		e := api.Errorf(http.StatusTooManyRequests, "", "too_many_races",
+			"%d races are running and %d more are queued, the most this server takes; try again once one ends.", r.MaxRunning, r.MaxQueued)
+		e.Headers = map[string]string{"Retry-After": "30"}
+		return "", e
+	}
+	ctx, cancel := context.WithCancelCause(r.baseCtx)
+	rc, err := r.create(ctx, cfg, onSnapshot)
 	if err != nil {
+		cancel(nil)
 		return "", err
 	}
+	rc.cancel = cancel
+	r.mu.Lock()
+	r.order = append(r.order, rc.id)
+	r.mu.Unlock()
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		if _, err := rc.run(r.baseCtx); err != nil && !errors.Is(err, errStopped) {
+		defer cancel(nil)
+		if !r.acquire(ctx, rc) {
+			rc.endUnrun(ctx)
+			r.forget(rc.id, false)
+			return
+		}
+		defer r.forget(rc.id, true)
+		limited, stop := context.WithTimeoutCause(ctx, r.TimeLimit, errTimeLimit)
+		defer stop()
+		if _, err := rc.run(limited); err != nil && !errors.Is(err, errStopped) {
 			r.log.Warn("race failed", "run", rc.id, "err", err)
 		}
 	}()
 	return rc.id, nil
+}
+
+// acquire waits until rc is among the first MaxRunning live races and a
+// slot is free, or ctx ends. Meanwhile its snapshot says what it waits
+// behind.
+func (r *Runner) acquire(ctx context.Context, rc *race) bool {
+	for {
+		r.mu.Lock()
+		pos := slices.Index(r.order, rc.id)
+		if r.running < r.MaxRunning && pos >= 0 && pos < r.MaxRunning {
+			r.running++
+			r.mu.Unlock()
+			return true
+		}
+		r.mu.Unlock()
+		rc.publish()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-r.freed:
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// forget takes id off the queue, and frees its slot if it held one.
+func (r *Runner) forget(id string, held bool) {
+	r.mu.Lock()
+	if i := slices.Index(r.order, id); i >= 0 {
+		r.order = slices.Delete(r.order, i, i+1)
+	}
+	if held {
+		r.running--
+	}
+	r.mu.Unlock()
+	select {
+	case r.freed <- struct{}{}:
+	default:
+	}
+}
+
+// waitingBehind is the live race that id waits behind, or "" when it runs.
+func (r *Runner) waitingBehind(id string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pos := slices.Index(r.order, id)
+	if pos < r.MaxRunning {
+		return ""
+	}
+	return r.order[pos-1]
+}
+
+// Cancel stops a race started in this process; it ends as cancelled, with
+// its lanes consistent. A run that is not running here is a 409.
+func (r *Runner) Cancel(id string) error {
+	r.mu.Lock()
+	rc, ok := r.live[id]
+	r.mu.Unlock()
+	if !ok || rc.cancel == nil {
+		return api.Errorf(http.StatusConflict, "", "run_not_running", "Run '%s' is not running on this server; only a running or queued run can be cancelled.", id)
+	}
+	rc.cancel(errCancelled)
+	return nil
 }
 
 // Run runs a race in the foreground and returns its run id and summary.
@@ -194,7 +312,8 @@ func (r *Runner) create(ctx context.Context, cfg Config, onSnapshot func(Snapsho
 		return nil, err
 	}
 	sc, _ := scenario.Lookup(cfg.Scenario)
-	rc := &race{r: r, id: id, cfg: cfg, sc: sc, onSnapshot: onSnapshot, lanes: map[string]*LaneSnapshot{}, saves: make(chan Turn, 1024), mergeSlots: make(chan struct{}, 2)}
+	rc := &race{r: r, id: id, cfg: cfg, sc: sc, onSnapshot: onSnapshot, status: StatusQueued, lanes: map[string]*LaneSnapshot{},
+		saves: make(chan Turn, 1024), mergeSlots: make(chan struct{}, 2)}
 	for _, l := range cfg.Lanes {
 		rc.lanes[l] = &LaneSnapshot{Lane: l, Status: StatusQueued}
 		if err := r.db.SaveLane(ctx, &store.Lane{RunID: id, Name: l, Status: StatusQueued}); err != nil {
@@ -215,6 +334,8 @@ type race struct {
 	sc  *scenario.Scenario
 	// onSnapshot is the one observer of live snapshots (see Runner.Run).
 	onSnapshot func(Snapshot)
+	// cancel stops a race started with Start, with the reason as cause.
+	cancel context.CancelCauseFunc
 
 	mu      sync.Mutex
 	status  string
@@ -231,6 +352,9 @@ func (rc *race) snapshot() Snapshot {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	s := Snapshot{RunID: rc.id, Status: rc.status, Config: rc.cfg, Summary: rc.summary}
+	if rc.status == StatusQueued {
+		s.WaitingBehind = rc.r.waitingBehind(rc.id)
+	}
 	if !rc.started.IsZero() {
 		s.ElapsedNS = time.Since(rc.started).Nanoseconds()
 	}
@@ -333,6 +457,7 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 		close(rc.saves)
 		<-saverDone
 		stopTicker()
+		rc.endLanes(ctx, StatusFailed)
 		rc.end(ctx, StatusFailed, nil)
 		return nil, err
 	}
@@ -380,17 +505,20 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 		}
 	}
 	if runErr != nil {
-		status = StatusInterrupted
+		status = stoppedStatus(ctx)
 	}
-	for _, l := range summary.Lanes {
-		laneStatus := l.Status
-		if runErr != nil && laneStatus != StatusPassed && laneStatus != StatusFailed {
-			laneStatus = StatusInterrupted
+	for i := range summary.Lanes {
+		l := &summary.Lanes[i]
+		// A stopped race's lanes that did not pass stopped with it,
+		// whatever error their last request met on the way out.
+		if runErr != nil && l.Status != StatusPassed {
+			l.Status = status
 		}
 		b, _ := json.Marshal(l)
-		if err := rc.r.db.SaveLane(context.WithoutCancel(ctx), &store.Lane{RunID: rc.id, Name: l.Lane, Status: laneStatus, Summary: b}); err != nil {
+		if err := rc.r.db.SaveLane(context.WithoutCancel(ctx), &store.Lane{RunID: rc.id, Name: l.Lane, Status: l.Status, Summary: b}); err != nil {
 			rc.r.log.Error("save lane", "err", err)
 		}
+		rc.setLane(l.Lane, func(s *LaneSnapshot) { s.Status = l.Status })
 	}
 	stopTicker()
 	rc.end(ctx, status, summary)
@@ -398,4 +526,41 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 		return summary, runErr
 	}
 	return summary, nil
+}
+
+// stoppedStatus is how a race that stopped early ends, from its context's
+// cause: cancelled, past its time limit (failed), or interrupted by the
+// server stopping.
+func stoppedStatus(ctx context.Context) string {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errCancelled):
+		return StatusCancelled
+	case errors.Is(cause, errTimeLimit):
+		return StatusFailed
+	}
+	return StatusInterrupted
+}
+
+// endLanes gives every lane that has not ended the status status.
+func (rc *race) endLanes(ctx context.Context, status string) {
+	for _, l := range rc.cfg.Lanes {
+		rc.mu.Lock()
+		ended := Ended(rc.lanes[l].Status)
+		rc.mu.Unlock()
+		if ended {
+			continue
+		}
+		rc.setLane(l, func(s *LaneSnapshot) { s.Status = status })
+		if err := rc.r.db.SaveLane(context.WithoutCancel(ctx), &store.Lane{RunID: rc.id, Name: l, Status: status}); err != nil {
+			rc.r.log.Error("save lane", "err", err)
+		}
+	}
+}
+
+// endUnrun ends a race that never left the queue: cancelled, or
+// interrupted when the server stopped first.
+func (rc *race) endUnrun(ctx context.Context) {
+	status := stoppedStatus(ctx)
+	rc.endLanes(ctx, status)
+	rc.end(ctx, status, nil)
 }

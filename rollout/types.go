@@ -34,6 +34,7 @@ const (
 	StatusPassed      = "passed"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
+	StatusCancelled   = "cancelled"
 )
 
 // Config is everything needed to run (and rerun) a race. It is stored with
@@ -220,12 +221,19 @@ type Snapshot struct {
 	Config    Config         `json:"config"`
 	Lanes     []LaneSnapshot `json:"lanes"`
 	Summary   *Summary       `json:"summary,omitempty"`
+	// WaitingBehind is, for a queued race, the run it waits behind.
+	WaitingBehind string `json:"waiting_behind,omitempty"`
 }
 
 // Final reports whether s is the race's last snapshot: the run has ended
-// (passed, failed or interrupted).
+// (passed, failed, interrupted or cancelled).
 func (s Snapshot) Final() bool {
-	return s.Status == StatusPassed || s.Status == StatusFailed || s.Status == StatusInterrupted
+	return Ended(s.Status)
+}
+
+// Ended says whether a run or lane status is a final one.
+func Ended(status string) bool {
+	return status == StatusPassed || status == StatusFailed || status == StatusInterrupted || status == StatusCancelled
 }
 
 // LaneSnapshot is a lane's live state.

@@ -24,6 +24,7 @@ type fakeRaces struct {
 	started    []rollout.Config
 	startErr   error
 	running    map[string]bool
+	cancelled  []string
 	onSnapshot func(rollout.Snapshot)
 }
 
@@ -37,6 +38,16 @@ func (f *fakeRaces) Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot))
 	f.running["run_fake"] = true
 	f.onSnapshot = onSnapshot
 	return "run_fake", nil
+}
+
+func (f *fakeRaces) Cancel(id string) error {
+	if !f.Running(id) {
+		return api.Errorf(409, "", "run_not_running", "Run '%s' is not running.", id)
+	}
+	f.mu.Lock()
+	f.cancelled = append(f.cancelled, id)
+	f.mu.Unlock()
+	return nil
 }
 
 func (f *fakeRaces) Running(id string) bool {

@@ -213,6 +213,19 @@ func (p *Playground) getRun(c echo.Context) error {
 	return c.JSON(http.StatusOK, rec)
 }
 
+// cancelRun is POST /api/runs/{id}/cancel: a running or queued race stops
+// and ends as cancelled; its lanes that had not passed end cancelled too.
+func (p *Playground) cancelRun(c echo.Context) error {
+	id := c.Param("id")
+	if err := p.races.Cancel(id); err != nil {
+		if _, lerr := p.runs.LoadRun(c.Request().Context(), id); lerr != nil {
+			return storeError(lerr, "Run", id)
+		}
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"id": id, "object": "run", "status": "cancelling"})
+}
+
 // deleteRun is DELETE /api/runs/{id}. A run still running is refused:
 // its lanes would keep writing turns of a deleted run.
 func (p *Playground) deleteRun(c echo.Context) error {

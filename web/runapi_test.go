@@ -329,3 +329,32 @@ func TestDeleteRun(t *testing.T) {
 		})
 	}
 }
+
+func TestCancelRun(t *testing.T) {
+	json := map[string]string{"Content-Type": "application/json"}
+	for _, tc := range []struct {
+		name   string
+		id     string
+		header map[string]string
+		status int
+		code   string
+	}{
+		{"running here", "run_live", json, 202, ""},
+		{"ended", "run_done", json, 409, "run_not_running"},
+		{"missing", "run_missing", json, 404, "not_found"},
+		{"cross site", "run_live", map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, 403, "cross_site_request"},
+		{"not JSON", "run_live", map[string]string{"Content-Type": "text/plain"}, 415, "unsupported_media_type"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := newTestPlayground(t)
+			tp.races.running["run_live"] = true
+			rec := tp.do(http.MethodPost, "/api/runs/"+tc.id+"/cancel", "{}", tc.header)
+			if rec.Code != tc.status || (tc.code != "" && !strings.Contains(rec.Body.String(), tc.code)) {
+				t.Fatalf("%d %s, want %d %s", rec.Code, rec.Body.String(), tc.status, tc.code)
+			}
+			if cancelled := len(tp.races.cancelled) == 1; cancelled != (tc.status == 202) {
+				t.Fatalf("cancelled %v", tp.races.cancelled)
+			}
+		})
+	}
+}

@@ -18,6 +18,8 @@ import (
 type Races interface {
 	Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (runID string, err error)
 	Running(runID string) bool
+	// Cancel stops a race running (or queued) in this process.
+	Cancel(runID string) error
 }
 
 // Runs reads and deletes stored runs. StoreRuns adapts a RunDB.
@@ -82,6 +84,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	api.GET("", p.listRuns)
 	api.GET("/:id", p.getRun)
 	api.DELETE("/:id", p.deleteRun, SameOrigin)
+	api.POST("/:id/cancel", p.cancelRun, SameOriginJSON)
 
 	e.GET("/ui/runs/:id/live", p.live)
 }
@@ -151,6 +154,8 @@ func (d *deferred) Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) 
 }
 
 func (d *deferred) Running(id string) bool { return d.get().Running(id) }
+
+func (d *deferred) Cancel(id string) error { return d.get().Cancel(id) }
 
 // Shutdown shuts the built Races down; nothing was started if none was built.
 func (d *deferred) Shutdown(ctx context.Context) {

@@ -167,8 +167,7 @@ func raceOnServer(ctx context.Context, base, key string, cfg rollout.Config, std
 		if err := json.Unmarshal(b, &rec); err != nil {
 			return nil, err
 		}
-		switch rec.Status {
-		case rollout.StatusPassed, rollout.StatusFailed, rollout.StatusInterrupted:
+		if rollout.Ended(rec.Status) {
 			return &rec, nil
 		}
 	}

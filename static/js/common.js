@@ -163,7 +163,7 @@
     return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
   }
 
-  const terminal = new Set(["passed", "failed", "interrupted"]);
+  const terminal = new Set(["passed", "failed", "interrupted", "cancelled"]);
 
   // Sign out (pages of a server with --api-key): end the session, then
   // show the login page.

@@ -12,6 +12,7 @@
   const state = document.getElementById("race-state");
   const errorBox = document.getElementById("race-error");
   const startBtn = document.getElementById("race-start");
+  const cancelBtn = document.getElementById("race-cancel");
   const cores = Number(view.dataset.cores) || 2;
 
   let runID = "";
@@ -180,6 +181,21 @@
     };
   }
 
+  if (cancelBtn) {
+    cancelBtn.addEventListener("click", async () => {
+      if (!runID) return;
+      cancelBtn.disabled = true;
+      try {
+        await A.sendJSON("POST", "/api/runs/" + encodeURIComponent(runID) + "/cancel", {});
+        state.textContent = "Cancelling…";
+      } catch (err) {
+        A.showError(errorBox, err);
+      } finally {
+        cancelBtn.disabled = false;
+      }
+    });
+  }
+
   function statusWord(s) {
     return s || "queued";
   }
@@ -187,8 +203,11 @@
   function render(snap) {
     last = snap;
     const running = !A.terminal.has(snap.status);
-    state.textContent = running ? (snap.status === "running" ? "Running…" : "Queued…") : "Finished: " + snap.status;
+    state.textContent = running
+      ? snap.status === "running" ? "Running…" : "Queued" + (snap.waiting_behind ? " behind " + snap.waiting_behind : "") + "…"
+      : "Finished: " + snap.status;
     startBtn.disabled = running;
+    if (cancelBtn) cancelBtn.hidden = !running;
     document.getElementById("race-elapsed").textContent = fmtNS(snap.elapsed_ns);
     const fair = document.getElementById("race-fairness");
     if (snap.config.sequential) {

@@ -93,6 +93,13 @@ func migrate(ctx context.Context, w *sql.DB, log *slog.Logger) error {
 }
 
 func applyMigration(ctx context.Context, w *sql.DB, m migration) (applied bool, err error) {
+	// A step may rebuild a table, so foreign keys are off while it runs (on
+	// the writer's one connection; the pragma is a no-op inside a
+	// transaction), and checked before it commits.
+	if _, err := w.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return false, err
+	}
+	defer w.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`)
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -113,6 +120,15 @@ func applyMigration(ctx context.Context, w *sql.DB, m migration) (applied bool, 
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 		m.version, m.name, time.Now().Unix()); err != nil {
 		return false, err
+	}
+	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return false, err
+	}
+	broken := rows.Next()
+	rows.Close()
+	if broken {
+		return false, fmt.Errorf("the step leaves rows whose foreign keys point nowhere")
 	}
 	return true, tx.Commit()
 }
