@@ -152,10 +152,11 @@ type Event struct {
 
 // WireError is the JSON body of an error.
 type WireError struct {
-	Type    string `json:"type"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Param   string `json:"param"`
+	Type    string            `json:"type"`
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Param   string            `json:"param"`
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // DecodeEvent decodes one server event.

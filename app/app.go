@@ -80,6 +80,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	sh.Budget = server.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
 	engineCfg := func(name string, caches bool) server.Config {
 		c := cfg.Config
 		c.Name = name

@@ -28,6 +28,10 @@ type Config struct {
 	PreSprint bool
 	// Stack is the modelled API stack of requests that choose none.
 	Stack api.Stack
+	// InflightRequests and InflightBytes bound the creates (and their body
+	// bytes) in flight across both engines; past them, 503 + Retry-After.
+	InflightRequests int
+	InflightBytes    int64
 
 	MaxBody      int64
 	WSReadLimit  int64
@@ -44,6 +48,7 @@ func Defaults(name string) Config {
 		Name: name, TokenCache: true, ModelCache: true,
 		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
 		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, Stack: api.StackLean,
+		InflightRequests: 4096, InflightBytes: 64 << 20,
 	}
 }
 
@@ -57,6 +62,7 @@ type Shared struct {
 	Policy    policy.Policy
 	Traces    *TraceRing
 	Metrics   *Metrics
+	Budget    *Budget // nil: unbounded
 	Log       *slog.Logger
 }
 

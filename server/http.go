@@ -52,6 +52,12 @@ func (e *Engine) handleCreate(c echo.Context) error {
 		}
 		return api.BadRequest("", "invalid_body", "The request body could not be read.")
 	}
+	release, aerr := e.sh.Budget.acquire(len(body))
+	if aerr != nil {
+		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
+		return aerr
+	}
+	defer release()
 	ctx := r.Context()
 	tu := &turn{trace: newTrace("http", e.cfg.Name, started), body: body, admit: admitHTTP}
 	if aerr := e.chooseStack(tu, r); aerr != nil {

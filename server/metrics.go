@@ -26,6 +26,7 @@ type Metrics struct {
 	running     *prometheus.GaugeVec
 	connections prometheus.Gauge
 	stalls      prometheus.Counter
+	busy        prometheus.Counter
 	outTokens   prometheus.Counter
 	prefixQuery prometheus.Counter
 	prefixHit   prometheus.Counter
@@ -59,12 +60,14 @@ func NewMetrics() *Metrics {
 			Help: "Prompt tokens looked up in the prefix cache."}),
 		prefixHit: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_prefix_cache_hits_total",
 			Help: "Prompt tokens found in the prefix cache."}),
+		busy: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_budget_refusals_total",
+			Help: "Requests refused with 503 because the in-flight budget was spent."}),
 		stalls: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_write_stall_aborts_total",
 			Help: "Connections aborted because a write stalled past the limit."}),
 		outTokens: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_generation_tokens_total",
 			Help: "Output tokens streamed."}),
 	}
-	m.reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.connections, m.stalls,
+	m.reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.connections, m.stalls, m.busy,
 		m.outTokens, m.prefixQuery, m.prefixHit,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
@@ -83,6 +86,8 @@ func (m *Metrics) rejected(transport, engine string, status int) {
 func (m *Metrics) connOpened()   { m.connections.Inc() }
 func (m *Metrics) connClosed()   { m.connections.Dec() }
 func (m *Metrics) stallAborted() { m.stalls.Inc() }
+
+func (m *Metrics) budgetRefused() { m.busy.Inc() }
 
 // cacheLookups counts many lookups of one cache at once.
 func (m *Metrics) cacheLookups(cache string, hits, misses int) {

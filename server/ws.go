@@ -238,12 +238,19 @@ func (wc *wsConn) handle(ent wsEntry) {
 		_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
 		return
 	}
+	release, aerr := e.sh.Budget.acquire(len(ent.body))
+	if aerr != nil {
+		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
+		_ = wc.write(api.AppendWSError(nil, aerr, ""))
+		return
+	}
+	defer release()
 	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
 	if wc.proto {
 		tu.admit, tu.proto = admitPrototype, wc
 	}
 	e.useStack(tu, wc.stack)
-	aerr := e.prepare(wc.ctx, tu)
+	aerr = e.prepare(wc.ctx, tu)
 	if aerr == errProcessed {
 		return
 	}

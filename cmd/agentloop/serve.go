@@ -34,6 +34,8 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.BoolVar(&cfg.TokenCache, "token-cache", cfg.TokenCache, "/v1: cache rendered tokens per item content across requests")
 	fs.BoolVar(&cfg.ModelCache, "model-cache", cfg.ModelCache, "/v1: cache the resolved model configuration across requests")
 	fs.Var(stackFlag{&cfg.Stack}, "stack", "modelled API stack of requests that choose none: "+strings.Join(api.StackPresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
+	fs.IntVar(&cfg.InflightRequests, "inflight-requests", cfg.InflightRequests, "creates in flight across both engines before 503 + Retry-After (0 = no bound)")
+	fs.Var(byteSize{&cfg.InflightBytes}, "inflight-bytes", "create body bytes in flight across both engines before 503 + Retry-After (0 = no bound)")
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per client address (0 = off)")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of --rate-limit")
 	fs.IntVar(&cfg.ConnLimit, "conn-limit", cfg.ConnLimit, "concurrent connections per client address (0 = off)")

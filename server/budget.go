@@ -1,0 +1,74 @@
+package server
+
+import (
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"agentloop/api"
+)
+
+// Budget bounds the work in flight across both engines of a process: how
+// many requests (HTTP creates and WebSocket messages) and how many bytes of
+// their bodies. Past either bound a request gets 503 with Retry-After
+// instead of a share of memory the machine does not have.
+type Budget struct {
+	maxRequests int64
+	maxBytes    int64
+
+	mu       sync.Mutex
+	requests int64
+	bytes    int64
+	metrics  *Metrics
+
+	// big requests return their memory to the system once they end (one
+	// at a time): the heap would otherwise keep it for minutes.
+	freeing atomic.Bool
+}
+
+// bigRequest is the body size past which a request's end frees memory.
+const bigRequest = 8 << 20
+
+// NewBudget bounds requests and body bytes in flight (0 leaves one
+// unbounded), counting refusals in m.
+func NewBudget(requests int, bytes int64, m *Metrics) *Budget {
+	return &Budget{maxRequests: int64(requests), maxBytes: bytes, metrics: m}
+}
+
+// acquire admits a request of n body bytes, or returns the 503 to answer.
+// release must be called once the request has ended.
+func (b *Budget) acquire(n int) (release func(), err *api.Error) {
+	if b == nil {
+		return func() {}, nil
+	}
+	b.mu.Lock()
+	over := (b.maxRequests > 0 && b.requests+1 > b.maxRequests) ||
+		(b.maxBytes > 0 && b.bytes > 0 && b.bytes+int64(n) > b.maxBytes)
+	if !over {
+		b.requests++
+		b.bytes += int64(n)
+	}
+	b.mu.Unlock()
+	if over {
+		if b.metrics != nil {
+			b.metrics.budgetRefused()
+		}
+		e := api.Errorf(http.StatusServiceUnavailable, "", "server_busy",
+			"The server has as much work in flight as it takes (%d requests, %d body bytes); try again shortly.", b.maxRequests, b.maxBytes)
+		e.Headers = map[string]string{"Retry-After": "1"}
+		return nil, e
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			b.requests--
+			b.bytes -= int64(n)
+			b.mu.Unlock()
+			if n >= bigRequest && b.freeing.CompareAndSwap(false, true) {
+				go func() { debug.FreeOSMemory(); b.freeing.Store(false) }()
+			}
+		})
+	}, nil
+}

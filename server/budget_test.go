@@ -1,0 +1,51 @@
+package server_test
+
+import (
+	"bufio"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"agentloop/app"
+)
+
+func TestInflightBudgetAnswers503WithRetryAfter(t *testing.T) {
+	h := newHarness(t, func(c *app.Config) { c.InflightRequests = 1 })
+	// One slow stream holds the only place in flight until it is read.
+	long, err := http.Post(h.url+"/v1/responses", "application/json",
+		strings.NewReader(`{"model":"classic","stream":true,"input":"go","max_output_tokens":2000,"ignore_eos":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(long.Body)
+	for sc.Scan() && !strings.Contains(sc.Text(), "output_text.delta") {
+	}
+	// Over HTTP and on a WebSocket create: 503 with Retry-After.
+	status, body := h.post("/baseline/v1/responses", `{"model":"instant","input":"hi"}`)
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(body), "server_busy") {
+		t.Fatalf("HTTP past the budget: %d %s", status, body)
+	}
+	c := h.rawWS("/v1/responses")
+	send(t, c, `{"type":"response.create","model":"instant","input":"hi"}`)
+	ev := readEvent(t, c)
+	if ev.Type != "error" || ev.Status != http.StatusServiceUnavailable || ev.Error == nil || ev.Error.Headers["Retry-After"] == "" {
+		t.Fatalf("WebSocket past the budget: %+v", ev)
+	}
+	if h.scrape()["agentloop_budget_refusals_total"] < 2 {
+		t.Fatal("refusals are counted")
+	}
+	// Once the stream has gone, there is room again.
+	long.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, _ = h.post("/v1/responses", `{"model":"instant","input":"hi"}`)
+		if status == http.StatusOK {
+			break
+		}
+		if status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("after the stream ended: %d", status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
