@@ -159,6 +159,30 @@ func (t *Tokenizer) AppendEncode(ctx context.Context, dst []int, text string) ([
 	return dst, err
 }
 
+// AppendEncodeWrapped appends the tokens of prefix+text+suffix, as
+// AppendEncode would, without building the joined string: a long text is
+// cut where the split regexp starts a new chunk anyway, so only its first
+// and last chunks are joined to the short prefix and suffix.
+func (t *Tokenizer) AppendEncodeWrapped(ctx context.Context, dst []int, prefix, text, suffix string) ([]int, error) {
+	text = validText(text)
+	if len(text) <= 2*chunkBytes || strings.IndexByte(text, 0x7f) >= 0 {
+		return t.AppendEncode(ctx, dst, prefix+text+suffix)
+	}
+	head := splitPoint(text[:chunkBytes])
+	tail := len(text) - chunkBytes + splitPoint(text[len(text)-chunkBytes:])
+	if head >= tail {
+		return t.AppendEncode(ctx, dst, prefix+text+suffix)
+	}
+	var err error
+	if dst, err = t.AppendEncode(ctx, dst, prefix+text[:head]); err != nil {
+		return dst, err
+	}
+	if dst, err = t.AppendEncode(ctx, dst, text[head:tail]); err != nil {
+		return dst, err
+	}
+	return t.AppendEncode(ctx, dst, text[tail:]+suffix)
+}
+
 // Count returns the number of tokens in text without keeping them.
 func (t *Tokenizer) Count(text string) int {
 	n := 0

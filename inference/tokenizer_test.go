@@ -194,6 +194,10 @@ func TestLongTextsTokenizeInChunksToTheSameTokens(t *testing.T) {
 	if p := tok.Pieces(runes); strings.Join(p, "") != runes {
 		t.Fatal("a cut inside a rune run lost text")
 	}
+	wrapped, err := tok.AppendEncodeWrapped(context.Background(), nil, "<|start|>system<|message|>", long, "<|end|>")
+	if err != nil || !slices.Equal(wrapped, tok.Encode("<|start|>system<|message|>"+long+"<|end|>")) {
+		t.Fatalf("wrapped: %d tokens, joined: %d", len(wrapped), len(tok.Encode("<|start|>system<|message|>"+long+"<|end|>")))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := tok.AppendEncode(ctx, nil, long); err == nil {

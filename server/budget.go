@@ -22,10 +22,17 @@ type Budget struct {
 	bytes    int64
 	metrics  *Metrics
 
-	// big requests return their memory to the system once they end (one
-	// at a time): the heap would otherwise keep it for minutes.
-	freeing atomic.Bool
+	// While big requests are in flight the collector runs sooner (a heap
+	// goal of live + bigGCPercent% instead of double), so a request's peak
+	// stays a small multiple of its size; when the last one ends, the
+	// memory goes back to the system: the heap would keep it for minutes.
+	big       int
+	gcPercent int
+	freeing   atomic.Bool
 }
+
+// bigGCPercent is GOGC while big requests are in flight.
+const bigGCPercent = 10
 
 // bigRequest is the body size past which a request's end frees memory.
 const bigRequest = 8 << 20
@@ -48,6 +55,11 @@ func (b *Budget) acquire(n int) (release func(), err *api.Error) {
 	if !over {
 		b.requests++
 		b.bytes += int64(n)
+		if n >= bigRequest {
+			if b.big++; b.big == 1 {
+				b.gcPercent = debug.SetGCPercent(bigGCPercent)
+			}
+		}
 	}
 	b.mu.Unlock()
 	if over {
@@ -65,8 +77,15 @@ func (b *Budget) acquire(n int) (release func(), err *api.Error) {
 			b.mu.Lock()
 			b.requests--
 			b.bytes -= int64(n)
+			last := false
+			if n >= bigRequest {
+				if b.big--; b.big == 0 {
+					debug.SetGCPercent(b.gcPercent)
+					last = true
+				}
+			}
 			b.mu.Unlock()
-			if n >= bigRequest && b.freeing.CompareAndSwap(false, true) {
+			if last && b.freeing.CompareAndSwap(false, true) {
 				go func() { debug.FreeOSMemory(); b.freeing.Store(false) }()
 			}
 		})

@@ -317,7 +317,7 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	e.sh.Metrics.observe(t, first, tu.seg.sent+st.sent, resp.Status)
 	e.sh.Metrics.itl.merge(t.Transport, &st.gaps)
 
-	if res.terminal != "" {
+	if _, quiet := out.(discard); res.terminal != "" && !quiet {
 		st.buf = api.AppendResponseEvent(st.buf, res.terminal, st.seq, res.snapshot)
 		if err := st.emit(res.terminal); err == nil {
 			_ = out.flush()
@@ -328,6 +328,9 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 
 // begin sends response.created and response.in_progress.
 func (s *streamer) begin(resp *api.Response) error {
+	if _, quiet := s.out.(discard); quiet {
+		return nil // nobody reads the events: do not build two snapshots
+	}
 	snapshot, _ := json.Marshal(resp)
 	s.buf = api.AppendResponseEvent(s.buf, api.EventCreated, s.seq, snapshot)
 	err := s.emit(api.EventCreated)

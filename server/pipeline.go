@@ -248,7 +248,7 @@ func (e *Engine) render(ctx context.Context, tu *turn) (stageResult, *api.Error)
 		tu.fresh = 0
 		toks := make([]int, 0, len(tu.model.toolTokens)+64*len(tu.context))
 		if instructions != "" {
-			toks, err = e.sh.Tokenizer.AppendEncode(ctx, toks, "<|start|>system<|message|>"+instructions+"<|end|>")
+			toks, err = e.sh.Tokenizer.AppendEncodeWrapped(ctx, toks, "<|start|>system<|message|>", instructions, "<|end|>")
 		}
 		if err == nil {
 			toks = append(toks, tu.model.toolTokens...)

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Resource tests run the real binary, built without the race detector
+// (which multiplies memory), read its memory and CPU from /proc, and
+// assert bounds and that work stopped, never how fast.
+
+var built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("needs /proc")
+	}
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "agentloop-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.path = filepath.Join(dir, "agentloop")
+		out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %v %s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// serveBinary starts the binary on a free port and returns its URL and pid.
+func serveBinary(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "r.db")}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if url, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return url, cmd.Process.Pid
+		}
+	}
+	t.Fatal("the server did not start")
+	return "", 0
+}
+
+// procKB reads a "Name:   N kB" line of /proc/pid/status.
+func procKB(t *testing.T, pid int, name string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return n
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", name, pid)
+	return 0
+}
+
+// cpuTicks is the process's user+system CPU time in clock ticks.
+func cpuTicks(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
+}
+
+func bigBody(mib int) []byte {
+	body, _ := json.Marshal(map[string]any{"model": "instant", "store": false, "input": "hi",
+		"instructions": strings.Repeat("word ", mib<<20/5)})
+	return body
+}
+
+func TestOneBigRequestCostsABoundedMultipleOfItsSize(t *testing.T) {
+	url, pid := serveBinary(t)
+	if resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(`{"model":"instant","input":"warm up"}`)); err == nil {
+		resp.Body.Close()
+	}
+	base := procKB(t, pid, "VmRSS")
+	body := bigBody(8)
+	resp, err := http.Post(url+"/v1/responses", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	peak := procKB(t, pid, "VmHWM")
+	if grew := (peak - base) * 1024; grew > 8*int64(len(body)) {
+		t.Fatalf("peak RSS grew %d MiB for a %d MiB body: more than 8×", grew>>20, len(body)>>20)
+	}
+	// And the memory goes back to the system.
+	deadline := time.Now().Add(20 * time.Second)
+	for procKB(t, pid, "VmRSS")*1024 > base*1024+2*int64(len(body)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("RSS stays at %d MiB after the request (baseline %d MiB)", procKB(t, pid, "VmRSS")>>10, base>>10)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestDroppedBigRequestsStopWorking(t *testing.T) {
+	url, pid := serveBinary(t)
+	addr := strings.TrimPrefix(url, "http://")
+	body := bigBody(8)
+	// settle waits until the server's CPU time stops growing and returns it.
+	settle := func() int64 {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			before := cpuTicks(t, pid)
+			time.Sleep(500 * time.Millisecond)
+			now := cpuTicks(t, pid)
+			if now-before <= 5 { // at most 50 ms of CPU in half a second
+				return now
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the server kept working")
+			}
+		}
+	}
+	// What one such request costs when its client waits for the answer.
+	start := settle()
+	resp, err := http.Post(url+"/v1/responses", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	full := settle() - start
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /v1/responses HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", addr, len(body))
+		c.Write(body)
+		c.Close() // gone before any answer
+	}
+	// The server stops working on them: three dropped requests cost less
+	// than one answered (a ratio of CPU time in the same run, no clock).
+	dropped := settle() - start - full
+	if dropped >= full {
+		t.Fatalf("three dropped requests cost %d CPU ticks, one answered %d: the work went on after the clients left", dropped, full)
+	}
+	if peak := procKB(t, pid, "VmHWM") * 1024; peak > 1<<30 {
+		t.Fatalf("peak RSS %d MiB for three dropped %d MiB requests", peak>>20, len(body)>>20)
+	}
+}
