@@ -45,9 +45,9 @@ type Config struct {
 	RTTms      float64  `json:"rtt_ms"`
 	ToolTimeMs float64  `json:"tool_time_ms"`
 	Lanes      []string `json:"lanes"`
-	Seed       int64    `json:"seed"`
+	Seed       int64    `json:"seed,omitempty"`
 	Sequential bool     `json:"sequential"`
-	Repeats    int      `json:"repeats"`
+	Repeats    int      `json:"repeats,omitempty"`
 	// BandwidthKbps limits the proxy's throughput per direction (0 = no limit).
 	BandwidthKbps int `json:"bandwidth_kbps,omitempty"`
 	// TLS sends the lanes through TLS to the engine, so new connections pay

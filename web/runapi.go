@@ -38,6 +38,18 @@ func decodeRunRequest(body []byte) (rollout.Config, *api.Error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return rollout.Config{}, api.BadRequest("", "invalid_json", "The body must hold exactly one JSON object.")
 	}
+	// An absent repeats or seed takes its default; a given one must be a
+	// real value: 0 or below is refused, never quietly changed.
+	var given map[string]json.RawMessage
+	_ = json.Unmarshal(body, &given)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"repeats", int64(cfg.Repeats)}, {"seed", cfg.Seed}} {
+		if _, ok := given[f.name]; ok && f.v < 1 {
+			return rollout.Config{}, api.BadRequest(f.name, "invalid_value", "%s must be 1 or more (leave it out for the default).", f.name)
+		}
+	}
 	return cfg, nil
 }
 
