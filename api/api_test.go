@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -186,4 +187,24 @@ func BenchmarkAppendTextDelta(b *testing.B) {
 		buf = AppendTextDelta(buf[:0], i, "msg_0123456789abcdef0123456789abcdef0123456789abcdef", 0, 0, " token")
 	}
 	b.SetBytes(int64(len(buf)))
+}
+
+func TestMarshalResponseSplicesLongInstructions(t *testing.T) {
+	long := strings.Repeat("say \"hi\" <b>\n\t", longInstructions/8)
+	req := &CreateRequest{Model: "spark", Instructions: &long}
+	r := NewResponse("resp_1", 1, req)
+	var got, want map[string]any
+	if err := json.Unmarshal(MarshalResponse(r), &got); err != nil {
+		t.Fatal(err)
+	}
+	std, _ := json.Marshal(r)
+	json.Unmarshal(std, &want)
+	if got["instructions"] != long || len(got) != len(want) || got["id"] != "resp_1" {
+		t.Fatalf("spliced response differs from encoding/json's")
+	}
+	short := "be brief"
+	r.Instructions = &short
+	if b := MarshalResponse(r); !bytes.Equal(b, func() []byte { b, _ := json.Marshal(r); return b }()) {
+		t.Fatal("short instructions go through encoding/json unchanged")
+	}
 }

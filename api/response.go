@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 )
 
@@ -154,4 +155,37 @@ type ItemList struct {
 	FirstID *string `json:"first_id"`
 	LastID  *string `json:"last_id"`
 	HasMore bool    `json:"has_more"`
+}
+
+// longInstructions is where MarshalResponse stops letting encoding/json
+// buffer the instructions (it grows a buffer by doubling, then copies it).
+const longInstructions = 64 << 10
+
+// instructionsMark stands in for long instructions while the rest of a
+// response is marshalled; nothing else in a response can hold it.
+const instructionsMark = "\x00agentloop:instructions\x00"
+
+// MarshalResponse is json.Marshal(r), except that long instructions are
+// appended once, escaped, into a buffer sized for them: a response echoes
+// its instructions, and a 30 MiB string otherwise cost three copies.
+func MarshalResponse(r *Response) []byte {
+	if r.Instructions == nil || len(*r.Instructions) < longInstructions {
+		b, _ := json.Marshal(r)
+		return b
+	}
+	c := *r
+	mark := instructionsMark
+	c.Instructions = &mark
+	b, _ := json.Marshal(&c)
+	enc, _ := json.Marshal(mark)
+	i := bytes.Index(b, enc)
+	if i < 0 {
+		b, _ = json.Marshal(r)
+		return b
+	}
+	in := *r.Instructions
+	out := make([]byte, 0, len(b)+len(in)+len(in)/16+64)
+	out = append(out, b[:i]...)
+	out = AppendString(out, in)
+	return append(out, b[i+len(enc):]...)
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -331,7 +330,7 @@ func (s *streamer) begin(resp *api.Response) error {
 	if _, quiet := s.out.(discard); quiet {
 		return nil // nobody reads the events: do not build two snapshots
 	}
-	snapshot, _ := json.Marshal(resp)
+	snapshot := api.MarshalResponse(resp)
 	s.buf = api.AppendResponseEvent(s.buf, api.EventCreated, s.seq, snapshot)
 	err := s.emit(api.EventCreated)
 	if err == nil {
@@ -402,11 +401,11 @@ func (e *Engine) finalize(ctx context.Context, tu *turn) (stageResult, *api.Erro
 	if kept {
 		e.sh.Prefix.Insert(tu.partition, state.tokens)
 	}
-	snapshot, _ := json.Marshal(resp)
+	snapshot := api.MarshalResponse(resp)
 	if err := e.save(ctx, tu, state, snapshot, kept); err != nil {
 		failure = fail(resp, "The response could not be stored: "+storeReason(err))
 		terminal = api.EventFailed
-		snapshot, _ = json.Marshal(resp)
+		snapshot = api.MarshalResponse(resp)
 		kept = false
 	}
 	tu.outcome = outcome{response: resp, snapshot: snapshot, err: failure, terminal: terminal}

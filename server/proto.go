@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -99,7 +98,7 @@ func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.
 	for i := range tu.seg.earlier {
 		resp.Output[i] = tu.seg.earlier[i].Item
 	}
-	snapshot, _ := json.Marshal(resp)
+	snapshot := api.MarshalResponse(resp)
 	resp.Output = []api.Item{}
 	st.buf = api.AppendResponseEvent(st.buf, api.EventDone, st.seq, snapshot)
 	if err := st.emit(api.EventDone); err != nil {
