@@ -2,17 +2,18 @@ package app
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
-	"sync"
+	"time"
 
 	"agentloop/api"
 	"agentloop/web"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/time/rate"
 )
 
 // securityHeaders sets the page protections: a CSP without inline scripts,
@@ -167,16 +168,17 @@ func unauthorized(msg string) error {
 	return &api.Error{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key", Message: msg}
 }
 
-// rateLimit limits each client address's request rate.
+// rateLimit limits each client address's request rate, with the same
+// bounded per-address buckets as the login throttle.
 func rateLimit(rps float64, burst int) echo.MiddlewareFunc {
-	var limiters sync.Map // ip -> *rate.Limiter
+	t := newThrottle(rps, burst, throttleAddrs)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			ip := c.RealIP()
-			l, _ := limiters.LoadOrStore(ip, rate.NewLimiter(rate.Limit(rps), max(burst, 1)))
-			if !l.(*rate.Limiter).Allow() {
-				e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for %s: %.0f requests per second. Please try again in 1s.", ip, rps)
-				e.Headers = map[string]string{"Retry-After": "1"}
+			if wait := t.take(ip, time.Now()); wait > 0 {
+				secs := int(math.Ceil(wait.Seconds()))
+				e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for %s: %g requests per second. Please try again in %ds.", ip, rps, secs)
+				e.Headers = map[string]string{"Retry-After": strconv.Itoa(secs)}
 				return e
 			}
 			return next(c)

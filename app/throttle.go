@@ -7,8 +7,9 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// throttle is a token bucket per client address, charged by failed key
-// attempts only (a client with the right key never spends a token). Its
+// throttle is a token bucket per client address: the login throttle
+// charges failed key attempts only (a client with the right key never
+// spends a token), the request rate limit charges every request. Its
 // memory is bounded: past maxAddrs addresses, those idle long enough for
 // their bucket to be full again are dropped (a full bucket is a fresh one),
 // and if none is, an arbitrary one.
@@ -53,6 +54,26 @@ func (t *throttle) wait(addr string, now time.Time) time.Duration {
 func (t *throttle) fail(addr string, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	e := t.entry(addr, now)
+	e.lim.AllowN(now, 1)
+	e.last = now
+}
+
+// take charges one request to addr if it has a token, and otherwise says
+// how long until it will: 0 means go ahead.
+func (t *throttle) take(addr string, now time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entry(addr, now)
+	e.last = now
+	if e.lim.AllowN(now, 1) {
+		return 0
+	}
+	return time.Duration((1 - e.lim.TokensAt(now)) / float64(t.limit) * float64(time.Second))
+}
+
+// entry is addr's bucket, made (evicting idle ones past maxAddrs) if new.
+func (t *throttle) entry(addr string, now time.Time) *throttled {
 	e := t.addrs[addr]
 	if e == nil {
 		if len(t.addrs) >= t.maxAddrs {
@@ -61,8 +82,7 @@ func (t *throttle) fail(addr string, now time.Time) {
 		e = &throttled{lim: rate.NewLimiter(t.limit, t.burst)}
 		t.addrs[addr] = e
 	}
-	e.lim.AllowN(now, 1)
-	e.last = now
+	return e
 }
 
 // evict drops the idle addresses, or one arbitrary address if none is.

@@ -39,3 +39,23 @@ func TestThrottleMemoryIsBounded(t *testing.T) {
 		t.Fatalf("still waiting after the refill: %v", w)
 	}
 }
+
+func TestTakeChargesEveryRequestAndSaysHowLongToWait(t *testing.T) {
+	th := newThrottle(1, 2, 3)
+	now := time.Now()
+	if th.take("a", now) != 0 || th.take("a", now) != 0 {
+		t.Fatal("the burst goes through")
+	}
+	if w := th.take("a", now); w <= 0 || w > time.Second {
+		t.Fatalf("past the burst: wait %v, want up to a second", w)
+	}
+	if th.take("a", now.Add(time.Second)) != 0 {
+		t.Fatal("a token comes back after a second")
+	}
+	for i := range 10 {
+		th.take(fmt.Sprintf("x%d", i), now.Add(time.Hour))
+	}
+	if len(th.addrs) > 3 {
+		t.Fatalf("%d addresses tracked, bound 3", len(th.addrs))
+	}
+}

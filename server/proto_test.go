@@ -16,14 +16,7 @@ import (
 // in OpenAI-Beta.
 func (h *harness) protoWS(path string) *websocket.Conn {
 	h.t.Helper()
-	hdr := http.Header{"Openai-Beta": {"responses_multi_agent=v1, " + api.OpenAIBetaPrototype}}
-	c, _, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+path, &websocket.DialOptions{HTTPHeader: hdr})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	c.SetReadLimit(64 << 20)
-	h.t.Cleanup(func() { c.CloseNow() })
-	return c
+	return h.rawWSWith(path, http.Header{"Openai-Beta": {"responses_multi_agent=v1, " + api.OpenAIBetaPrototype}})
 }
 
 // readSegment reads events up to response.done or a terminal event.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,13 @@ func (h *harness) connect() *responses.ResponseConnection {
 // rawWS dials the engine without an SDK, for protocol details.
 func (h *harness) rawWS(path string) *websocket.Conn {
 	h.t.Helper()
-	c, _, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+path, nil)
+	return h.rawWSWith(path, nil)
+}
+
+// rawWSWith dials like rawWS, sending hdr with the upgrade.
+func (h *harness) rawWSWith(path string, hdr http.Header) *websocket.Conn {
+	h.t.Helper()
+	c, _, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+path, &websocket.DialOptions{HTTPHeader: hdr})
 	if err != nil {
 		h.t.Fatal(err)
 	}
