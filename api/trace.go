@@ -50,6 +50,26 @@ type Trace struct {
 	Stack         string `json:"stack,omitempty"`
 	StartedUnixNS int64  `json:"started_unix_ns"`
 	Spans         []Span `json:"spans"`
+	// Session names the client session the response belongs to: a
+	// WebSocket connection, or the HTTP requests sharing a
+	// prompt_cache_key, or else a TCP connection (server/session.go).
+	Session string `json:"session,omitempty"`
+	// Client is who sent the request, as its headers say.
+	Client *Client `json:"client,omitempty"`
+	// Drill names the fault drill that fired on this response, if any.
+	Drill string `json:"drill,omitempty"`
+	// Error is the code of the error that ended the request, if any, and
+	// Status its HTTP status (or the status of the WebSocket error frame).
+	Error  string `json:"error,omitempty"`
+	Status int    `json:"status,omitempty"`
+}
+
+// Client is who sent a request: its User-Agent, the originator header
+// (Codex sends one) and the OpenAI-Beta header. Headers, never content.
+type Client struct {
+	UserAgent  string `json:"user_agent,omitempty"`
+	Originator string `json:"originator,omitempty"`
+	Beta       string `json:"beta,omitempty"`
 }
 
 // IsPreInference says whether a stage lies between the first byte of the

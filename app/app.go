@@ -81,6 +81,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	sh.Budget = server.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
+	sh.Observer = cfg.Observer
 	engineCfg := func(name string, caches bool) server.Config {
 		c := cfg.Config
 		c.Name = name

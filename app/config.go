@@ -32,6 +32,10 @@ type Config struct {
 	// 0 keeps everything.
 	Retention time.Duration
 
+	// Observer, when set, also sees every request the engines finish or
+	// reject (server.Observer); tests use it.
+	Observer server.Observer
+
 	// BodyTimeout drops a request body that stops arriving; 0 = never.
 	BodyTimeout time.Duration
 

@@ -64,6 +64,9 @@ type Shared struct {
 	Metrics   *Metrics
 	Budget    *Budget // nil: unbounded
 	Log       *slog.Logger
+	// Observer sees every finished or rejected request (session.go);
+	// nil: none. Set it before serving.
+	Observer Observer
 }
 
 // NewShared builds the shared parts around a store.

@@ -37,9 +37,19 @@ func RegisterTraces(g *echo.Group, traces *TraceRing) {
 	})
 }
 
-func (e *Engine) handleCreate(c echo.Context) error {
+func (e *Engine) handleCreate(c echo.Context) (err error) {
 	started := time.Now()
 	r := c.Request()
+	tu := &turn{trace: newTrace("http", e.cfg.Name, started), admit: admitHTTP}
+	tu.trace.Client = clientOf(r)
+	defer func() {
+		if tu.trace.Session == "" {
+			tu.trace.Session = httpSession(r, "")
+		}
+		var aerr *api.Error
+		errors.As(err, &aerr)
+		e.observe(tu.trace, aerr)
+	}()
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, e.cfg.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -59,12 +69,14 @@ func (e *Engine) handleCreate(c echo.Context) error {
 	}
 	defer release()
 	ctx := r.Context()
-	tu := &turn{trace: newTrace("http", e.cfg.Name, started), body: body, admit: admitHTTP}
+	tu.body = body
 	if aerr := e.chooseStack(tu, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
-	if aerr := e.prepare(ctx, tu); aerr != nil {
+	aerr = e.prepare(ctx, tu)
+	tu.trace.Session = httpSession(r, tu.partition) // before generate shares the trace
+	if aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}

@@ -161,6 +161,7 @@ func (e *Engine) parse(_ context.Context, tu *turn) (stageResult, *api.Error) {
 	if err != nil {
 		return res, err
 	}
+	tu.partition = req.PromptCacheKey // names the session even if the input is bad
 	items, err := req.DecodeInput()
 	res.items = len(items)
 	if err != nil {
@@ -168,7 +169,7 @@ func (e *Engine) parse(_ context.Context, tu *turn) (stageResult, *api.Error) {
 	}
 	tu.body = nil
 	tu.req, tu.newItems = req, items
-	tu.partition, tu.seed = req.PromptCacheKey, seedOf(req)
+	tu.seed = seedOf(req)
 	if tu.admit != nil {
 		err = tu.admit(req)
 	}

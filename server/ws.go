@@ -31,6 +31,9 @@ type wsConn struct {
 	drain       chan struct{}
 	drainOnce   sync.Once
 
+	session string      // the inspector's and the drills' session key
+	client  *api.Client // who opened the connection
+
 	cache *chainState // processor goroutine only
 	stack api.Stack   // the modelled API stack, chosen at the upgrade
 	proto bool        // the upgrade asked for the prototype (proto.go)
@@ -64,7 +67,8 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack,
-		queue: newWSQueue(max(4*e.cfg.WSQueue, 16)), proto: isPrototype(r)}
+		queue: newWSQueue(max(4*e.cfg.WSQueue, 16)), proto: isPrototype(r),
+		session: newWSSession(), client: clientOf(r)}
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
@@ -233,7 +237,12 @@ func lifetimeText(d time.Duration) string {
 
 func (wc *wsConn) handle(ent wsEntry) {
 	e := wc.e
+	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
+	tu.trace.Session, tu.trace.Client = wc.session, wc.client
+	var aerr *api.Error
+	defer func() { e.observe(tu.trace, aerr) }()
 	if ent.reply != nil {
+		aerr = ent.reply
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, ent.reply.Status)
 		_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
 		return
@@ -245,7 +254,6 @@ func (wc *wsConn) handle(ent wsEntry) {
 		return
 	}
 	defer release()
-	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
 	if wc.proto {
 		tu.admit, tu.proto = admitPrototype, wc
 	}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"agentloop/api"
+)
+
+// Session keys (DECISIONS.md "Sessions and retention"): a client session
+// is one WebSocket connection, or the HTTP requests that share a
+// prompt_cache_key, or else those of one TCP connection. Drills count
+// turns per session and the inspector groups turns by it.
+const (
+	sessionWebSocket = "ws:"        // + a connection id
+	sessionCacheKey  = "http:key:"  // + the prompt_cache_key
+	sessionHTTPConn  = "http:conn:" // + the client's address and port
+)
+
+// httpSession is the session of an HTTP request with that
+// prompt_cache_key (empty when it has none or its body did not decode).
+func httpSession(r *http.Request, cacheKey string) string {
+	if cacheKey != "" {
+		return sessionCacheKey + cacheKey
+	}
+	return sessionHTTPConn + r.RemoteAddr
+}
+
+// newWSSession names a new WebSocket connection.
+func newWSSession() string { return sessionWebSocket + api.NewID("conn") }
+
+// IsWebSocketSession says whether a session key names a WebSocket
+// connection.
+func IsWebSocketSession(key string) bool { return strings.HasPrefix(key, sessionWebSocket) }
+
+// clientOf reads who sent a request from its headers. Identical clients
+// share one value, so ten thousand traces of one client hold one copy.
+func clientOf(r *http.Request) *api.Client {
+	c := api.Client{UserAgent: r.Header.Get("User-Agent"), Originator: r.Header.Get("Originator"),
+		Beta: strings.Join(r.Header.Values("OpenAI-Beta"), ", ")}
+	if c == (api.Client{}) {
+		return nil
+	}
+	if v, ok := clients.Load(c); ok {
+		return v.(*api.Client)
+	}
+	if clientCount.Add(1) > maxClients { // bounded: a hostile client cannot grow it
+		return &c
+	}
+	v, _ := clients.LoadOrStore(c, &c)
+	return v.(*api.Client)
+}
+
+var (
+	clients     sync.Map // api.Client → *api.Client
+	clientCount atomic.Int64
+)
+
+const maxClients = 1024
+
+// Observer sees every request an engine finishes or rejects, through its
+// trace, with the session, the client and any error filled in. It is
+// called on the request's goroutine after the reply is written, outside
+// the measured stages, so it must not block: the inspector queues and
+// records asynchronously.
+type Observer interface {
+	ObserveTrace(t *api.Trace)
+}
+
+// observe hands a copy of a finished request's trace to the observer, if
+// there is one, with the error that ended the request. The trace ring may
+// already hold the original, so it is never changed here.
+func (e *Engine) observe(t *trace, aerr *api.Error) {
+	o := e.sh.Observer
+	if o == nil || aerr == errProcessed {
+		return
+	}
+	c := t.Trace
+	if aerr != nil {
+		c.Error, c.Status = aerr.Code, aerr.Status
+		if c.Error == "" {
+			c.Error = aerr.Type
+		}
+	}
+	o.ObserveTrace(&c)
+}
