@@ -82,6 +82,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	sh.Budget = server.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
 	sh.Observer = cfg.Observer
+	for _, spec := range cfg.Drills {
+		if _, aerr := sh.Drills.Arm(spec); aerr != nil {
+			sh.Close()
+			db.Close()
+			return nil, fmt.Errorf("--drill %s: %s", spec.Drill, aerr.Message)
+		}
+	}
 	engineCfg := func(name string, caches bool) server.Config {
 		c := cfg.Config
 		c.Name = name

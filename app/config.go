@@ -3,6 +3,7 @@ package app
 import (
 	"time"
 
+	"agentloop/api"
 	"agentloop/server"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	// Observer, when set, also sees every request the engines finish or
 	// reject (server.Observer); tests use it.
 	Observer server.Observer
+
+	// Drills are armed at start (serve --drill).
+	Drills []api.DrillSpec
 
 	// BodyTimeout drops a request body that stops arriving; 0 = never.
 	BodyTimeout time.Duration

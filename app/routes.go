@@ -50,6 +50,7 @@ func (a *App) routes() *echo.Echo {
 	a.V1.Register(e.Group("/v1"))
 	a.Baseline.Register(e.Group("/baseline/v1"))
 	server.RegisterTraces(e.Group("/api"), a.Shared.Traces)
+	server.RegisterDrills(e.Group("/api"), a.Shared.Drills)
 	e.GET("/metrics", echo.WrapHandler(a.Shared.Metrics.Handler()))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	pg.Register(e)

@@ -67,6 +67,8 @@ type Shared struct {
 	// Observer sees every finished or rejected request (session.go);
 	// nil: none. Set it before serving.
 	Observer Observer
+	// Drills are the armed fault drills (drill.go).
+	Drills *Drills
 }
 
 // NewShared builds the shared parts around a store.
@@ -78,10 +80,11 @@ func NewShared(st Store, traceRing int, log *slog.Logger) (*Shared, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	m := NewMetrics()
 	return &Shared{
 		Store: st, Scheduler: inference.NewScheduler(), Prefix: inference.NewPrefixCache(1 << 20),
 		Tokenizer: tok, Policy: policy.NewRouter(tok), Traces: NewTraceRing(traceRing),
-		Metrics: NewMetrics(), Log: log,
+		Metrics: m, Log: log, Drills: NewDrills(m),
 	}, nil
 }
 

@@ -254,6 +254,7 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	resp := api.NewResponse(api.NewID("resp"), time.Now().Unix(), req)
 	tu.response = resp
 	t.ResponseID = resp.ID
+	out = e.streamDrill(ctx, tu, out)
 
 	running := e.sh.Metrics.generating(t.Transport)
 	running.Inc()
@@ -310,6 +311,7 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	_ = e.runStages(ctx, tu, postInference, time.Now())
 	res := tu.outcome
 	e.sh.Traces.Add(&t.Trace)
+	e.sh.Drills.finished(t.Session)
 	if tu.trace.segment > 0 {
 		first.LastToken = time.Time{} // no per-token time across pauses
 	}

@@ -76,6 +76,9 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	}
 	aerr = e.prepare(ctx, tu)
 	tu.trace.Session = httpSession(r, tu.partition) // before generate shares the trace
+	if aerr == nil {
+		aerr = e.httpDrill(tu, r)
+	}
 	if aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr

@@ -207,6 +207,9 @@ func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 	if id == "" {
 		return stageResult{}, nil
 	}
+	if c != nil && c.id == id && e.evictDrill(tu) {
+		c = nil // evict-cache: the connection forgets its cached response
+	}
 	if c != nil {
 		e.sh.Metrics.cacheLookup("connection", c.id == id)
 		if c.id == id {

@@ -12,7 +12,8 @@ import (
 type trace struct {
 	api.Trace
 	start   time.Time
-	segment int // the prototype's segment being recorded; spans carry it
+	segment int    // the prototype's segment being recorded; spans carry it
+	scope   string // the request's drill scope header (drill.go)
 }
 
 func newTrace(transport, engine string, start time.Time) *trace {

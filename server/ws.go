@@ -32,6 +32,7 @@ type wsConn struct {
 	drainOnce   sync.Once
 
 	session string      // the inspector's and the drills' session key
+	scope   string      // the upgrade's drill scope header (drill.go)
 	client  *api.Client // who opened the connection
 
 	cache *chainState // processor goroutine only
@@ -51,6 +52,9 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 		return api.Errorf(http.StatusUpgradeRequired, "", "websocket_upgrade_required",
 			"GET /responses opens a WebSocket: send an Upgrade: websocket request.")
 	}
+	if aerr := e.upgradeDrill(r); aerr != nil {
+		return aerr
+	}
 	if e.isClosing() {
 		return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The server is shutting down.")
 	}
@@ -68,7 +72,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack,
 		queue: newWSQueue(max(4*e.cfg.WSQueue, 16)), proto: isPrototype(r),
-		session: newWSSession(), client: clientOf(r)}
+		session: newWSSession(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
@@ -238,7 +242,7 @@ func lifetimeText(d time.Duration) string {
 func (wc *wsConn) handle(ent wsEntry) {
 	e := wc.e
 	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
-	tu.trace.Session, tu.trace.Client = wc.session, wc.client
+	tu.trace.Session, tu.trace.Client, tu.trace.scope = wc.session, wc.client, wc.scope
 	var aerr *api.Error
 	defer func() { e.observe(tu.trace, aerr) }()
 	if ent.reply != nil {
@@ -268,6 +272,9 @@ func (wc *wsConn) handle(ent wsEntry) {
 		}
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
 		_ = wc.write(api.AppendWSError(nil, aerr, ""))
+		return
+	}
+	if aerr = wc.limitDrill(tu); aerr != nil {
 		return
 	}
 	res := e.generate(wc.ctx, tu, wc)

@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 
 	"agentloop/api"
+	"agentloop/server"
 )
 
 var errHelp = errors.New("help requested")
@@ -136,4 +139,88 @@ func (f stackFlag) Set(v string) error {
 	}
 	*f.s = s
 	return nil
+}
+
+// drillFlag arms a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:scope=S].
+// It is repeatable; one value (the environment variable's) may hold
+// several, comma-separated.
+type drillFlag struct{ v *[]api.DrillSpec }
+
+func (f drillFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	var parts []string
+	for _, s := range *f.v {
+		parts = append(parts, formatDrill(s))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f drillFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		s, err := parseDrill(p)
+		if err != nil {
+			return err
+		}
+		*f.v = append(*f.v, s)
+	}
+	return nil
+}
+
+// parseDrill reads one --drill value and checks it as POST /api/drills does.
+func parseDrill(v string) (api.DrillSpec, error) {
+	parts := strings.Split(v, ":")
+	s := api.DrillSpec{Drill: strings.TrimSpace(parts[0])}
+	seen := map[string]bool{}
+	for _, p := range parts[1:] {
+		key, val, ok := strings.Cut(p, "=")
+		key = strings.TrimSpace(key)
+		if !ok || seen[key] {
+			return s, fmt.Errorf("drill %q: want NAME[:after=N][:times=K][:for=DURATION][:scope=S], each option once", v)
+		}
+		seen[key] = true
+		var err error
+		switch key {
+		case "after":
+			s.AfterTurns, err = strconv.Atoi(val)
+		case "times":
+			s.Times, err = strconv.Atoi(val)
+			if err == nil && s.Times < 1 {
+				err = errors.New("must be 1 or more")
+			}
+		case "for":
+			var d time.Duration
+			d, err = time.ParseDuration(val)
+			if err == nil && d < time.Millisecond {
+				err = errors.New("must be at least 1ms")
+			}
+			s.DurationMS = d.Milliseconds()
+		case "scope":
+			s.Scope = val
+		default:
+			return s, fmt.Errorf("drill %q: unknown option %q (after, times, for, scope)", v, key)
+		}
+		if err != nil {
+			return s, fmt.Errorf("drill %q: %s: %v", v, key, err)
+		}
+	}
+	if aerr := server.CheckDrill(&s); aerr != nil {
+		return s, fmt.Errorf("drill %q: %s", v, aerr.Message)
+	}
+	return s, nil
+}
+
+func formatDrill(s api.DrillSpec) string {
+	out := s.Drill + ":after=" + strconv.Itoa(s.AfterTurns) + ":times=" + strconv.Itoa(s.Times)
+	if s.DurationMS > 0 {
+		out += ":for=" + (time.Duration(s.DurationMS) * time.Millisecond).String()
+	}
+	if s.Scope != "" {
+		out += ":scope=" + s.Scope
+	}
+	return out
 }

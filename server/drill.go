@@ -1,0 +1,483 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"agentloop/api"
+
+	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Fault drills (DECISIONS.md "Drills", "Drill firing"): faults the engine
+// injects only when armed, through --drill or /api/drills, to test how a
+// client recovers. A drill applies to the whole server, both engines. It
+// fires once a session has had after_turns responses finished (counted
+// only while some drill can still fire), at most times times, and only on
+// requests of its scope when it has one. Each firing is recorded on the
+// drill and in the trace of the request it hit.
+//
+// The hooks live here; the transports and the pipeline call them in one
+// line each:
+//   - refuse-upgrade: upgradeDrill, at the WebSocket handshake;
+//   - evict-cache: evictDrill, where load finds the parent in the
+//     connection cache;
+//   - connection-limit: limitDrill, on a WebSocket create, once prepared;
+//   - http-429, http-503: httpDrill, on an HTTP create, once prepared;
+//   - drop-mid-stream, stall, slow-first-token: streamDrill wraps the
+//     response's sink in generate.
+
+// Drill limits.
+const (
+	defaultDrillHold = 2 * time.Second // stall and slow-first-token
+	defaultRetryHint = time.Second     // Retry-After of http-429 and http-503
+	maxDrillHold     = 10 * time.Minute
+	maxDrillTimes    = 1_000_000
+	maxDrillAfter    = 1_000_000
+	maxDrillScope    = 256
+	maxDrillsArmed   = 256
+	maxDrillFirings  = 100 // per drill; older ones are dropped, Fired still counts them
+	// maxDrillSessions bounds the per-session counters: past it the oldest
+	// session's count is forgotten (it starts again from 0).
+	maxDrillSessions = 10_000
+)
+
+// drillHook is where in the engine a drill acts.
+type drillHook int
+
+const (
+	hookUpgrade drillHook = iota
+	hookEvict
+	hookWSCreate
+	hookHTTPCreate
+	hookStream
+)
+
+func hookOf(name string) drillHook {
+	switch name {
+	case api.DrillRefuseUpgrade:
+		return hookUpgrade
+	case api.DrillEvictCache:
+		return hookEvict
+	case api.DrillConnectionLimit:
+		return hookWSCreate
+	case api.DrillHTTP429, api.DrillHTTP503:
+		return hookHTTPCreate
+	}
+	return hookStream
+}
+
+// drillTakesDuration says whether duration_ms means something for a
+// drill: how long stall and slow-first-token hold the stream, or the retry
+// hint of http-429 and http-503.
+func drillTakesDuration(name string) bool {
+	switch name {
+	case api.DrillStall, api.DrillSlowFirstToken, api.DrillHTTP429, api.DrillHTTP503:
+		return true
+	}
+	return false
+}
+
+// CheckDrill validates a spec and fills its defaults (times 1, and the
+// duration of the drills that take one). Errors name the parameter.
+func CheckDrill(s *api.DrillSpec) *api.Error {
+	if !slices.Contains(api.DrillNames, s.Drill) {
+		if s.Drill == "" {
+			return api.BadRequest("drill", "missing_required_parameter", "Missing required parameter: 'drill'.")
+		}
+		return api.BadRequest("drill", "invalid_value", "Invalid value: '%s'. Supported drills are: %s.", s.Drill, drillList())
+	}
+	if s.AfterTurns < 0 || s.AfterTurns > maxDrillAfter {
+		return api.BadRequest("after_turns", "invalid_value", "after_turns must be between 0 and %d.", maxDrillAfter)
+	}
+	if s.Times == 0 {
+		s.Times = 1
+	}
+	if s.Times < 1 || s.Times > maxDrillTimes {
+		return api.BadRequest("times", "invalid_value", "times must be between 1 and %d (leave it out for 1).", maxDrillTimes)
+	}
+	switch {
+	case s.DurationMS != 0 && !drillTakesDuration(s.Drill):
+		return api.BadRequest("duration_ms", "unsupported_parameter", "duration_ms applies to stall, slow-first-token, http-429 and http-503 only.")
+	case s.DurationMS < 0 || time.Duration(s.DurationMS)*time.Millisecond > maxDrillHold:
+		return api.BadRequest("duration_ms", "invalid_value", "duration_ms must be between 1 and %d.", maxDrillHold.Milliseconds())
+	case s.DurationMS == 0 && drillTakesDuration(s.Drill):
+		s.DurationMS = defaultDrillHold.Milliseconds()
+		if hookOf(s.Drill) == hookHTTPCreate {
+			s.DurationMS = defaultRetryHint.Milliseconds()
+		}
+	}
+	if len(s.Scope) > maxDrillScope {
+		return api.BadRequest("scope", "invalid_value", "scope is at most %d bytes.", maxDrillScope)
+	}
+	return nil
+}
+
+func drillList() string {
+	s := ""
+	for i, n := range api.DrillNames {
+		if i > 0 {
+			s += ", "
+		}
+		s += "'" + n + "'"
+	}
+	return s
+}
+
+// Drills is the server's registry of armed drills.
+type Drills struct {
+	// live counts drills that can still fire: while it is 0 every hook
+	// returns at once and no session is counted.
+	live atomic.Int32
+
+	mu       sync.Mutex
+	armed    []*api.Drill
+	seq      int
+	sessions map[string]int // responses finished per session; upgrade attempts per scope
+	order    []string       // the sessions in the order first counted, to bound the map
+	fired    *prometheus.CounterVec
+}
+
+// NewDrills returns an empty registry whose firings m counts.
+func NewDrills(m *Metrics) *Drills {
+	d := &Drills{sessions: map[string]int{},
+		fired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentloop_drill_firings_total",
+			Help: "Fault drills fired, by drill."}, []string{"drill"})}
+	if m != nil {
+		m.reg.MustRegister(d.fired)
+	}
+	return d
+}
+
+// Arm checks a spec and arms it.
+func (d *Drills) Arm(s api.DrillSpec) (api.Drill, *api.Error) {
+	if err := CheckDrill(&s); err != nil {
+		return api.Drill{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.armed) >= maxDrillsArmed {
+		return api.Drill{}, api.BadRequest("", "too_many_drills", "At most %d drills can be armed; disarm some first.", maxDrillsArmed)
+	}
+	d.seq++
+	dr := &api.Drill{ID: "drill_" + strconv.Itoa(d.seq), Object: "drill", DrillSpec: s, ArmedAt: time.Now().Unix(),
+		Firings: []api.DrillFiring{}}
+	d.armed = append(d.armed, dr)
+	d.live.Add(1)
+	return copyDrill(dr), nil
+}
+
+// List returns the armed drills, oldest first, with their firings.
+func (d *Drills) List() []api.Drill {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]api.Drill, len(d.armed))
+	for i, dr := range d.armed {
+		out[i] = copyDrill(dr)
+	}
+	return out
+}
+
+// Get returns one armed drill.
+func (d *Drills) Get(id string) (api.Drill, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, dr := range d.armed {
+		if dr.ID == id {
+			return copyDrill(dr), true
+		}
+	}
+	return api.Drill{}, false
+}
+
+// Disarm removes a drill; false if there is none with that id.
+func (d *Drills) Disarm(id string) (api.Drill, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, dr := range d.armed {
+		if dr.ID == id {
+			if dr.Fired < dr.Times {
+				d.setLive(-1)
+			}
+			d.armed = slices.Delete(d.armed, i, i+1)
+			return copyDrill(dr), true
+		}
+	}
+	return api.Drill{}, false
+}
+
+func copyDrill(dr *api.Drill) api.Drill {
+	c := *dr
+	c.Firings = slices.Clone(dr.Firings)
+	return c
+}
+
+// setLive moves the count of drills that can fire; at 0 the session
+// counts are dropped, so a drill armed later counts from its arming.
+// Callers hold mu.
+func (d *Drills) setLive(delta int32) {
+	if d.live.Add(delta) == 0 {
+		clear(d.sessions)
+		d.order = nil
+	}
+}
+
+// idle says no drill can fire: the hooks' fast path, one atomic load.
+func (d *Drills) idle() bool { return d == nil || d.live.Load() == 0 }
+
+// finished counts a response the engine finished in a session.
+func (d *Drills) finished(session string) {
+	if d.idle() || session == "" {
+		return
+	}
+	d.mu.Lock()
+	d.countLocked(session)
+	d.mu.Unlock()
+}
+
+func (d *Drills) countLocked(key string) {
+	if _, ok := d.sessions[key]; !ok {
+		if len(d.order) >= maxDrillSessions {
+			delete(d.sessions, d.order[0])
+			d.order = d.order[1:]
+		}
+		d.order = append(d.order, key)
+	}
+	d.sessions[key]++
+}
+
+// fire fires the first armed drill of hook that matches the scope and
+// whose after_turns the session has reached, and records the firing. It
+// returns the drill, or nil.
+func (d *Drills) fire(hook drillHook, session, scope string, f api.DrillFiring) *api.Drill {
+	if d.idle() {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := session
+	if hook == hookUpgrade {
+		key = "upgrade:" + scope
+		defer d.countLocked(key) // this attempt counts for the next one
+	}
+	for _, dr := range d.armed {
+		if hookOf(dr.Drill) != hook || dr.Fired >= dr.Times || (dr.Scope != "" && dr.Scope != scope) ||
+			d.sessions[key] < dr.AfterTurns {
+			continue
+		}
+		dr.Fired++
+		if dr.Fired == dr.Times {
+			d.setLive(-1)
+		}
+		f.AtUnixNS = time.Now().UnixNano()
+		if len(dr.Firings) >= maxDrillFirings {
+			dr.Firings = slices.Delete(dr.Firings, 0, 1)
+		}
+		dr.Firings = append(dr.Firings, f)
+		d.fired.WithLabelValues(dr.Drill).Inc()
+		c := *dr
+		return &c
+	}
+	return nil
+}
+
+// scopeOf is a request's drill scope: the X-Agentloop-Scope header (on a
+// WebSocket, the upgrade's), else its prompt_cache_key.
+func (t *trace) scopeOf(partition string) string {
+	if t.scope != "" {
+		return t.scope
+	}
+	return partition
+}
+
+// fireOn fires a drill of hook on a request and names it in its trace.
+func (e *Engine) fireOn(hook drillHook, tu *turn) *api.Drill {
+	t := tu.trace
+	dr := e.sh.Drills.fire(hook, t.Session, t.scopeOf(tu.partition), api.DrillFiring{ResponseID: t.ResponseID, Session: t.Session})
+	if dr != nil {
+		t.Drill = dr.Drill
+	}
+	return dr
+}
+
+// drillError marks an error a drill caused, for clients and tests.
+func drillError(err *api.Error, drill string) *api.Error {
+	if err.Headers == nil {
+		err.Headers = map[string]string{}
+	}
+	err.Headers[api.HeaderDrill] = drill
+	return err
+}
+
+// upgradeDrill is refuse-upgrade: the handshake gets 426. after_turns
+// counts the upgrade attempts of the scope.
+func (e *Engine) upgradeDrill(r *http.Request) *api.Error {
+	if e.sh.Drills.idle() {
+		return nil
+	}
+	dr := e.sh.Drills.fire(hookUpgrade, "", r.Header.Get(api.HeaderScope), api.DrillFiring{Upgrade: true})
+	if dr == nil {
+		return nil
+	}
+	t := newTrace("websocket", e.cfg.Name, time.Now())
+	t.Session, t.Client, t.Drill = httpSession(r, ""), clientOf(r), dr.Drill
+	err := drillError(api.Errorf(http.StatusUpgradeRequired, "", "websocket_upgrade_refused",
+		"WebSocket mode is not available: send the request over HTTP (POST /responses)."), dr.Drill)
+	e.observe(t, err)
+	return err
+}
+
+// evictDrill is evict-cache: load forgets the connection's cached
+// response, so a store:false continuation gets previous_response_not_found.
+func (e *Engine) evictDrill(tu *turn) bool {
+	return !e.sh.Drills.idle() && e.fireOn(hookEvict, tu) != nil
+}
+
+// limitDrill is connection-limit: a prepared create is answered with
+// websocket_connection_limit_reached and the connection closes with 1000.
+func (wc *wsConn) limitDrill(tu *turn) *api.Error {
+	e := wc.e
+	if e.sh.Drills.idle() {
+		return nil
+	}
+	dr := e.fireOn(hookWSCreate, tu)
+	if dr == nil {
+		return nil
+	}
+	err := drillError(api.BadRequest("", "websocket_connection_limit_reached",
+		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(e.cfg.WSLifetime)), dr.Drill)
+	_ = wc.write(api.AppendWSError(nil, err, ""))
+	wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
+	wc.cancel()
+	return err
+}
+
+// httpDrill is http-429 and http-503: a prepared create is answered with
+// that status, Retry-After (whole seconds, rounded up) and retry-after-ms.
+// It also takes the request's scope header, for the stream drills.
+func (e *Engine) httpDrill(tu *turn, r *http.Request) *api.Error {
+	tu.trace.scope = r.Header.Get(api.HeaderScope)
+	if e.sh.Drills.idle() {
+		return nil
+	}
+	dr := e.fireOn(hookHTTPCreate, tu)
+	if dr == nil {
+		return nil
+	}
+	var err *api.Error
+	if dr.Drill == api.DrillHTTP429 {
+		err = api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for requests. Please try again later.")
+	} else {
+		err = api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The engine is overloaded. Please try again later.")
+	}
+	hint := time.Duration(dr.DurationMS) * time.Millisecond
+	err = drillError(err, dr.Drill)
+	err.Headers["Retry-After"] = strconv.Itoa(int((hint + time.Second - 1) / time.Second))
+	err.Headers["retry-after-ms"] = strconv.FormatInt(dr.DurationMS, 10)
+	return err
+}
+
+// errDrillDropped ends a stream that drop-mid-stream cut.
+var errDrillDropped = errors.New("stream dropped by the drop-mid-stream drill")
+
+// dropper is a sink whose connection a drill can cut.
+type dropper interface{ dropConnection() }
+
+// dropConnection closes the socket at once, with no close frame.
+func (wc *wsConn) dropConnection() {
+	wc.cancel()
+	wc.c.CloseNow()
+}
+
+// streamDrill fires drop-mid-stream, stall or slow-first-token on a
+// response that generates and streams, and returns the sink that applies
+// it (out itself otherwise).
+func (e *Engine) streamDrill(ctx context.Context, tu *turn, out sink) sink {
+	if e.sh.Drills.idle() || !tu.req.Generates() {
+		return out
+	}
+	if _, quiet := out.(discard); quiet {
+		return out
+	}
+	dr := e.fireOn(hookStream, tu)
+	if dr == nil {
+		return out
+	}
+	return &drillSink{sink: out, drill: dr.Drill, hold: time.Duration(dr.DurationMS) * time.Millisecond,
+		ctx: ctx, stop: e.stopCtx, t: tu.trace}
+}
+
+// drillSink applies a stream drill to a response's events:
+// slow-first-token holds the stream after response.created and
+// in_progress, before the generation starts; stall holds it, and
+// drop-mid-stream cuts it, at the first event after the first delta.
+type drillSink struct {
+	sink
+	drill     string
+	hold      time.Duration
+	ctx, stop context.Context
+	t         *trace
+	delta     bool // a delta has been written
+	done      bool // the drill has acted
+}
+
+func (s *drillSink) event(typ string, b []byte) error {
+	if !s.done && s.delta && s.drill != api.DrillSlowFirstToken {
+		s.done = true
+		if err := s.sink.flush(); err != nil {
+			return err
+		}
+		if s.drill == api.DrillDropMidStream {
+			if d, ok := s.sink.(dropper); ok {
+				d.dropConnection()
+			}
+			return errDrillDropped
+		}
+		if err := s.wait(); err != nil {
+			return err
+		}
+	}
+	if typ == api.EventOutputTextDelta || typ == api.EventArgumentsDelta {
+		s.delta = true
+	}
+	return s.sink.event(typ, b)
+}
+
+func (s *drillSink) flush() error {
+	err := s.sink.flush()
+	if err == nil && !s.done && s.drill == api.DrillSlowFirstToken {
+		s.done = true
+		err = s.wait()
+	}
+	return err
+}
+
+// wait holds the stream for the drill's duration, recorded as a modelled
+// span named after the drill; the client going away or the engine
+// stopping ends it early.
+func (s *drillSink) wait() error {
+	from := time.Now()
+	tm := time.NewTimer(s.hold)
+	defer tm.Stop()
+	var err error
+	select {
+	case <-tm.C:
+	case <-s.ctx.Done():
+		err = s.ctx.Err()
+	case <-s.stop.Done():
+	}
+	s.t.Spans = append(s.t.Spans, api.Span{Name: api.SpanDrill, StartNS: from.Sub(s.t.start).Nanoseconds(),
+		DurationNS: time.Since(from).Nanoseconds(), Kind: api.Modelled, Note: s.drill, Segment: s.t.segment})
+	if err != nil {
+		return fmt.Errorf("drill %s: %w", s.drill, err)
+	}
+	return nil
+}
