@@ -175,7 +175,8 @@ func (ev *Event) AsError() *Error {
 		return nil
 	}
 	if ev.Error != nil {
-		return &Error{Status: ev.Status, Type: ev.Error.Type, Code: ev.Error.Code, Message: ev.Error.Message, Param: ev.Error.Param}
+		return &Error{Status: ev.Status, Type: ev.Error.Type, Code: ev.Error.Code, Message: ev.Error.Message, Param: ev.Error.Param,
+			Headers: ev.Error.Headers}
 	}
 	return &Error{Status: ev.Status, Type: "server_error", Code: ev.Code, Message: ev.Message, Param: ev.Param}
 }

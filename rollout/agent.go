@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,6 +27,39 @@ type laneRun struct {
 
 	start time.Time
 	turns []Turn
+	// pending are recoveries made before a turn was sent (a refused
+	// upgrade at the start); the next turn carries them.
+	pending      []Recovery
+	pendingSince time.Time
+	recoveries   []Recovery // the turn being recorded's
+}
+
+// open opens the transport; a WebSocket whose upgrade is refused falls
+// back to HTTP, and the first turn records that recovery.
+func (l *laneRun) open(ctx context.Context, req Request) error {
+	start := time.Now()
+	err := l.tr.Open(ctx, req)
+	if err == nil || !errors.Is(err, errUpgradeRefused) {
+		return err
+	}
+	rec, _, _ := recoveryFor(err, 1)
+	l.fallBack()
+	rec.DurationNS = time.Since(start).Nanoseconds()
+	l.pending, l.pendingSince = append(l.pending, rec), start
+	return l.tr.Open(ctx, req)
+}
+
+// recovered moves a turn's start back to its first attempt (or to a
+// recovery made before it) and keeps its recoveries for record.
+func (l *laneRun) recovered(res *Result, recs []Recovery, first time.Time) {
+	if len(l.pending) > 0 {
+		recs = append(l.pending, recs...)
+		first, l.pending = l.pendingSince, nil
+	}
+	l.recoveries = recs
+	if len(recs) > 0 {
+		res.Sent = first
+	}
 }
 
 func messageItem(role, text string) json.RawMessage {
@@ -55,32 +89,38 @@ func (l *laneRun) run(ctx context.Context) error {
 	req.History = []json.RawMessage{developer, task}
 	req.New = req.History
 	l.start = time.Now()
-	if err := l.tr.Open(ctx, req); err != nil {
+	if err := l.open(ctx, req); err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
-	defer l.tr.Close()
-	if w, ok := l.tr.(*wsTransport); ok {
+	defer func() { l.tr.Close() }() // a fallback may replace the transport
+	if _, ok := l.tr.(*wsTransport); ok {
 		// Codex's flow: warm up with the developer message, then send the
 		// rest as a continuation.
 		warm := req
 		warm.History = req.History[:1]
-		res, err := w.Warmup(ctx, warm)
+		res, recs, first, err := l.attempt(ctx, &warm, true)
 		if err != nil {
 			return fmt.Errorf("warmup: %w", err)
 		}
-		req.Previous = res.Response.ID
-		req.New = req.History[1:]
-		l.record(-1, res, nil, 0, "")
+		if res != nil { // nil: the lane fell back to HTTP, where a warm-up means nothing
+			req.Previous = res.Response.ID
+			req.New = req.History[1:]
+			l.recovered(res, recs, first)
+			l.record(-1, res, nil, 0, "")
+		} else {
+			l.pending = append(l.pending, recs...)
+		}
 	}
 	for turn := 0; turn < maxTurns; turn++ {
 		if err := ctx.Err(); err != nil {
 			return errStopped
 		}
-		res, err := l.tr.Turn(ctx, req)
+		res, recs, first, err := l.attempt(ctx, &req, false)
 		if err != nil {
 			l.recordError(turn, err)
 			return fmt.Errorf("turn %d: %w", turn, err)
 		}
+		l.recovered(res, recs, first)
 		var calls []Call
 		var text string
 		var newItems []json.RawMessage
@@ -147,6 +187,10 @@ func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool time
 	}
 	if res.NewConn {
 		t.ConnectNS = l.cfg.RTT().Nanoseconds()
+	}
+	t.Recoveries, l.recoveries = l.recoveries, nil
+	for _, r := range t.Recoveries {
+		t.RecoveryNS += r.DurationNS
 	}
 	if u := res.Response.Usage; u != nil {
 		t.InputTokens, t.CachedTokens, t.OutputTokens = u.InputTokens, u.InputTokensDetails.CachedTokens, u.OutputTokens

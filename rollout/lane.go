@@ -17,15 +17,27 @@ import (
 // keeps its live state, stores its turns and sums it up.
 func (rc *race) runLane(ctx context.Context, lane string, repeat int, base string) (LaneSummary, error) {
 	d := &dialer{addr: strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")}
-	tr, err := NewTransport(lane, base, d, rc.r.TLS, rc.r.APIKey, rc.cfg.Stack)
+	cacheKey := fmt.Sprintf("%s-%s-r%d", rc.id, lane, repeat)
+	// The lane's drills are armed for this repeat, scoped to its requests.
+	drills, scope := rc.laneDrills(lane), ""
+	var drillIDs []string
+	if len(drills) > 0 {
+		scope = cacheKey
+		var err error
+		if drillIDs, err = rc.armDrills(ctx, drills, scope); err != nil {
+			return LaneSummary{Lane: lane, Status: StatusFailed, Error: "arm drills: " + err.Error()}, err
+		}
+	}
+	tr, err := NewTransport(lane, base, d, rc.r.TLS, rc.r.APIKey, rc.cfg.Stack, scope)
 	if err != nil {
+		rc.disarmDrills(ctx, drillIDs)
 		return LaneSummary{Lane: lane, Status: StatusFailed, Error: err.Error()}, err
 	}
 	rc.setLane(lane, func(s *LaneSnapshot) {
 		s.Status, s.Repeat, s.Turn, s.Tokens, s.Turns, s.ElapsedNS, s.Error = StatusRunning, repeat, 0, 0, nil, 0, ""
 	})
 	lr := &laneRun{lane: lane, repeat: repeat, sc: rc.sc, cfg: rc.cfg,
-		cacheKey: fmt.Sprintf("%s-%s-r%d", rc.id, lane, repeat), tr: tr}
+		cacheKey: cacheKey, tr: tr}
 	// Engine traces are merged as each turn ends, off the lane's path, so
 	// the live waterfall shows every stage; at most two lookups at a time.
 	var merges sync.WaitGroup
@@ -81,6 +93,10 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	// lookups never slow the lane down).
 	merges.Wait()
 	rc.mergeTraces(ctx, lr.turns, merged)
+	if len(drillIDs) > 0 {
+		markFirings(lr.turns, rc.drillFirings(ctx, drillIDs))
+		rc.disarmDrills(ctx, drillIDs)
+	}
 	sum := laneSummary(lane, lr.turns, elapsed)
 	sum.Status = StatusPassed
 	if runErr != nil {

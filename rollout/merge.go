@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"agentloop/api"
@@ -40,7 +41,7 @@ func (rc *race) fetchTrace(ctx context.Context, id string) (*api.Trace, error) {
 func (rc *race) mergeTraces(ctx context.Context, turns []Turn, merged map[int]Turn) {
 	for i := range turns {
 		if m, ok := merged[turns[i].Index]; ok && m.ResponseID == turns[i].ResponseID {
-			turns[i].Stages, turns[i].OverheadNS = m.Stages, m.OverheadNS
+			turns[i].Stages, turns[i].OverheadNS, turns[i].Drills = m.Stages, m.OverheadNS, m.Drills
 			continue
 		}
 		rc.merge(ctx, &turns[i])
@@ -58,7 +59,7 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	if err != nil {
 		return false
 	}
-	var overhead, stack, prefill, decode int64
+	var overhead, stack, prefill, decode, held int64
 	for _, s := range tr.Spans {
 		// The prototype's turns are segments of one response: turn i is
 		// the spans of segment i.
@@ -74,10 +75,18 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 			prefill += s.DurationNS
 		case s.Name == api.StageGenerate:
 			decode += s.DurationNS
+		case s.Name == api.SpanDrill: // a drill held the stream
+			held += s.DurationNS
 		}
+	}
+	if tr.Drill != "" && !slices.Contains(t.Drills, tr.Drill) {
+		t.Drills = append(t.Drills, tr.Drill)
 	}
 	t.OverheadNS = overhead
 	stages := []StageTime{}
+	if t.RecoveryNS > 0 { // the failed attempts came first
+		stages = append(stages, StageTime{Name: StageRecovery, DurationNS: t.RecoveryNS, Kind: "measured"})
+	}
 	if t.ConnectNS > 0 {
 		stages = append(stages, StageTime{Name: StageConnect, DurationNS: t.ConnectNS, Kind: "modelled"})
 	}
@@ -89,7 +98,10 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	stages = append(stages,
 		StageTime{Name: StagePrefill, DurationNS: prefill, Kind: "modelled"},
 		StageTime{Name: StageDecode, DurationNS: decode, Kind: "modelled"})
-	network := (t.DoneNS - t.SentNS) - overhead - stack - prefill - decode - t.ConnectNS
+	if held > 0 {
+		stages = append(stages, StageTime{Name: StageRecovery, DurationNS: held, Kind: "modelled"})
+	}
+	network := (t.DoneNS - t.SentNS) - overhead - stack - prefill - decode - held - t.ConnectNS - t.RecoveryNS
 	kind := "measured"
 	if rc.cfg.RTTms > 0 {
 		kind = "modelled"

@@ -89,6 +89,9 @@ func Normalize(cfg *Config) *api.Error {
 			return api.BadRequest("decode_tps", "invalid_value", "decode_tps needs profile '%s': a custom decode rate runs spark's profile (its prefill and base time to first token) at that rate.", api.ModelSpark)
 		}
 	}
+	if err := checkDrills(cfg); err != nil {
+		return err
+	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
 	}

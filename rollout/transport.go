@@ -55,8 +55,9 @@ type Transport interface {
 // NewTransport returns the transport of a lane. base is the engine's base
 // URL as the lane reaches it (through the proxy); tlsConf is set when the
 // engine's listener speaks TLS; stack is the modelled API stack every
-// request asks for.
-func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string, stack api.Stack) (Transport, error) {
+// request asks for; scope, when set, is the drill scope every request
+// names (X-Agentloop-Scope), so that the race's drills hit this lane only.
+func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string, stack api.Stack, scope string) (Transport, error) {
 	var rt http.RoundTripper = &http.Transport{DialContext: d.DialContext, TLSClientConfig: tlsConf,
 		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	if apiKey != "" {
@@ -64,7 +65,10 @@ func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey stri
 	}
 	// Every request of the lane names the race's stack: each HTTP request,
 	// and the WebSocket's upgrade request, which holds for the connection.
-	rt = stackHeader{value: stack.String(), next: rt}
+	rt = stackHeader{name: api.HeaderStack, value: stack.String(), next: rt}
+	if scope != "" {
+		rt = stackHeader{name: api.HeaderScope, value: scope, next: rt}
+	}
 	hc := &http.Client{Transport: rt}
 	switch lane {
 	case LaneHTTP:
@@ -188,7 +192,7 @@ func (t *httpTransport) Turn(ctx context.Context, req Request) (*Result, error) 
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return nil, fmt.Errorf("POST %s: %d %s", t.url, resp.StatusCode, b)
+		return nil, fmt.Errorf("POST %s: %w", t.url, httpError(resp, b))
 	}
 	c := collector{res: res}
 	sc := bufio.NewScanner(resp.Body)
@@ -207,10 +211,10 @@ func (t *httpTransport) Turn(ctx context.Context, req Request) (*Result, error) 
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errDropped, err)
 	}
 	if res.Response == nil {
-		return nil, fmt.Errorf("stream closed before response.completed")
+		return nil, errDropped
 	}
 	// The engine ends the body right after the terminal event; reading to
 	// EOF lets the keep-alive connection be reused for the next turn.
@@ -234,9 +238,12 @@ func (t *wsTransport) Open(ctx context.Context, first Request) error {
 }
 
 func (t *wsTransport) dial(ctx context.Context, header http.Header) error {
-	conn, _, err := websocket.Dial(ctx, t.url, &websocket.DialOptions{HTTPClient: t.client, HTTPHeader: header,
+	conn, resp, err := websocket.Dial(ctx, t.url, &websocket.DialOptions{HTTPClient: t.client, HTTPHeader: header,
 		CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusUpgradeRequired {
+			return &upgradeError{status: resp.StatusCode, drill: resp.Header.Get(api.HeaderDrill)}
+		}
 		return err
 	}
 	conn.SetReadLimit(64 << 20)
@@ -276,13 +283,13 @@ func (t *wsTransport) exchange(ctx context.Context, body map[string]any, paused 
 	sent0, recv0 := t.d.sent.Load(), t.d.received.Load()
 	res.Sent = time.Now()
 	if err := t.conn.Write(ctx, websocket.MessageText, payload); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errDropped, err)
 	}
 	c := collector{res: res, paused: paused}
 	for {
 		_, b, err := t.conn.Read(ctx)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %v", errDropped, err)
 		}
 		done, err := c.event(b)
 		if err != nil {
@@ -294,6 +301,22 @@ func (t *wsTransport) exchange(ctx context.Context, body map[string]any, paused 
 	}
 	res.BytesSent, res.BytesRecv = t.d.sent.Load()-sent0, t.d.received.Load()-recv0
 	return res, nil
+}
+
+// reconnect replaces the connection with a new one, which holds no
+// cached response.
+func (t *wsTransport) reconnect(ctx context.Context) error {
+	if t.conn != nil {
+		t.conn.CloseNow()
+		t.conn = nil
+	}
+	return t.dial(ctx, nil)
+}
+
+// httpFallback is where a lane goes when the upgrade is refused: the same
+// engine over HTTP, stateless with the full context, store:false.
+func (t *wsTransport) httpFallback() Transport {
+	return &httpTransport{client: t.client, d: t.d, url: "http" + strings.TrimPrefix(t.url, "ws")}
 }
 
 func (t *wsTransport) Close() {
@@ -364,16 +387,17 @@ func (b bearer) CloseIdleConnections() {
 	}
 }
 
-// stackHeader sends X-Agentloop-Stack on every request, the WebSocket
-// handshake included (websocket.Dial goes through the same client).
+// stackHeader sends a header (X-Agentloop-Stack, X-Agentloop-Scope) on
+// every request, the WebSocket handshake included (websocket.Dial goes
+// through the same client).
 type stackHeader struct {
-	value string
-	next  http.RoundTripper
+	name, value string
+	next        http.RoundTripper
 }
 
 func (h stackHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set(api.HeaderStack, h.value)
+	r.Header.Set(h.name, h.value)
 	return h.next.RoundTrip(r)
 }
 

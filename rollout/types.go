@@ -63,6 +63,9 @@ type Config struct {
 	// needs profile spark (which keeps spark's prefill and base time to first
 	// token). A whole number from 1 to 100000.
 	DecodeTPS float64 `json:"decode_tps,omitempty"`
+	// Drills is the race's fault drill schedule: each is armed for every
+	// repeat of its lane, scoped to it (drills.go).
+	Drills []LaneDrill `json:"drills,omitempty"`
 }
 
 // Model is the model name the lanes send: the profile, or custom-<tps>
@@ -93,6 +96,10 @@ const (
 	StageDecode   = "decode"
 	StageTool     = "tool"
 	StageNetwork  = "network"
+	// StageRecovery is time a fault cost the turn: the client's failed
+	// attempts and its waits before retrying (measured), and the time a
+	// drill held the stream (stall, slow-first-token; modelled).
+	StageRecovery = "recovery"
 )
 
 // StageTime is one part of a turn.
@@ -117,6 +124,12 @@ type Turn struct {
 	DoneNS       int64 `json:"done_ns"`
 	ToolNS       int64 `json:"tool_ns"`    // tool execution after this response (measured + modelled)
 	ConnectNS    int64 `json:"connect_ns"` // connection set-up paid by this request, if any
+	// RecoveryNS is the time of the turn's failed attempts and the waits
+	// after them (Recoveries), from SentNS, before the attempt that worked.
+	RecoveryNS int64      `json:"recovery_ns,omitempty"`
+	Recoveries []Recovery `json:"recoveries,omitempty"`
+	// Drills are the fault drills that fired during the turn.
+	Drills []string `json:"drills,omitempty"`
 	// Unix ns when the request was sent (to merge with the engine's trace).
 	SentUnixNS    int64       `json:"sent_unix_ns"`
 	BytesSent     int64       `json:"bytes_sent"`

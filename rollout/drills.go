@@ -1,0 +1,178 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"agentloop/api"
+)
+
+// LaneDrill is one fault drill of a race's schedule. It is armed on the
+// engine before each repeat of its lane, scoped to that lane's requests
+// (X-Agentloop-Scope), so it never fires on another lane, and disarmed
+// after it; the turns it fired on name it.
+type LaneDrill struct {
+	Drill      string `json:"drill"`
+	Lane       string `json:"lane"`
+	AfterTurns int    `json:"after_turns"`
+	Times      int    `json:"times,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty"`
+}
+
+// maxRaceDrills bounds a race's schedule.
+const maxRaceDrills = 32
+
+// drillLanes are the lanes each drill can hit: the WebSocket drills need
+// the ws lane, the HTTP statuses an HTTP lane. The prototype lane takes
+// none: its one long response has no recovery path.
+func drillLanes(drill string) []string {
+	httpLanes := []string{LaneHTTP, LaneHTTPOptimized, LaneHTTPChained}
+	switch drill {
+	case api.DrillEvictCache, api.DrillConnectionLimit, api.DrillRefuseUpgrade:
+		return []string{LaneWS}
+	case api.DrillHTTP429, api.DrillHTTP503:
+		return httpLanes
+	}
+	return append(httpLanes, LaneWS)
+}
+
+// checkDrills validates the schedule against the race's lanes. The engine
+// checks the rest (times, duration_ms) when the drill is armed.
+func checkDrills(cfg *Config) *api.Error {
+	if len(cfg.Drills) > maxRaceDrills {
+		return api.BadRequest("drills", "invalid_value", "A race takes at most %d drills.", maxRaceDrills)
+	}
+	for i, d := range cfg.Drills {
+		param := fmt.Sprintf("drills[%d]", i)
+		if !slices.Contains(api.DrillNames, d.Drill) {
+			return api.BadRequest(param+".drill", "invalid_value", "Unknown drill '%s'. Supported values are: %s.", d.Drill, strings.Join(api.DrillNames, ", "))
+		}
+		if !slices.Contains(cfg.Lanes, d.Lane) {
+			return api.BadRequest(param+".lane", "invalid_value", "Lane '%s' is not in the race's lanes (%s).", d.Lane, strings.Join(cfg.Lanes, ", "))
+		}
+		if ok := drillLanes(d.Drill); !slices.Contains(ok, d.Lane) {
+			return api.BadRequest(param+".lane", "invalid_value", "Drill '%s' applies to the %s lanes only.", d.Drill, strings.Join(ok, ", "))
+		}
+		if d.AfterTurns < 0 || d.AfterTurns > maxTurns {
+			return api.BadRequest(param+".after_turns", "invalid_value", "after_turns must be between 0 and %d.", maxTurns)
+		}
+		if d.Times < 0 || d.Times > 10 {
+			return api.BadRequest(param+".times", "invalid_value", "times must be between 1 and 10 (leave it out for 1).")
+		}
+		if d.DurationMS < 0 || d.DurationMS > 60_000 {
+			return api.BadRequest(param+".duration_ms", "invalid_value", "duration_ms must be between 1 and 60000.")
+		}
+	}
+	return nil
+}
+
+// laneDrills are the schedule's drills for one lane.
+func (rc *race) laneDrills(lane string) []LaneDrill {
+	var out []LaneDrill
+	for _, d := range rc.cfg.Drills {
+		if d.Lane == lane {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// drillAPI calls the engine's /api/drills directly (not through the proxy).
+func (rc *race) drillAPI(ctx context.Context, method, path string, body any, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), method, rc.r.engineURL+"/api/drills"+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if rc.r.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+rc.r.APIKey)
+	}
+	client := http.DefaultClient
+	if rc.r.TLS != nil {
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: rc.r.TLS}}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s /api/drills%s: %d %s", method, path, resp.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+// armDrills arms a lane's drills for one repeat, scoped to scope.
+func (rc *race) armDrills(ctx context.Context, drills []LaneDrill, scope string) ([]string, error) {
+	var ids []string
+	for _, d := range drills {
+		var dr api.Drill
+		err := rc.drillAPI(ctx, http.MethodPost, "", api.DrillSpec{Drill: d.Drill, AfterTurns: d.AfterTurns, Times: d.Times,
+			DurationMS: d.DurationMS, Scope: scope}, &dr)
+		if err != nil {
+			rc.disarmDrills(ctx, ids)
+			return nil, err
+		}
+		ids = append(ids, dr.ID)
+	}
+	return ids, nil
+}
+
+// drillFirings reads the firings of the lane's drills.
+func (rc *race) drillFirings(ctx context.Context, ids []string) []api.Drill {
+	var out []api.Drill
+	for _, id := range ids {
+		var dr api.Drill
+		if err := rc.drillAPI(ctx, http.MethodGet, "/"+id, nil, &dr); err != nil {
+			rc.r.log.Warn("read drill", "id", id, "err", err)
+			continue
+		}
+		out = append(out, dr)
+	}
+	return out
+}
+
+func (rc *race) disarmDrills(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		if err := rc.drillAPI(ctx, http.MethodDelete, "/"+id, nil, nil); err != nil {
+			rc.r.log.Warn("disarm drill", "id", id, "err", err)
+		}
+	}
+}
+
+// markFirings names each firing's drill on the turn it hit: the first turn
+// that ended after it fired (a lane's turns run one after another, and a
+// turn's time runs from its first attempt).
+func markFirings(turns []Turn, drills []api.Drill) {
+	for _, dr := range drills {
+		for _, f := range dr.Firings {
+			for i := range turns {
+				t := &turns[i]
+				if t.Error != "" || t.SentUnixNS+(t.DoneNS-t.SentNS) < f.AtUnixNS {
+					continue
+				}
+				if !slices.Contains(t.Drills, dr.Drill) {
+					t.Drills = append(t.Drills, dr.Drill)
+				}
+				break
+			}
+		}
+	}
+}
