@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"agentloop/api"
@@ -191,6 +192,9 @@ func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool time
 	t.Recoveries, l.recoveries = l.recoveries, nil
 	for _, r := range t.Recoveries {
 		t.RecoveryNS += r.DurationNS
+		if r.Drill != "" && !slices.Contains(t.Drills, r.Drill) {
+			t.Drills = append(t.Drills, r.Drill)
+		}
 	}
 	if u := res.Response.Usage; u != nil {
 		t.InputTokens, t.CachedTokens, t.OutputTokens = u.InputTokens, u.InputTokensDetails.CachedTokens, u.OutputTokens

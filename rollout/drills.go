@@ -16,7 +16,8 @@ import (
 // LaneDrill is one fault drill of a race's schedule. It is armed on the
 // engine before each repeat of its lane, scoped to that lane's requests
 // (X-Agentloop-Scope), so it never fires on another lane, and disarmed
-// after it; the turns it fired on name it.
+// after it. The turn it hit names it (Turn.Drills), as the engine named it
+// on the error or in the response's trace.
 type LaneDrill struct {
 	Drill      string `json:"drill"`
 	Lane       string `json:"lane"`
@@ -135,44 +136,10 @@ func (rc *race) armDrills(ctx context.Context, drills []LaneDrill, scope string)
 	return ids, nil
 }
 
-// drillFirings reads the firings of the lane's drills.
-func (rc *race) drillFirings(ctx context.Context, ids []string) []api.Drill {
-	var out []api.Drill
-	for _, id := range ids {
-		var dr api.Drill
-		if err := rc.drillAPI(ctx, http.MethodGet, "/"+id, nil, &dr); err != nil {
-			rc.r.log.Warn("read drill", "id", id, "err", err)
-			continue
-		}
-		out = append(out, dr)
-	}
-	return out
-}
-
 func (rc *race) disarmDrills(ctx context.Context, ids []string) {
 	for _, id := range ids {
 		if err := rc.drillAPI(ctx, http.MethodDelete, "/"+id, nil, nil); err != nil {
 			rc.r.log.Warn("disarm drill", "id", id, "err", err)
-		}
-	}
-}
-
-// markFirings names each firing's drill on the turn it hit: the first turn
-// that ended after it fired (a lane's turns run one after another, and a
-// turn's time runs from its first attempt).
-func markFirings(turns []Turn, drills []api.Drill) {
-	for _, dr := range drills {
-		for _, f := range dr.Firings {
-			for i := range turns {
-				t := &turns[i]
-				if t.Error != "" || t.SentUnixNS+(t.DoneNS-t.SentNS) < f.AtUnixNS {
-					continue
-				}
-				if !slices.Contains(t.Drills, dr.Drill) {
-					t.Drills = append(t.Drills, dr.Drill)
-				}
-				break
-			}
 		}
 	}
 }

@@ -93,10 +93,7 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	// lookups never slow the lane down).
 	merges.Wait()
 	rc.mergeTraces(ctx, lr.turns, merged)
-	if len(drillIDs) > 0 {
-		markFirings(lr.turns, rc.drillFirings(ctx, drillIDs))
-		rc.disarmDrills(ctx, drillIDs)
-	}
+	rc.disarmDrills(ctx, drillIDs)
 	sum := laneSummary(lane, lr.turns, elapsed)
 	sum.Status = StatusPassed
 	if runErr != nil {

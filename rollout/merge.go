@@ -41,7 +41,7 @@ func (rc *race) fetchTrace(ctx context.Context, id string) (*api.Trace, error) {
 func (rc *race) mergeTraces(ctx context.Context, turns []Turn, merged map[int]Turn) {
 	for i := range turns {
 		if m, ok := merged[turns[i].Index]; ok && m.ResponseID == turns[i].ResponseID {
-			turns[i].Stages, turns[i].OverheadNS, turns[i].Drills = m.Stages, m.OverheadNS, m.Drills
+			turns[i].Stages, turns[i].OverheadNS, turns[i].Drills, turns[i].Recoveries = m.Stages, m.OverheadNS, m.Drills, m.Recoveries
 			continue
 		}
 		rc.merge(ctx, &turns[i])
@@ -79,9 +79,9 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 			held += s.DurationNS
 		}
 	}
-	if tr.Drill != "" && !slices.Contains(t.Drills, tr.Drill) {
-		t.Drills = append(t.Drills, tr.Drill)
-	}
+	t.Drills = slices.Clone(t.Drills) // the turn may be shared with the saver
+	addDrill(t, tr.Drill)
+	rc.mergeDrops(ctx, t)
 	t.OverheadNS = overhead
 	stages := []StageTime{}
 	if t.RecoveryNS > 0 { // the failed attempts came first
@@ -109,4 +109,26 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	stages = append(stages, StageTime{Name: StageNetwork, DurationNS: max(network, 0), Kind: kind})
 	t.Stages = append(stages, t.Stages...) // tool stages last
 	return true
+}
+
+func addDrill(t *Turn, drill string) {
+	if drill != "" && !slices.Contains(t.Drills, drill) {
+		t.Drills = append(t.Drills, drill)
+	}
+}
+
+// mergeDrops names the drill, if any, that dropped a stream the turn
+// recovered from: the engine's trace of that response says.
+func (rc *race) mergeDrops(ctx context.Context, t *Turn) {
+	t.Recoveries = slices.Clone(t.Recoveries) // the turn may be shared with the saver
+	for i := range t.Recoveries {
+		r := &t.Recoveries[i]
+		if r.ResponseID == "" || r.Drill != "" {
+			continue
+		}
+		if tr, err := rc.fetchTrace(ctx, r.ResponseID); err == nil && tr.Drill != "" {
+			r.Drill = tr.Drill
+			addDrill(t, tr.Drill)
+		}
+	}
 }

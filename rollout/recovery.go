@@ -29,8 +29,11 @@ type Recovery struct {
 	Error      string `json:"error"`  // what the attempt met: an error code, a status, "stream dropped"
 	Action     string `json:"action"` // ActionFullContext, ActionReconnect, ActionHTTP or ActionRetry
 	DurationNS int64  `json:"duration_ns"`
-	// Drill is the fault drill the engine named on the error, if any.
+	// Drill is the fault drill the engine named on the error, or in the
+	// trace of the response that dropped, if any.
 	Drill string `json:"drill,omitempty"`
+	// ResponseID is the response a dropped stream was streaming, if known.
+	ResponseID string `json:"response_id,omitempty"`
 }
 
 // Recovery actions.
@@ -55,6 +58,26 @@ const streamDropped = "stream dropped"
 
 // errDropped marks a stream that ended without its terminal event.
 var errDropped = errors.New("stream dropped before its terminal event")
+
+// droppedError is a dropped stream, with the response it was streaming
+// if response.created had named it.
+type droppedError struct {
+	responseID string
+	cause      error // nil: the stream ended cleanly but early
+}
+
+func (e *droppedError) Error() string {
+	s := errDropped.Error()
+	if e.responseID != "" {
+		s += " (response " + e.responseID + ")"
+	}
+	if e.cause != nil {
+		s += ": " + e.cause.Error()
+	}
+	return s
+}
+
+func (e *droppedError) Unwrap() error { return errDropped }
 
 // errUpgradeRefused marks a WebSocket handshake answered with 426.
 var errUpgradeRefused = errors.New("WebSocket upgrade refused")
@@ -98,7 +121,12 @@ func recoveryFor(err error, attempt int) (rec Recovery, wait time.Duration, ok b
 	case errors.Is(err, errUpgradeRefused):
 		return Recovery{Error: "upgrade refused (426)", Action: ActionHTTP, Drill: drillOf(err)}, 0, true
 	case errors.Is(err, errDropped):
-		return Recovery{Error: streamDropped, Action: ActionRetry}, backoff, true
+		rec = Recovery{Error: streamDropped, Action: ActionRetry}
+		var de *droppedError
+		if errors.As(err, &de) {
+			rec.ResponseID = de.responseID
+		}
+		return rec, backoff, true
 	case errors.As(err, &ae):
 		rec = Recovery{Error: ae.Code, Drill: header(ae, api.HeaderDrill)}
 		if rec.Error == "" {

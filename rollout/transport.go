@@ -42,6 +42,9 @@ type Result struct {
 	BytesSent  int64
 	BytesRecv  int64
 	NewConn    bool // this request paid for a new connection
+	// Started is the response id response.created announced, for a
+	// stream that drops before its terminal event.
+	Started string
 }
 
 // Transport is one lane's way of talking to the engine.
@@ -115,6 +118,10 @@ func (c *collector) event(b []byte) (done bool, err error) {
 		return false, fmt.Errorf("bad event %q: %w", truncate(string(b), 200), err)
 	}
 	switch ev.Type {
+	case api.EventCreated:
+		if ev.Response != nil {
+			c.res.Started = ev.Response.ID
+		}
 	case api.EventOutputTextDelta, api.EventArgumentsDelta:
 		if c.res.FirstToken.IsZero() {
 			c.res.FirstToken = now
@@ -211,10 +218,10 @@ func (t *httpTransport) Turn(ctx context.Context, req Request) (*Result, error) 
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", errDropped, err)
+		return nil, &droppedError{responseID: res.Started, cause: err}
 	}
 	if res.Response == nil {
-		return nil, errDropped
+		return nil, &droppedError{responseID: res.Started}
 	}
 	// The engine ends the body right after the terminal event; reading to
 	// EOF lets the keep-alive connection be reused for the next turn.
@@ -283,13 +290,13 @@ func (t *wsTransport) exchange(ctx context.Context, body map[string]any, paused 
 	sent0, recv0 := t.d.sent.Load(), t.d.received.Load()
 	res.Sent = time.Now()
 	if err := t.conn.Write(ctx, websocket.MessageText, payload); err != nil {
-		return nil, fmt.Errorf("%w: %v", errDropped, err)
+		return nil, &droppedError{cause: err}
 	}
 	c := collector{res: res, paused: paused}
 	for {
 		_, b, err := t.conn.Read(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errDropped, err)
+			return nil, &droppedError{responseID: res.Started, cause: err}
 		}
 		done, err := c.event(b)
 		if err != nil {

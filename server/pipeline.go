@@ -207,7 +207,8 @@ func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 	if id == "" {
 		return stageResult{}, nil
 	}
-	if c != nil && c.id == id && e.evictDrill(tu) {
+	evicted := c != nil && c.id == id && e.evictDrill(tu)
+	if evicted {
 		c = nil // evict-cache: the connection forgets its cached response
 	}
 	if c != nil {
@@ -220,6 +221,9 @@ func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 	p, n, err := e.hydrate(ctx, id)
 	res := stageResult{items: len(p.contextOrNil()) + len(p.outputOrNil()), bytes: n}
 	if err != nil {
+		if evicted {
+			drillError(err, api.DrillEvictCache)
+		}
 		return res, err
 	}
 	tu.parent, tu.loadedBytes = p, n

@@ -1,0 +1,180 @@
+package rollout_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	"agentloop/api"
+	"agentloop/app"
+	"agentloop/app/apptest"
+	"agentloop/rollout"
+)
+
+// drillTraces keeps the traces the engine observed with a drill on them,
+// the refused requests' included (they never reach the trace ring).
+type drillTraces struct {
+	mu     sync.Mutex
+	traces []api.Trace
+}
+
+func (d *drillTraces) ObserveTrace(t *api.Trace) {
+	if t.Drill != "" {
+		d.mu.Lock()
+		d.traces = append(d.traces, *t)
+		d.mu.Unlock()
+	}
+}
+
+func (d *drillTraces) with(drill string) []api.Trace {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []api.Trace
+	for _, t := range d.traces {
+		if t.Drill == drill {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func apiJSON(t *testing.T, method, url string, body, out any) int {
+	t.Helper()
+	var rd *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestEveryDrillTheAgentRecovers arms each drill through /api/drills,
+// runs one short lane against it, and checks that the lane still passes
+// its success check, that the drill fired and is recorded (GET
+// /api/drills and the trace of the request it hit), and that the lane's
+// turn shows the recovery and its cost.
+func TestEveryDrillTheAgentRecovers(t *testing.T) {
+	cases := []struct {
+		drill      string
+		lane       string
+		after      int
+		durationMS int64
+		action     string // the recovery the agent made; "" when it only waits
+		wantError  string
+	}{
+		{api.DrillEvictCache, rollout.LaneWS, 2, 0, rollout.ActionFullContext, "previous_response_not_found"},
+		{api.DrillConnectionLimit, rollout.LaneWS, 2, 0, rollout.ActionReconnect, "websocket_connection_limit_reached"},
+		{api.DrillRefuseUpgrade, rollout.LaneWS, 0, 0, rollout.ActionHTTP, "upgrade refused (426)"},
+		{api.DrillDropMidStream, rollout.LaneWS, 2, 0, rollout.ActionReconnect, "stream dropped"},
+		{api.DrillDropMidStream, rollout.LaneHTTPOptimized, 1, 0, rollout.ActionRetry, "stream dropped"},
+		{api.DrillStall, rollout.LaneHTTPChained, 1, 40, "", ""},
+		{api.DrillHTTP429, rollout.LaneHTTPChained, 1, 20, rollout.ActionRetry, "rate_limit_exceeded"},
+		{api.DrillHTTP503, rollout.LaneHTTP, 1, 20, rollout.ActionRetry, "server_error"},
+		{api.DrillSlowFirstToken, rollout.LaneWS, 1, 40, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.drill+"/"+c.lane, func(t *testing.T) {
+			seen := &drillTraces{}
+			a := apptest.Start(t, func(cfg *app.Config) { cfg.Observer = seen })
+			var armed api.Drill
+			if code := apiJSON(t, http.MethodPost, a.URL()+"/api/drills",
+				api.DrillSpec{Drill: c.drill, AfterTurns: c.after, DurationMS: c.durationMS}, &armed); code != http.StatusCreated {
+				t.Fatalf("arm: %d", code)
+			}
+			runner := rollout.NewRunner(a.URL(), a.DB, nil)
+			id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: rollout.Scenarios()[0].Name, Profile: "instant",
+				Lanes: []string{c.lane}, Seed: 3}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l := sum.Lanes[0]; l.Status != rollout.StatusPassed {
+				t.Fatalf("lane %s %s: %s", l.Lane, l.Status, l.Error)
+			}
+
+			// The firing is recorded on the drill...
+			var list struct{ Data []api.Drill }
+			apiJSON(t, http.MethodGet, a.URL()+"/api/drills", nil, &list)
+			if len(list.Data) != 1 || list.Data[0].Fired != 1 || len(list.Data[0].Firings) != 1 {
+				t.Fatalf("drills after the race: %+v", list.Data)
+			}
+			f := list.Data[0].Firings[0]
+			if f.AtUnixNS == 0 || (c.drill == api.DrillRefuseUpgrade) != f.Upgrade || (f.Session == "") != f.Upgrade {
+				t.Fatalf("firing %+v", f)
+			}
+			// ...and in the trace of the request it hit.
+			traces := seen.with(c.drill)
+			if len(traces) != 1 {
+				t.Fatalf("%d traces name %s", len(traces), c.drill)
+			}
+			if f.ResponseID != "" && traces[0].ResponseID != f.ResponseID {
+				t.Fatalf("firing hit %s, the trace is %s", f.ResponseID, traces[0].ResponseID)
+			}
+
+			// The run shows the drill on the turn it hit, with the recovery.
+			rec, err := rollout.LoadRun(context.Background(), a.DB, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hit *rollout.Turn
+			for i := range rec.Turns {
+				if rec.Turns[i].Error != "" {
+					t.Fatalf("turn %d failed: %s", rec.Turns[i].Index, rec.Turns[i].Error)
+				}
+				if len(rec.Turns[i].Recoveries) > 0 || slices.Contains(rec.Turns[i].Drills, c.drill) {
+					if hit != nil {
+						t.Fatalf("turns %d and %d both show the drill", hit.Index, rec.Turns[i].Index)
+					}
+					hit = &rec.Turns[i]
+				}
+			}
+			if hit == nil {
+				t.Fatal("no turn shows the drill")
+			}
+			var recovery, held int64
+			for _, s := range hit.Stages {
+				if s.Name == rollout.StageRecovery {
+					if s.Kind == "measured" {
+						recovery += s.DurationNS
+					} else {
+						held += s.DurationNS
+					}
+				}
+			}
+			if c.action == "" {
+				// The stream was held: the engine's drill span is the turn's
+				// modelled recovery time.
+				if len(hit.Recoveries) != 0 || held < c.durationMS*1e6 || !slices.Contains(hit.Drills, c.drill) {
+					t.Fatalf("turn %d: recoveries %+v, held %d ns, drills %v", hit.Index, hit.Recoveries, held, hit.Drills)
+				}
+				return
+			}
+			if len(hit.Recoveries) != 1 || hit.Recoveries[0].Action != c.action || hit.Recoveries[0].Error != c.wantError {
+				t.Fatalf("turn %d recoveries %+v, want one %q after %q", hit.Index, hit.Recoveries, c.action, c.wantError)
+			}
+			if hit.RecoveryNS <= 0 || recovery != hit.RecoveryNS || !slices.Contains(hit.Drills, c.drill) {
+				t.Fatalf("turn %d: recovery %d ns, stage %d ns, drills %v", hit.Index, hit.RecoveryNS, recovery, hit.Drills)
+			}
+			if c.durationMS > 0 && hit.RecoveryNS < c.durationMS*1e6 {
+				t.Fatalf("the retry did not wait for retry-after-ms: %d ns", hit.RecoveryNS)
+			}
+		})
+	}
+}
