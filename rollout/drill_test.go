@@ -178,3 +178,68 @@ func TestEveryDrillTheAgentRecovers(t *testing.T) {
 		})
 	}
 }
+
+// TestRaceDrillScheduleHitsOnlyItsLane runs a race whose config arms
+// drills on two lanes, the same drill on both among them: each fires on
+// its own lane only, the lanes recover and pass, the run names each drill
+// on the turn it hit, and the drills are disarmed when the lanes end.
+func TestRaceDrillScheduleHitsOnlyItsLane(t *testing.T) {
+	seen := &drillTraces{}
+	a := apptest.Start(t, func(cfg *app.Config) { cfg.Observer = seen })
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: rollout.Scenarios()[0].Name, Profile: "instant",
+		Lanes: []string{rollout.LaneWS, rollout.LaneHTTPOptimized}, Seed: 3, Drills: []rollout.LaneDrill{
+			{Drill: api.DrillDropMidStream, Lane: rollout.LaneWS, AfterTurns: 2},
+			{Drill: api.DrillDropMidStream, Lane: rollout.LaneHTTPOptimized, AfterTurns: 1},
+			{Drill: api.DrillHTTP503, Lane: rollout.LaneHTTPOptimized, AfterTurns: 3, DurationMS: 10},
+		}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sum.Lanes {
+		if l.Status != rollout.StatusPassed {
+			t.Fatalf("lane %s %s: %s", l.Lane, l.Status, l.Error)
+		}
+	}
+	rec, err := rollout.LoadRun(context.Background(), a.DB, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := map[string][]string{}
+	for _, turn := range rec.Turns {
+		hits[turn.Lane] = append(hits[turn.Lane], turn.Drills...)
+	}
+	if !slices.Equal(hits[rollout.LaneWS], []string{api.DrillDropMidStream}) ||
+		!slices.Equal(hits[rollout.LaneHTTPOptimized], []string{api.DrillDropMidStream, api.DrillHTTP503}) {
+		t.Fatalf("drills per lane: %v", hits)
+	}
+	if len(seen.with(api.DrillDropMidStream)) != 2 || len(seen.with(api.DrillHTTP503)) != 1 {
+		t.Fatal("each drill should have fired once")
+	}
+	var list struct{ Data []api.Drill }
+	apiJSON(t, http.MethodGet, a.URL()+"/api/drills", nil, &list)
+	if len(list.Data) != 0 {
+		t.Fatalf("drills left armed after the race: %+v", list.Data)
+	}
+}
+
+func TestRunAPIRefusesBadDrillSchedules(t *testing.T) {
+	a := apptest.Start(t)
+	for _, c := range []struct {
+		drills []map[string]any
+		param  string
+	}{
+		{[]map[string]any{{"drill": "explode", "lane": "ws"}}, "drills[0].drill"},
+		{[]map[string]any{{"drill": "stall", "lane": "http"}}, "drills[0].lane"},               // not one of the race's lanes
+		{[]map[string]any{{"drill": "evict-cache", "lane": "http-chained"}}, "drills[0].lane"}, // a WebSocket drill
+		{[]map[string]any{{"drill": "stall", "lane": "ws", "after_turns": -1}}, "drills[0].after_turns"},
+		{[]map[string]any{{"drill": "stall", "lane": "ws", "colour": "red"}}, "colour"},
+	} {
+		var out struct{ Error api.WireError }
+		code := apiJSON(t, http.MethodPost, a.URL()+"/api/runs", map[string]any{"scenario": rollout.Scenarios()[0].Name,
+			"profile": "instant", "lanes": []string{"ws", "http-chained"}, "drills": c.drills}, &out)
+		if code != 400 || out.Error.Param != c.param {
+			t.Errorf("%v: %d %+v, want a 400 naming %s", c.drills, code, out.Error, c.param)
+		}
+	}
+}
