@@ -39,6 +39,7 @@ var stages = []views.Stage{
 	{Name: rollout.StageDecode, Label: "decode"},
 	{Name: rollout.StageNetwork, Label: "network"},
 	{Name: rollout.StageTool, Label: "tool"},
+	{Name: rollout.StageRecovery, Label: "recovery (a fault drill: failed attempts, backoff, a held stream)"},
 }
 
 // raceStages adds what the live view draws before a lane's traces merge.

@@ -78,7 +78,8 @@
         if (s.start >= until) continue;
         const end = Math.min(s.start + s.dur, until);
         const w = Math.max(x(end) - x(s.start), 0.5);
-        const label = s.name + " " + fmtNS(s.dur) + " (" + s.kind + ")";
+        let label = s.name + " " + fmtNS(s.dur) + " (" + s.kind + ")";
+        if (s.name === "recovery" && t.drills) label += ": drill " + t.drills.join(", ");
         g.append(svg("rect", { x: x(s.start), y, width: w, height: rowH, class: "stage-" + s.name }, svg("title", null, label)));
         if (s.kind === "modelled") {
           g.append(svg("rect", { x: x(s.start), y, width: w, height: rowH, fill, class: "modelled" }));
