@@ -354,6 +354,7 @@ func (wc *wsConn) limitDrill(tu *turn) *api.Error {
 	}
 	err := drillError(api.BadRequest("", "websocket_connection_limit_reached",
 		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(e.cfg.WSLifetime)), dr.Drill)
+	e.sh.Metrics.rejected("websocket", e.cfg.Name, err.Status)
 	_ = wc.write(api.AppendWSError(nil, err, ""))
 	wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
 	wc.cancel()

@@ -1,13 +1,19 @@
 package server_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"agentloop/api"
+	"agentloop/app"
 	"agentloop/server"
+
+	"github.com/coder/websocket"
 )
 
 func TestDrillAPIArmsListsAndDisarms(t *testing.T) {
@@ -107,4 +113,191 @@ func FuzzDecodeDrillSpec(f *testing.F) {
 		}
 		d.Disarm(dr.ID)
 	})
+}
+
+func (h *harness) arm(spec api.DrillSpec) api.Drill {
+	h.t.Helper()
+	dr, err := h.sh.Drills.Arm(spec)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return dr
+}
+
+const (
+	drillCreate = `{"model":"burst","store":false,"stream":true,"input":"Say hello in a few words."}`
+	drillWSWarm = `{"type":"response.create","model":"burst","store":false,"generate":false,"input":"You are terse."}`
+)
+
+// TestDrillsAtTheProtocol checks what each drill does on the wire, as the
+// README's table says, and that the request it hit names it.
+func TestDrillsAtTheProtocol(t *testing.T) {
+	t.Run("http-429 and http-503 answer with Retry-After", func(t *testing.T) {
+		h := newHarness(t)
+		h.arm(api.DrillSpec{Drill: api.DrillHTTP429, DurationMS: 1500})
+		h.arm(api.DrillSpec{Drill: api.DrillHTTP503, AfterTurns: 1})
+		for _, want := range []struct {
+			status           int
+			drill, after, ms string
+		}{{429, api.DrillHTTP429, "2", "1500"}, {200, "", "", ""}, {503, api.DrillHTTP503, "1", "1000"}} {
+			resp, err := http.Post(h.url+"/v1/responses", "application/json", strings.NewReader(drillCreate))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want.status || resp.Header.Get("Retry-After") != want.after ||
+				resp.Header.Get("retry-after-ms") != want.ms || resp.Header.Get(api.HeaderDrill) != want.drill {
+				t.Fatalf("got %d %v %s, want %d after %s", resp.StatusCode, resp.Header, b, want.status, want.after)
+			}
+			if want.status != 200 {
+				decodeError(t, b)
+			}
+		}
+		body := metricsBody(t, h)
+		if !strings.Contains(body, `agentloop_drill_firings_total{drill="http-429"} 1`) ||
+			!strings.Contains(body, `agentloop_drill_firings_total{drill="http-503"} 1`) {
+			t.Fatal("firings not counted in /metrics")
+		}
+	})
+	t.Run("refuse-upgrade answers the handshake with 426", func(t *testing.T) {
+		h := newHarness(t)
+		h.arm(api.DrillSpec{Drill: api.DrillRefuseUpgrade, AfterTurns: 1})
+		h.rawWS("/v1/responses") // the first attempt is let through
+		_, resp, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+"/v1/responses", nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusUpgradeRequired || resp.Header.Get(api.HeaderDrill) != api.DrillRefuseUpgrade {
+			t.Fatalf("second upgrade: %v %+v", err, resp)
+		}
+		h.rawWS("/v1/responses") // times 1: spent
+		dr := h.sh.Drills.List()[0]
+		if dr.Fired != 1 || !dr.Firings[0].Upgrade {
+			t.Fatalf("firings %+v", dr)
+		}
+	})
+	t.Run("evict-cache forgets the cached response", func(t *testing.T) {
+		h := newHarness(t)
+		h.arm(api.DrillSpec{Drill: api.DrillEvictCache, AfterTurns: 1})
+		c := h.rawWS("/v1/responses")
+		send(t, c, drillWSWarm)
+		warm := readResponse(t, c)
+		send(t, c, `{"type":"response.create","model":"burst","store":false,"previous_response_id":"`+warm[len(warm)-1].Response.ID+`","input":"Hi."}`)
+		e := readEvent(t, c).AsError()
+		if e == nil || e.Code != "previous_response_not_found" || e.Headers[api.HeaderDrill] != api.DrillEvictCache {
+			t.Fatalf("continuation after the eviction: %+v", e)
+		}
+	})
+	t.Run("connection-limit answers the create and closes 1000", func(t *testing.T) {
+		h := newHarness(t)
+		h.arm(api.DrillSpec{Drill: api.DrillConnectionLimit})
+		c := h.rawWS("/v1/responses")
+		send(t, c, drillWSWarm)
+		e := readEvent(t, c).AsError()
+		if e == nil || e.Code != "websocket_connection_limit_reached" || e.Headers[api.HeaderDrill] != api.DrillConnectionLimit {
+			t.Fatalf("got %+v", e)
+		}
+		_, _, err := c.Read(context.Background())
+		if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+			t.Fatalf("close after the limit: %v", err)
+		}
+	})
+	t.Run("drop-mid-stream cuts a WebSocket without a close frame", func(t *testing.T) {
+		h := newHarness(t)
+		h.arm(api.DrillSpec{Drill: api.DrillDropMidStream, AfterTurns: 1})
+		c := h.rawWS("/v1/responses")
+		send(t, c, drillWSWarm) // a warm-up generates nothing to cut, and counts
+		readResponse(t, c)
+		send(t, c, `{"type":"response.create","model":"burst","store":false,"input":"Say hello in a few words."}`)
+		var deltas int
+		for {
+			_, b, err := c.Read(context.Background())
+			if err != nil {
+				if websocket.CloseStatus(err) != -1 || deltas == 0 {
+					t.Fatalf("after %d deltas: %v", deltas, err)
+				}
+				break
+			}
+			ev, _ := api.DecodeEvent(b)
+			if api.IsTerminal(ev.Type) {
+				t.Fatalf("a terminal event arrived: %s", b)
+			}
+			if ev.Type == api.EventOutputTextDelta {
+				deltas++
+			}
+		}
+		f := h.sh.Drills.List()[0].Firings[0]
+		tr, ok := h.sh.Traces.Get(f.ResponseID)
+		if !ok || tr.Drill != api.DrillDropMidStream || !server.IsWebSocketSession(f.Session) {
+			t.Fatalf("firing %+v, trace %+v", f, tr)
+		}
+	})
+	t.Run("drop-mid-stream ends an SSE body without its terminal event", func(t *testing.T) {
+		h := newHarness(t)
+		h.arm(api.DrillSpec{Drill: api.DrillDropMidStream})
+		resp, err := http.Post(h.url+"/v1/responses", "application/json", strings.NewReader(drillCreate))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Contains(raw, []byte(api.EventOutputTextDelta)) || bytes.Contains(raw, []byte(api.EventCompleted)) {
+			t.Fatalf("body: %s", raw)
+		}
+	})
+	for _, drill := range []string{api.DrillStall, api.DrillSlowFirstToken} {
+		t.Run(drill+" holds the stream and records the hold", func(t *testing.T) {
+			h := newHarness(t)
+			h.arm(api.DrillSpec{Drill: drill, DurationMS: 30})
+			evs := h.sseEvents("/v1/responses", drillCreate)
+			checkGrammar(t, evs)
+			id := evs[0].Response.ID
+			tr, _ := h.sh.Traces.Get(id)
+			s, ok := tr.Span(api.SpanDrill)
+			if tr.Drill != drill || !ok || s.Note != drill || s.Kind != api.Modelled || s.DurationNS < 30e6 {
+				t.Fatalf("trace %+v", tr)
+			}
+			if drill == api.DrillSlowFirstToken {
+				q, ok := tr.Span(api.StageQueue)
+				if !ok || q.StartNS < s.StartNS+s.DurationNS {
+					t.Fatalf("the generation began before the hold ended: %+v", tr.Spans)
+				}
+			}
+		})
+	}
+}
+
+func TestDrillAPINeedsTheKey(t *testing.T) {
+	h := newHarness(t, func(c *app.Config) { c.APIKey = "sk-drills" })
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		req, _ := http.NewRequest(method, h.url+"/api/drills", strings.NewReader(`{"drill":"stall"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("%s without the key: %d", method, resp.StatusCode)
+		}
+		req.Header.Set("Authorization", "Bearer sk-drills")
+		req.Body = io.NopCloser(strings.NewReader(`{"drill":"stall"}`))
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("%s with the key: %d", method, resp.StatusCode)
+		}
+	}
+}
+
+func metricsBody(t *testing.T, h *harness) string {
+	t.Helper()
+	resp, err := http.Get(h.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
