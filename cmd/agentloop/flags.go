@@ -186,15 +186,15 @@ func parseDrill(v string) (api.DrillSpec, error) {
 		var err error
 		switch key {
 		case "after":
-			s.AfterTurns, err = strconv.Atoi(val)
+			s.AfterTurns, err = strconv.Atoi(strings.TrimSpace(val))
 		case "times":
-			s.Times, err = strconv.Atoi(val)
+			s.Times, err = strconv.Atoi(strings.TrimSpace(val))
 			if err == nil && s.Times < 1 {
 				err = errors.New("must be 1 or more")
 			}
 		case "for":
 			var d time.Duration
-			d, err = time.ParseDuration(val)
+			d, err = time.ParseDuration(strings.TrimSpace(val))
 			if err == nil && d < time.Millisecond {
 				err = errors.New("must be at least 1ms")
 			}
