@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"agentloop/api"
 	"agentloop/app"
@@ -18,28 +19,48 @@ import (
 // drillTraces keeps the traces the engine observed with a drill on them,
 // the refused requests' included (they never reach the trace ring).
 type drillTraces struct {
-	mu     sync.Mutex
-	traces []api.Trace
+	mu      sync.Mutex
+	traces  []api.Trace
+	changed chan struct{} // closed and replaced on each trace
 }
+
+func newDrillTraces() *drillTraces { return &drillTraces{changed: make(chan struct{})} }
 
 func (d *drillTraces) ObserveTrace(t *api.Trace) {
 	if t.Drill != "" {
 		d.mu.Lock()
 		d.traces = append(d.traces, *t)
+		close(d.changed)
+		d.changed = make(chan struct{})
 		d.mu.Unlock()
 	}
 }
 
-func (d *drillTraces) with(drill string) []api.Trace {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var out []api.Trace
-	for _, t := range d.traces {
-		if t.Drill == drill {
-			out = append(out, t)
+// with waits until n traces name drill (the engine observes a request
+// after its reply, so it may lag the client) and returns them; it fails
+// the test if they do not come.
+func (d *drillTraces) with(t *testing.T, drill string, n int) []api.Trace {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		d.mu.Lock()
+		var out []api.Trace
+		for _, tr := range d.traces {
+			if tr.Drill == drill {
+				out = append(out, tr)
+			}
+		}
+		changed := d.changed
+		d.mu.Unlock()
+		if len(out) >= n {
+			return out
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("%d traces name %s, want %d", len(out), drill, n)
 		}
 	}
-	return out
 }
 
 func apiJSON(t *testing.T, method, url string, body, out any) int {
@@ -92,7 +113,7 @@ func TestEveryDrillTheAgentRecovers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.drill+"/"+c.lane, func(t *testing.T) {
-			seen := &drillTraces{}
+			seen := newDrillTraces()
 			a := apptest.Start(t, func(cfg *app.Config) { cfg.Observer = seen })
 			var armed api.Drill
 			if code := apiJSON(t, http.MethodPost, a.URL()+"/api/drills",
@@ -120,7 +141,7 @@ func TestEveryDrillTheAgentRecovers(t *testing.T) {
 				t.Fatalf("firing %+v", f)
 			}
 			// ...and in the trace of the request it hit.
-			traces := seen.with(c.drill)
+			traces := seen.with(t, c.drill, 1)
 			if len(traces) != 1 {
 				t.Fatalf("%d traces name %s", len(traces), c.drill)
 			}
@@ -184,7 +205,7 @@ func TestEveryDrillTheAgentRecovers(t *testing.T) {
 // its own lane only, the lanes recover and pass, the run names each drill
 // on the turn it hit, and the drills are disarmed when the lanes end.
 func TestRaceDrillScheduleHitsOnlyItsLane(t *testing.T) {
-	seen := &drillTraces{}
+	seen := newDrillTraces()
 	a := apptest.Start(t, func(cfg *app.Config) { cfg.Observer = seen })
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: rollout.Scenarios()[0].Name, Profile: "instant",
@@ -213,7 +234,7 @@ func TestRaceDrillScheduleHitsOnlyItsLane(t *testing.T) {
 		!slices.Equal(hits[rollout.LaneHTTPOptimized], []string{api.DrillDropMidStream, api.DrillHTTP503}) {
 		t.Fatalf("drills per lane: %v", hits)
 	}
-	if len(seen.with(api.DrillDropMidStream)) != 2 || len(seen.with(api.DrillHTTP503)) != 1 {
+	if len(seen.with(t, api.DrillDropMidStream, 2)) != 2 || len(seen.with(t, api.DrillHTTP503, 1)) != 1 {
 		t.Fatal("each drill should have fired once")
 	}
 	var list struct{ Data []api.Drill }

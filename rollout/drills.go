@@ -143,3 +143,45 @@ func (rc *race) disarmDrills(ctx context.Context, ids []string) {
 		}
 	}
 }
+
+// nameDrops names the drill that dropped each stream the lane's turns
+// recovered from, from the firings the engine recorded: a firing is
+// recorded with its response id before response.created goes out, so
+// it is there by the time the client has seen the drop.
+func (rc *race) nameDrops(ctx context.Context, turns []Turn) {
+	var unnamed bool
+	for _, t := range turns {
+		for _, r := range t.Recoveries {
+			unnamed = unnamed || (r.ResponseID != "" && r.Drill == "")
+		}
+	}
+	if !unnamed {
+		return
+	}
+	var list struct {
+		Data []api.Drill `json:"data"`
+	}
+	if err := rc.drillAPI(ctx, http.MethodGet, "", nil, &list); err != nil {
+		rc.r.log.Warn("list drills", "err", err)
+		return
+	}
+	fired := map[string]string{} // response id → drill
+	for _, dr := range list.Data {
+		for _, f := range dr.Firings {
+			if f.ResponseID != "" {
+				fired[f.ResponseID] = dr.Drill
+			}
+		}
+	}
+	for i := range turns {
+		t := &turns[i]
+		t.Recoveries = slices.Clone(t.Recoveries)
+		for j := range t.Recoveries {
+			r := &t.Recoveries[j]
+			if d := fired[r.ResponseID]; r.ResponseID != "" && r.Drill == "" && d != "" {
+				r.Drill = d
+				addDrill(t, d)
+			}
+		}
+	}
+}

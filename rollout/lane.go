@@ -93,6 +93,7 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	// lookups never slow the lane down).
 	merges.Wait()
 	rc.mergeTraces(ctx, lr.turns, merged)
+	rc.nameDrops(ctx, lr.turns)
 	rc.disarmDrills(ctx, drillIDs)
 	sum := laneSummary(lane, lr.turns, elapsed)
 	sum.Status = StatusPassed

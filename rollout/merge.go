@@ -81,7 +81,6 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	}
 	t.Drills = slices.Clone(t.Drills) // the turn may be shared with the saver
 	addDrill(t, tr.Drill)
-	rc.mergeDrops(ctx, t)
 	t.OverheadNS = overhead
 	stages := []StageTime{}
 	if t.RecoveryNS > 0 { // the failed attempts came first
@@ -114,21 +113,5 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 func addDrill(t *Turn, drill string) {
 	if drill != "" && !slices.Contains(t.Drills, drill) {
 		t.Drills = append(t.Drills, drill)
-	}
-}
-
-// mergeDrops names the drill, if any, that dropped a stream the turn
-// recovered from: the engine's trace of that response says.
-func (rc *race) mergeDrops(ctx context.Context, t *Turn) {
-	t.Recoveries = slices.Clone(t.Recoveries) // the turn may be shared with the saver
-	for i := range t.Recoveries {
-		r := &t.Recoveries[i]
-		if r.ResponseID == "" || r.Drill != "" {
-			continue
-		}
-		if tr, err := rc.fetchTrace(ctx, r.ResponseID); err == nil && tr.Drill != "" {
-			r.Drill = tr.Drill
-			addDrill(t, tr.Drill)
-		}
 	}
 }

@@ -201,7 +201,8 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 		}
 	})
 	t.Run("drop-mid-stream cuts a WebSocket without a close frame", func(t *testing.T) {
-		h := newHarness(t)
+		observed := make(chan api.Trace, 4)
+		h := newHarness(t, func(c *app.Config) { c.Observer = traceChan(observed) })
 		h.arm(api.DrillSpec{Drill: api.DrillDropMidStream, AfterTurns: 1})
 		c := h.rawWS("/v1/responses")
 		send(t, c, drillWSWarm) // a warm-up generates nothing to cut, and counts
@@ -225,8 +226,13 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 			}
 		}
 		f := h.sh.Drills.List()[0].Firings[0]
-		tr, ok := h.sh.Traces.Get(f.ResponseID)
-		if !ok || tr.Drill != api.DrillDropMidStream || !server.IsWebSocketSession(f.Session) {
+		var tr api.Trace
+		select { // the engine observes the response once it has ended
+		case tr = <-observed:
+		case <-h.ctx().Done():
+			t.Fatal("the dropped response was never observed")
+		}
+		if tr.ResponseID != f.ResponseID || tr.Drill != api.DrillDropMidStream || !server.IsWebSocketSession(f.Session) || tr.Session != f.Session {
 			t.Fatalf("firing %+v, trace %+v", f, tr)
 		}
 	})
@@ -300,4 +306,13 @@ func metricsBody(t *testing.T, h *harness) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// traceChan hands each observed trace that names a drill to a channel.
+type traceChan chan api.Trace
+
+func (c traceChan) ObserveTrace(t *api.Trace) {
+	if t.Drill != "" {
+		c <- *t
+	}
 }
