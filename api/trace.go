@@ -45,6 +45,9 @@ type Trace struct {
 	ResponseID string `json:"response_id"`
 	Transport  string `json:"transport"`
 	Engine     string `json:"engine"`
+	// Replica is the id of the process that served the response, when
+	// replicas share a store.
+	Replica string `json:"replica,omitempty"`
 	// Stack is the modelled API stack the response ran under (a preset's
 	// name, or its parameters as JSON); empty when nothing was modelled.
 	Stack         string `json:"stack,omitempty"`

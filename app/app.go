@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"agentloop/rollout"
@@ -41,6 +42,7 @@ type App struct {
 	url      string
 	shutOnce sync.Once
 	shutErr  error
+	draining atomic.Bool // Shutdown has begun: /readyz answers 503
 	// beforeShutdown runs first (races stop); onShutdown runs after the
 	// engines stop and before the store closes.
 	beforeShutdown []func(context.Context)
@@ -75,7 +77,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	} else if n > 0 {
 		log.Info("expired login sessions deleted", "sessions", n)
 	}
-	sh, err := server.NewShared(db, cfg.TraceRing, log)
+	if cfg.ReplicaID == "" {
+		cfg.ReplicaID = defaultReplicaID(cfg.Addr)
+	}
+	sh, err := server.NewShared(db, cfg.TraceRing, cfg.ReplicaID, log)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -170,6 +175,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 }
 
 func (a *App) shutdown(ctx context.Context) error {
+	a.draining.Store(true)
 	grace, cancel := context.WithTimeout(ctx, a.cfg.Grace)
 	defer cancel()
 	for _, f := range a.beforeShutdown {

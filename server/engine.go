@@ -64,13 +64,17 @@ type Shared struct {
 	Metrics   *Metrics
 	Budget    *Budget // nil: unbounded
 	Log       *slog.Logger
+	Replica   string // this process's replica id, in traces and metrics
 	// Observer sees every finished or rejected request (session.go);
 	// nil: none. Set it before serving.
 	Observer Observer
 }
 
 // NewShared builds the shared parts around a store.
-func NewShared(st Store, traceRing int, log *slog.Logger) (*Shared, error) {
+//
+// replica names this process among replicas sharing one store; it labels
+// traces and every metric (empty: a lone process, no label).
+func NewShared(st Store, traceRing int, replica string, log *slog.Logger) (*Shared, error) {
 	tok, err := inference.NewTokenizer()
 	if err != nil {
 		return nil, err
@@ -81,7 +85,7 @@ func NewShared(st Store, traceRing int, log *slog.Logger) (*Shared, error) {
 	return &Shared{
 		Store: st, Scheduler: inference.NewScheduler(), Prefix: inference.NewPrefixCache(1 << 20),
 		Tokenizer: tok, Policy: policy.NewRouter(tok), Traces: NewTraceRing(traceRing),
-		Metrics: NewMetrics(), Log: log,
+		Metrics: NewMetrics(replica), Log: log, Replica: replica,
 	}, nil
 }
 

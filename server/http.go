@@ -40,7 +40,7 @@ func RegisterTraces(g *echo.Group, traces *TraceRing) {
 func (e *Engine) handleCreate(c echo.Context) (err error) {
 	started := time.Now()
 	r := c.Request()
-	tu := &turn{trace: newTrace("http", e.cfg.Name, started), admit: admitHTTP}
+	tu := &turn{trace: e.newTrace("http", started), admit: admitHTTP}
 	tu.trace.Client = clientOf(r)
 	defer func() {
 		if tu.trace.Session == "" {

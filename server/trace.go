@@ -15,11 +15,12 @@ type trace struct {
 	segment int // the prototype's segment being recorded; spans carry it
 }
 
-func newTrace(transport, engine string, start time.Time) *trace {
+// newTrace begins the trace of a request that arrived at start.
+func (e *Engine) newTrace(transport string, start time.Time) *trace {
 	// One span per stage; queue, prefill and generate are the other three.
 	n := len(preInference) + 3 + len(postInference)
-	return &trace{Trace: api.Trace{Transport: transport, Engine: engine, StartedUnixNS: start.UnixNano(),
-		Spans: make([]api.Span, 0, n)}, start: start}
+	return &trace{Trace: api.Trace{Transport: transport, Engine: e.cfg.Name, Replica: e.sh.Replica,
+		StartedUnixNS: start.UnixNano(), Spans: make([]api.Span, 0, n)}, start: start}
 }
 
 // record appends a stage's span, which began at from: a measured span ends

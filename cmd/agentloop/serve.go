@@ -30,6 +30,7 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.IntVar(&cfg.TraceRing, "trace-ring", cfg.TraceRing, "engine traces kept in memory")
 	fs.DurationVar(&cfg.Grace, "grace", cfg.Grace, "shutdown grace period for in-flight streams")
 	fs.DurationVar(&cfg.BodyTimeout, "body-timeout", cfg.BodyTimeout, "drop a request body that stops arriving for this long (0 = never)")
+	fs.StringVar(&cfg.ReplicaID, "replica-id", "", "this process's id among replicas sharing one store, in traces and metrics (default: the host name and the port)")
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "delete stored responses, runs and sessions older than this, in small transactions (0 keeps everything)")
 	fs.BoolVar(&cfg.TokenCache, "token-cache", cfg.TokenCache, "/v1: cache rendered tokens per item content across requests")
 	fs.BoolVar(&cfg.ModelCache, "model-cache", cfg.ModelCache, "/v1: cache the resolved model configuration across requests")

@@ -153,6 +153,9 @@ func dataSourceName(path string, busy time.Duration, writer bool) string {
 }
 
 // Close flushes the ledger writer, then closes both pools.
+// Ping checks that the database answers, for a readiness probe.
+func (db *DB) Ping(ctx context.Context) error { return db.r.PingContext(ctx) }
+
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		var errs []error
