@@ -87,6 +87,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	sh.Budget = server.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
 	sh.Observer = cfg.Observer
+	if ts, ok := any(db).(server.TraceStore); ok { // replicas share traces
+		sh.Traces.PersistTo(ts, log)
+	}
 	engineCfg := func(name string, caches bool) server.Config {
 		c := cfg.Config
 		c.Name = name

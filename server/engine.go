@@ -89,8 +89,12 @@ func NewShared(st Store, traceRing int, replica string, log *slog.Logger) (*Shar
 	}, nil
 }
 
-// Close stops the scheduler.
-func (s *Shared) Close() { s.Scheduler.Close() }
+// Close stops the scheduler and writes the traces still queued for a
+// shared store.
+func (s *Shared) Close() {
+	s.Scheduler.Close()
+	s.Traces.Close()
+}
 
 // Engine is one Responses API engine.
 type Engine struct {

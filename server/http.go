@@ -29,7 +29,10 @@ func (e *Engine) Register(g *echo.Group) {
 // RegisterTraces mounts GET /api/traces/:id on g.
 func RegisterTraces(g *echo.Group, traces *TraceRing) {
 	g.GET("/traces/:id", func(c echo.Context) error {
-		t, ok := traces.Get(c.Param("id"))
+		t, ok, err := traces.Lookup(c.Request().Context(), c.Param("id"))
+		if err != nil {
+			return storeError(err)
+		}
 		if !ok {
 			return api.Errorf(http.StatusNotFound, "", "", "No trace for response '%s'.", c.Param("id"))
 		}

@@ -51,6 +51,11 @@ type TraceRing struct {
 	ring []*api.Trace
 	next int
 	byID map[string]*api.Trace
+
+	// With replicas, traces are also written to a shared store
+	// (tracestore.go); both nil for a lone process.
+	store   TraceStore
+	persist *tracePersister
 }
 
 // NewTraceRing keeps at most size traces.
@@ -71,6 +76,9 @@ func (r *TraceRing) Add(t *api.Trace) {
 	r.ring[r.next] = t
 	r.byID[t.ResponseID] = t
 	r.next = (r.next + 1) % len(r.ring)
+	if r.persist != nil {
+		r.persist.add(t)
+	}
 }
 
 // Get returns a copy of a trace by response id.
