@@ -4,10 +4,14 @@ PW_DIR    := $(CURDIR)/.pw
 E2E_ENV   := PLAYWRIGHT_DRIVER_PATH=$(PW_DIR) PLAYWRIGHT_NODEJS_PATH=$$(command -v node)
 PKGS      := ./...
 
-.PHONY: run build test unit e2e e2e-deps bench fuzz lint generate clean
+.PHONY: run cluster build test unit e2e e2e-deps bench fuzz lint generate clean
 
 run:
 	$(GO) run ./cmd/agentloop serve
+
+## cluster: N replicas (REPLICAS, default 2) on a throwaway PostgreSQL behind HAProxy, on PORT (8080).
+cluster:
+	sh scripts/cluster.sh
 
 build:
 	$(GO) build -o bin/agentloop ./cmd/agentloop
