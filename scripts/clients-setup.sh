@@ -12,7 +12,14 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
 fi
-if [ "$("$DIR/node_modules/.bin/codex" --version 2>/dev/null)" != "codex-cli $CODEX_VERSION" ]; then
+# Any codex command writes under $CODEX_HOME (default ~/.codex), so the check
+# runs with a throwaway one.
+installed() {
+  home=$(mktemp -d)
+  CODEX_HOME=$home "$DIR/node_modules/.bin/codex" --version 2>/dev/null || true
+  rm -rf "$home"
+}
+if [ "$(installed)" != "codex-cli $CODEX_VERSION" ]; then
   rm -rf "$DIR/node_modules"
   npm install --prefix "$DIR" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
     "@openai/codex@$CODEX_VERSION"
