@@ -4,7 +4,7 @@ PW_DIR    := $(CURDIR)/.pw
 E2E_ENV   := PLAYWRIGHT_DRIVER_PATH=$(PW_DIR) PLAYWRIGHT_NODEJS_PATH=$$(command -v node)
 PKGS      := ./...
 
-.PHONY: run cluster build test unit e2e e2e-deps bench fuzz lint generate clean
+.PHONY: run cluster build test unit e2e e2e-deps clients-deps bench fuzz lint generate clean
 
 run:
 	$(GO) run ./cmd/agentloop serve
@@ -16,8 +16,8 @@ cluster:
 build:
 	$(GO) build -o bin/agentloop ./cmd/agentloop
 
-## test: every test, with the race detector; installs the browser test set-up first.
-test: e2e-deps
+## test: every test, with the race detector; installs the browser test set-up and the real clients first.
+test: e2e-deps clients-deps
 	$(E2E_ENV) $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## unit: every test but the browser tests.
@@ -31,6 +31,10 @@ e2e: e2e-deps
 
 e2e-deps:
 	sh scripts/e2e-setup.sh
+
+## clients-deps: the real clients package clients drives (the Codex CLI, pinned) in .clients/.
+clients-deps:
+	sh scripts/clients-setup.sh
 
 ## bench: the testing.B benchmarks, then the overhead table (see also: agentloop bench load|matrix).
 bench:
@@ -55,4 +59,4 @@ generate:
 	$(GO) tool templ generate
 
 clean:
-	rm -rf bin .pw e2e/screenshots
+	rm -rf bin .pw .clients e2e/screenshots
