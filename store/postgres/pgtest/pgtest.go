@@ -88,10 +88,25 @@ func Main(m *testing.M, opts ...Option) {
 // starts the cluster.
 func Database(t testing.TB) string {
 	t.Helper()
+	return create(t, "")
+}
+
+// Blank is Database without Prepare's template: an empty database, as a
+// new server has.
+func Blank(t testing.TB) string {
+	t.Helper()
+	return create(t, "template1")
+}
+
+func create(t testing.TB, template string) string {
+	t.Helper()
 	c := start(t)
+	if template == "" {
+		template = c.template
+	}
 	name := fmt.Sprintf("test_%d", dbSeq.Add(1))
 	admin(t, c, func(conn *pgx.Conn) error {
-		_, err := conn.Exec(context.Background(), "CREATE DATABASE "+name+" TEMPLATE "+c.template)
+		_, err := conn.Exec(context.Background(), "CREATE DATABASE "+name+" TEMPLATE "+template)
 		return err
 	})
 	t.Cleanup(func() {
