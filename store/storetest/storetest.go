@@ -114,7 +114,11 @@ func Run(t *testing.T, h Harness) {
 		{"UnreachableDatabase", testUnreachableDatabase},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
+		t.Run(tc.name, func(t *testing.T) {
+			// Each test has a database of its own.
+			t.Parallel()
+			tc.fn(t, h)
+		})
 	}
 }
 
