@@ -11,7 +11,7 @@
 // store.ErrUnavailable (the server refused, dropped or shut down the
 // connection), so no caller needs the driver.
 //
-// postgres must never import an agentloop package but store: it treats
-// wire JSON as opaque bytes. pgtest, beside it, starts the throwaway
-// cluster its tests run against.
+// postgres must never import an agentloop package but store (and its
+// internal ledger writer): it treats wire JSON as opaque bytes. pgtest,
+// beside it, starts the throwaway cluster its tests run against.
 package postgres
