@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"agentloop/store"
 
@@ -20,11 +21,17 @@ func (db *DB) FlushLedger(ctx context.Context) error { return db.ledger.Flush(ct
 var ledgerColumns = []string{"response_id", "created_at", "model", "transport", "engine",
 	"input_tokens", "cached_tokens", "output_tokens", "stored"}
 
+// ledgerWriteTimeout bounds one commit of the ledger writer, which no
+// caller's context does: a server that stops answering (a network
+// partition, not a refused connection) fails the batch, which is retried,
+// instead of holding the writer.
+const ledgerWriteTimeout = 30 * time.Second
+
 // writeLedger commits rows in one transaction with COPY, one round trip;
-// the group-commit writer calls it. It is not tied to a caller:
-// lock_timeout and the connect timeout bound the wait.
+// the group-commit writer calls it.
 func (db *DB) writeLedger(rows []store.LedgerRow) error {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), ledgerWriteTimeout)
+	defer cancel()
 	return db.writeTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"usage_ledger"}, ledgerColumns,
 			pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) { return ledgerArgs(rows[i]), nil }))

@@ -269,8 +269,8 @@ func (db *DB) DeleteRun(ctx context.Context, id string) error {
 // MarkInterrupted is called at start-up: runs and lanes a crash left queued
 // or running become interrupted. It returns how many runs changed.
 //
-// With replicas sharing the database, a replica starting marks the races of
-// the others too; see the report of issue 14 (a run's owner is not stored yet).
+// With replicas sharing the database, a replica that starts marks the live
+// races of the others too: a run does not record which replica runs it yet.
 func (db *DB) MarkInterrupted(ctx context.Context) (int, error) {
 	var n int64
 	err := db.writeTx(ctx, func(tx pgx.Tx) error {

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -237,6 +238,7 @@ func boot() cluster {
 		c.err = fmt.Errorf("%w\n%s", err, log)
 		return c
 	}
+	c.watch()
 	c.template = "template1"
 	if prepare != nil {
 		c.err = c.prepareTemplate()
@@ -266,6 +268,23 @@ func (c *cluster) prepareTemplate() error {
 	}
 	c.template = "prepared"
 	return nil
+}
+
+// watch starts a watchdog, in a process group of its own, that stops the
+// cluster and removes its directory once this test binary is gone without
+// calling stop (a panic, a test timeout, a kill): a crashed test leaves no
+// cluster behind. After a clean stop it finds nothing to do.
+func (c *cluster) watch() {
+	stop := fmt.Sprintf("%q stop -D %q -m immediate", filepath.Join(c.bin, "pg_ctl"), filepath.Join(c.dir, "data"))
+	if c.asUser != "" {
+		stop = "runuser -u " + c.asUser + " -- " + stop
+	}
+	script := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 1; done; %s; rm -rf %q", os.Getpid(), stop, c.dir)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err == nil {
+		go cmd.Wait()
+	}
 }
 
 // stop stops the cluster and removes its directory.
