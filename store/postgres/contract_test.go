@@ -145,3 +145,13 @@ func fill(t testing.TB, db *DB) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkSaveResponse measures a stored save on the chained-HTTP path
+// (storetest.BenchmarkSaveResponse), over the throwaway cluster's socket.
+func BenchmarkSaveResponse(b *testing.B) {
+	storetest.BenchmarkSaveResponse(b, storetest.Harness{Open: openContract})
+}
+
+func BenchmarkGetResponse(b *testing.B) {
+	storetest.BenchmarkGetResponse(b, storetest.Harness{Open: openContract})
+}
