@@ -232,7 +232,7 @@ func boot() cluster {
 	}
 	// Only the socket in dir, no TCP: nothing to collide with. Durability
 	// is off: the cluster is thrown away.
-	opts := "-k " + dir + " -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	opts := "-k " + dir + " -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=32MB"
 	if err := c.run("pg_ctl", "start", "-D", data, "-l", filepath.Join(dir, "postgres.log"), "-w", "-t", "60", "-o", opts); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
 		c.err = fmt.Errorf("%w\n%s", err, log)
