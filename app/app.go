@@ -11,27 +11,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"agentloop/rollout"
 	"agentloop/server"
-	"agentloop/store/sqlite"
-	"agentloop/web"
+	"agentloop/store"
 
 	"github.com/labstack/echo/v4"
-)
-
-// The SQLite backend serves every consumer's store interface.
-var (
-	_ server.Store     = (*sqlite.DB)(nil)
-	_ rollout.RunStore = (*sqlite.DB)(nil)
-	_ web.RunDB        = (*sqlite.DB)(nil)
-	_ Sessions         = (*sqlite.DB)(nil)
 )
 
 // App is one running agentloop server.
 type App struct {
 	cfg      Config
 	log      *slog.Logger
-	DB       *sqlite.DB
+	DB       store.Backend
 	Shared   *server.Shared
 	V1       *server.Engine
 	Baseline *server.Engine
@@ -61,7 +51,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.APIKey != "" && (cfg.SessionTTL <= 0 || cfg.LoginRate <= 0 || cfg.LoginBurst < 1) {
 		return nil, fmt.Errorf("with --api-key, --session-ttl and --login-rate must be positive and --login-burst at least 1")
 	}
-	db, err := sqlite.Open(ctx, cfg.DB, log)
+	db, err := OpenStore(ctx, cfg.DB, log)
 	if err != nil {
 		return nil, err
 	}

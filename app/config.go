@@ -17,7 +17,7 @@ type Config struct {
 	server.Config
 
 	Addr         string
-	DB           string
+	DB           string // a SQLite file, or a postgres:// URL (OpenStore)
 	APIKey       string
 	AllowedHosts []string
 

@@ -509,6 +509,8 @@ func storeReason(err error) string {
 		return "the database is locked."
 	case errors.Is(err, store.ErrFull):
 		return "the disk is full."
+	case errors.Is(err, store.ErrUnavailable):
+		return "the database cannot be reached."
 	case errors.Is(err, context.DeadlineExceeded):
 		return "the database is locked or busy, and the write timed out."
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -238,7 +239,16 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 }
 
 func storeError(err error) *api.Error {
-	return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err))
+	return retryLater(api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err)), err)
+}
+
+// retryLater adds Retry-After to the 503 of a store call that failed for a
+// passing reason: the database was locked, unreachable or too slow.
+func retryLater(e *api.Error, err error) *api.Error {
+	if errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+		e.Headers = map[string]string{"Retry-After": "1"}
+	}
+	return e
 }
 
 // admitHTTP applies the HTTP transport's rules to a decoded create: what

@@ -106,8 +106,8 @@ func (p *Playground) Shutdown(ctx context.Context) {
 	}
 }
 
-// RunDB is the store StoreRuns reads and deletes runs in. *sqlite.DB
-// implements it (checked in app).
+// RunDB is the store StoreRuns reads and deletes runs in. Every store
+// backend implements it (checked in app).
 type RunDB interface {
 	rollout.RunReader
 	DeleteRun(ctx context.Context, id string) error

@@ -15,7 +15,7 @@ import (
 // serverFlags registers the flags of a server process on fs.
 func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on; port 0 picks a free port")
-	fs.StringVar(&cfg.DB, "db", cfg.DB, "SQLite database file, created on first run")
+	fs.StringVar(&cfg.DB, "db", cfg.DB, "SQLite database file, created on first run, or a postgres:// URL (shared by replicas)")
 	fs.StringVar(&cfg.APIKey, "api-key", cfg.APIKey, "when set, every route needs it: Authorization: Bearer KEY (SDKs) or a login session's cookie (pages)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", cfg.SessionTTL, "with --api-key: a browser login lasts this long (from login, not sliding)")
 	fs.Float64Var(&cfg.LoginRate, "login-rate", cfg.LoginRate, "with --api-key: wrong keys allowed per second per client address, after --login-burst")

@@ -5,23 +5,20 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
-)
 
-// Swept counts what a retention sweep deleted.
-type Swept struct {
-	Responses, Runs int
-}
+	"agentloop/store"
+)
 
 // retentionBatch is how many rows one sweep transaction deletes, so the
 // writer is never held for long.
-const retentionBatch = 100
+const retentionBatch = store.RetentionBatch
 
 // Sweep deletes stored responses and finished runs created before cutoff,
 // in small transactions, then returns the freed pages to the file system a
 // little at a time. A stored child of a swept response stays readable: each
 // response lists its whole context, and items still listed stay.
-func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (Swept, error) {
-	var s Swept
+func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (store.Swept, error) {
+	var s store.Swept
 	for {
 		n, err := db.sweepBatch(ctx, `SELECT id FROM responses WHERE created_at < ? ORDER BY created_at LIMIT ?`,
 			cutoff.Unix(), func(tx *sql.Tx, id string) error { return deleteResponse(ctx, tx, id) })

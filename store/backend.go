@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Backend is everything a store backend implements: what the engine, the
+// race runner, the playground and the logins each need (they declare their
+// own smaller interfaces), and the upkeep the app runs (retention, the
+// integrity check, closing). store/storetest checks a backend against it.
+type Backend interface {
+	// Stored responses and their items.
+	SaveResponse(ctx context.Context, r *Response, ledger LedgerRow) error
+	GetResponse(ctx context.Context, id string) (*Response, error)
+	DeleteResponse(ctx context.Context, id string) error
+	FindOutputItem(ctx context.Context, itemID string) (Item, error)
+	InputItems(ctx context.Context, id, after string, limit int, order string) ([]Item, bool, error)
+
+	// The usage ledger: AppendLedger queues a store:false row, durable
+	// within about 100 ms and at Close.
+	AppendLedger(row LedgerRow)
+	FlushLedger(ctx context.Context) error
+	LedgerRows(ctx context.Context, responseID string) ([]LedgerRow, error)
+
+	// Runs of races.
+	CreateRun(ctx context.Context, r *Run) error
+	UpdateRun(ctx context.Context, id, status string, summary []byte) error
+	SaveLane(ctx context.Context, l *Lane) error
+	SaveTurn(ctx context.Context, t *Turn, spans []Span) error
+	GetRun(ctx context.Context, id string) (*Run, []Lane, error)
+	RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error)
+	ListRuns(ctx context.Context, f RunFilter) ([]Run, error)
+	DeleteRun(ctx context.Context, id string) error
+	MarkInterrupted(ctx context.Context) (int, error)
+
+	// Browser logins.
+	CreateSession(ctx context.Context, s Session) error
+	GetSession(ctx context.Context, id string) (Session, error)
+	DeleteSession(ctx context.Context, id string) error
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+
+	// Upkeep.
+	Sweep(ctx context.Context, cutoff time.Time) (Swept, error)
+	IntegrityCheck(ctx context.Context) error
+	Close() error
+}
+
+// Swept counts what a retention sweep deleted.
+type Swept struct {
+	Responses, Runs int
+}
+
+// RetentionBatch is how many rows one sweep transaction deletes at most, so
+// a sweep never holds the database for long.
+const RetentionBatch = 100
