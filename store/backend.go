@@ -41,6 +41,7 @@ type Backend interface {
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
 
 	// Upkeep.
+	Ping(ctx context.Context) error // the database answers (readiness)
 	Sweep(ctx context.Context, cutoff time.Time) (Swept, error)
 	IntegrityCheck(ctx context.Context) error
 	Close() error

@@ -106,6 +106,9 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
+// Ping checks that the database answers, for a readiness probe.
+func (db *DB) Ping(ctx context.Context) error { return classify(db.pool.Ping(ctx)) }
+
 // IntegrityCheck verifies that every item's reference count matches the
 // responses that list it, and that every listed item exists (foreign keys
 // PostgreSQL enforces itself). It reads the whole database.
