@@ -6,7 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"agentloop/api"
+	"agentloop/app"
 	"agentloop/app/apptest"
 	"agentloop/store/postgres/pgtest"
 )
@@ -67,5 +70,64 @@ func TestPostgresStoreEndToEnd(t *testing.T) {
 		!strings.Contains(e.Error.Message, "cannot be reached") || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("GET with the database unreachable = %d %s (Retry-After %q), want a 503 server_error saying the database cannot be reached, with Retry-After",
 			resp.StatusCode, got, resp.Header.Get("Retry-After"))
+	}
+}
+
+// Replicas on one PostgreSQL: a trace recorded by one is served by the
+// other, each says which replica served it, and readiness follows the
+// store.
+func TestReplicasShareTracesAndReadiness(t *testing.T) {
+	dsn := pgtest.Database(t)
+	a := apptest.Start(t, apptest.DB(dsn), func(c *app.Config) { c.ReplicaID = "replica-a" })
+	b := apptest.Start(t, apptest.DB(dsn), func(c *app.Config) { c.ReplicaID = "replica-b" })
+
+	resp, err := http.Post(a.URL()+"/v1/responses", "application/json",
+		strings.NewReader(`{"model":"instant","input":"hi","store":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if created.ID == "" {
+		t.Fatalf("create: %d", resp.StatusCode)
+	}
+	// The trace reaches the store within the group-commit window; wait for
+	// that state, not for a time.
+	var tr api.Trace
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(b.URL() + "/api/traces/" + created.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&tr) == nil
+		resp.Body.Close()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica b never served the trace of %s: last status %d", created.ID, resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tr.ResponseID != created.ID || tr.Replica != "replica-a" || len(tr.Spans) == 0 {
+		t.Errorf("trace from the other replica: %+v, want %s served by replica-a with its spans", tr, created.ID)
+	}
+
+	ready := func(url string) int {
+		resp, err := http.Get(url + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if ready(a.URL()) != 200 || ready(b.URL()) != 200 {
+		t.Fatal("replicas on a live store are not ready")
+	}
+	pgtest.Cut(t, dsn)
+	if code := ready(b.URL()); code != http.StatusServiceUnavailable {
+		t.Errorf("readiness with the store cut off: %d, want 503", code)
 	}
 }

@@ -50,6 +50,7 @@ type Backend interface {
 // Swept counts what a retention sweep deleted.
 type Swept struct {
 	Responses, Runs int
+	Traces          int // traces kept in the store (PostgreSQL, for replicas)
 }
 
 // RetentionBatch is how many rows one sweep transaction deletes at most, so

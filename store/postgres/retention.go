@@ -43,6 +43,20 @@ func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (store.Swept, error) 
 			break
 		}
 	}
+	for {
+		n, err := db.sweepBatch(ctx, `SELECT response_id FROM traces WHERE started_unix_ns < $1
+			ORDER BY started_unix_ns LIMIT $2`, cutoff.UnixNano(), func(tx pgx.Tx, id string) error {
+			_, err := tx.Exec(ctx, `DELETE FROM traces WHERE response_id = $1`, id)
+			return err
+		})
+		s.Traces += n
+		if err != nil {
+			return s, fmt.Errorf("store: sweep traces: %w", err)
+		}
+		if n < store.RetentionBatch {
+			break
+		}
+	}
 	return s, nil
 }
 
