@@ -1,6 +1,7 @@
 // Package store is the storage contract: the records the engine and the
 // race runner keep (stored responses and their items, the usage ledger,
-// runs with their lanes, turns and spans) and the errors every backend
+// runs with their lanes, turns and spans, the inspector's client sessions
+// and their turns) and the errors every backend
 // returns (ErrNotFound, ErrExists, ErrClosed, ErrBusy, ErrFull).
 //
 // It holds types and sentinels only, no driver and no SQL, so the engine,
