@@ -58,14 +58,16 @@ func TestTheInspectorSeesEveryClientSession(t *testing.T) {
 	first := wsTurn(t, c, `{"type":"response.create","model":"instant","store":false,"input":"hello"}`)
 	wsTurn(t, c, `{"type":"response.create","model":"instant","store":false,"previous_response_id":"`+first+`","input":"again"}`)
 
+	// An HTTP client chains its second turn on the first: a continuation
+	// the WebSocket estimate replays.
 	key := map[string]string{"Content-Type": "application/json", "User-Agent": "http-client/1"}
-	for _, body := range []string{
-		`{"model":"instant","prompt_cache_key":"inspect-test","input":"hello"}`,
-		`{"model":"instant","prompt_cache_key":"inspect-test","input":"hello again"}`,
-		`{"model":"instant","prompt_cache_key":"inspect-test","input":[{"type":"function_call_output","call_id":"call_none","output":"x"}]}`,
-	} {
-		do(t, "POST", a.URL()+"/v1/responses", body, key)
+	_, body := do(t, "POST", a.URL()+"/v1/responses", `{"model":"instant","prompt_cache_key":"inspect-test","input":"hello"}`, key)
+	var resp struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.ID == "" {
+		t.Fatalf("first HTTP turn: %s (%v)", body, err)
 	}
+	do(t, "POST", a.URL()+"/v1/responses", `{"model":"instant","prompt_cache_key":"inspect-test","previous_response_id":"`+resp.ID+`","input":"hello again"}`, key)
+	do(t, "POST", a.URL()+"/v1/responses", `{"model":"instant","prompt_cache_key":"inspect-test","input":[{"type":"function_call_output","call_id":"call_none","output":"x"}]}`, key)
 
 	// The inspector records asynchronously: wait for the state.
 	var wsSess, httpSess inspect.Session
@@ -97,13 +99,14 @@ func TestTheInspectorSeesEveryClientSession(t *testing.T) {
 		t.Fatalf("WebSocket session %+v", wsSess)
 	}
 	if httpSess.Transport != inspect.TransportHTTP || httpSess.Client.UserAgent != "http-client/1" || httpSess.Summary.Errors != 1 ||
-		httpSess.Summary.Estimate == nil || httpSess.Summary.OverheadNS <= 0 {
+		httpSess.Summary.Estimate == nil || httpSess.Summary.Estimate.Continuations != 1 || httpSess.Summary.OverheadNS <= 0 {
 		t.Fatalf("HTTP session %+v", httpSess)
 	}
 	if n := also.n.Load(); n < 5 {
 		t.Fatalf("Config.Observer saw %d requests, want 5", n)
 	}
 
+	c.Close(websocket.StatusNormalClosure, "")
 	// Shutdown writes the last batch before the store closes.
 	if err := a.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
