@@ -27,6 +27,8 @@ type Inspector interface {
 	Since(seq uint64) ([]inspect.Session, uint64)
 	Tail(id string, from int) (inspect.Session, bool)
 	Changed() <-chan struct{}
+	// Dropped counts the requests a full queue kept from the inspector.
+	Dropped() int64
 }
 
 // The inspector's live feeds: the list of sessions, and one per session.
@@ -147,6 +149,9 @@ func (p *Playground) watchInspector(c echo.Context, feed string) error {
 type sessionList struct {
 	Object string            `json:"object"`
 	Data   []inspect.Session `json:"data"`
+	// Dropped counts the requests the inspector missed because its queue
+	// was full (it never slows the engine down).
+	Dropped int64 `json:"dropped"`
 }
 
 // listSessions is GET /api/sessions?limit=N: live and recent sessions,
@@ -169,7 +174,7 @@ func (p *Playground) listSessions(c echo.Context) error {
 		sessions = []inspect.Session{}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, sessionList{Object: "list", Data: sessions})
+	return c.JSON(http.StatusOK, sessionList{Object: "list", Data: sessions, Dropped: p.inspector.Dropped()})
 }
 
 // getSession is GET /api/sessions/{id}: a session with its turns.

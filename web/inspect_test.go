@@ -63,10 +63,11 @@ func TestSessionsAPIAndPages(t *testing.T) {
 		t.Fatalf("list: %d %s", rec.Code, rec.Body)
 	}
 	var list struct {
-		Object string            `json:"object"`
-		Data   []inspect.Session `json:"data"`
+		Object  string            `json:"object"`
+		Data    []inspect.Session `json:"data"`
+		Dropped *int64            `json:"dropped"`
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || list.Object != "list" || len(list.Data) != 2 {
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || list.Object != "list" || len(list.Data) != 2 || list.Dropped == nil || *list.Dropped != 0 {
 		t.Fatalf("list %s (%v)", rec.Body, err)
 	}
 	httpSess, wsSess := list.Data[0], list.Data[1]
