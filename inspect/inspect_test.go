@@ -273,3 +273,66 @@ func TestSessionsPersistAndReadBack(t *testing.T) {
 		t.Fatalf("missing session: %v", err)
 	}
 }
+
+// TestALongSessionIsReadFromTheStore records more turns than memory keeps
+// and than one transaction writes: the detail then comes from the store,
+// whole.
+func TestALongSessionIsReadFromTheStore(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agentloop.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	n := turnsPerTx*2 + 10
+	traces := make([]*api.Trace, n)
+	for i := range traces {
+		traces[i] = trace("ws:long", TransportWebSocket, int64(i), span(api.StageParse, 10, 1, 0, 100, ""))
+	}
+	in := New(db, nil, Options{Queue: n, Turns: 50})
+	for _, tr := range traces {
+		in.ObserveTrace(tr)
+	}
+	in.Close(ctx)
+	if in.Dropped() != 0 || in.Unsaved() != 0 {
+		t.Fatalf("dropped %d, unsaved %d", in.Dropped(), in.Unsaved())
+	}
+	live, _ := in.Since(0)
+	mem, _ := in.Tail(live[0].ID, 0)
+	if len(mem.Turns) != 50 || mem.TurnsOmitted != n-50 {
+		t.Fatalf("memory holds %d turns, omits %d", len(mem.Turns), mem.TurnsOmitted)
+	}
+	got, err := in.Session(ctx, live[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Turns) != n || got.TurnsOmitted != 0 || got.Summary.Turns != n || got.Turns[n-1].Index != n-1 || got.Version != mem.Version {
+		t.Fatalf("read back %d turns (omitted %d, summary %d, version %d)", len(got.Turns), got.TurnsOmitted, got.Summary.Turns, got.Version)
+	}
+}
+
+// TestAStoreFarBehindMissesTurnsNotTheEngine: beyond maxPendingTurns
+// waiting for a flush, turns stay in memory only, counted.
+func TestAStoreFarBehindMissesTurnsNotTheEngine(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agentloop.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	n := maxPendingTurns + 8
+	in := newInspector(db, nil, Options{Queue: n, FlushEvery: time.Hour})
+	for i := range n {
+		in.ObserveTrace(trace("ws:busy", TransportWebSocket, int64(i)))
+	}
+	go in.run()
+	in.Close(ctx) // one flush, after every trace is recorded
+	if in.Dropped() != 0 || in.Unsaved() != 8 {
+		t.Fatalf("dropped %d, unsaved %d; want 0 and 8", in.Dropped(), in.Unsaved())
+	}
+	live, _ := in.Since(0)
+	_, turns, err := db.LoadInspectSession(ctx, live[0].ID)
+	if err != nil || len(turns) != maxPendingTurns || live[0].Summary.Turns != n {
+		t.Fatalf("stored %d turns (%v), recorded %d", len(turns), err, live[0].Summary.Turns)
+	}
+}

@@ -38,8 +38,8 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	o.Queue = cmp.Or(o.Queue, 4096)
-	o.Sessions = cmp.Or(o.Sessions, 256)
-	o.Turns = cmp.Or(o.Turns, 500)
+	o.Sessions = cmp.Or(o.Sessions, 128)
+	o.Turns = cmp.Or(o.Turns, 200)
 	o.FlushEvery = cmp.Or(o.FlushEvery, 250*time.Millisecond)
 	o.LiveFor = cmp.Or(o.LiveFor, time.Minute)
 	return o
@@ -53,6 +53,7 @@ type Inspector struct {
 
 	queue   chan *api.Trace
 	dropped atomic.Int64
+	unsaved atomic.Int64  // turns recorded that the store missed
 	changed chan struct{} // signalled, coalescing, after traces are grouped
 	stop    chan struct{}
 	done    chan struct{}
@@ -103,6 +104,17 @@ func (in *Inspector) ObserveTrace(t *api.Trace) {
 
 // Dropped is how many traces a full queue dropped.
 func (in *Inspector) Dropped() int64 { return in.dropped.Load() }
+
+// Unsaved is how many recorded turns the store missed: written while it
+// was too far behind, or in a batch it refused.
+func (in *Inspector) Unsaved() int64 { return in.unsaved.Load() }
+
+// The store's share: at most maxPendingTurns wait for a flush, written
+// turnsPerTx to a transaction.
+const (
+	maxPendingTurns = 8192
+	turnsPerTx      = 256
+)
 
 // Changed is signalled after new turns are recorded; one signal may stand
 // for many turns.
@@ -179,7 +191,10 @@ func (in *Inspector) record(t *api.Trace) {
 	in.seq++
 	s.Version = in.seq
 	in.dirty[s] = struct{}{}
-	if in.store != nil {
+	if in.store != nil && len(in.turns) >= maxPendingTurns {
+		// The store is behind: this turn stays in memory only.
+		in.unsaved.Add(1)
+	} else if in.store != nil {
 		if b, err := json.Marshal(tu); err == nil {
 			in.turns = append(in.turns, store.InspectTurn{SessionID: s.ID, Index: tu.Index, ResponseID: tu.ResponseID,
 				CreatedAt: time.Unix(0, tu.StartedUnixNS), Turn: b})
@@ -233,11 +248,21 @@ func (in *Inspector) flush() {
 	clear(in.dirty)
 	in.turns = nil
 	in.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := in.store.SaveInspect(ctx, sessions, turns); err != nil {
-		// The sessions stay in memory; the store misses this batch.
-		in.log.Error("inspector: save sessions", "sessions", len(sessions), "turns", len(turns), "err", err)
+	// Small transactions, so that the engine's own writes (stored
+	// responses, the ledger) never wait long for the one writer. The
+	// sessions go first: their turns refer to them.
+	for first := true; first || len(turns) > 0; first = false {
+		n := min(len(turns), turnsPerTx)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := in.store.SaveInspect(ctx, sessions, turns[:n])
+		cancel()
+		if err != nil {
+			// The sessions stay in memory; the store misses these turns.
+			in.unsaved.Add(int64(len(turns)))
+			in.log.Error("inspector: save sessions", "sessions", len(sessions), "turns", len(turns), "err", err)
+			return
+		}
+		sessions, turns = nil, turns[n:]
 	}
 }
 

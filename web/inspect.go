@@ -27,8 +27,10 @@ type Inspector interface {
 	Since(seq uint64) ([]inspect.Session, uint64)
 	Tail(id string, from int) (inspect.Session, bool)
 	Changed() <-chan struct{}
-	// Dropped counts the requests a full queue kept from the inspector.
+	// Dropped counts the requests a full queue kept from the inspector,
+	// Unsaved the turns it recorded that the store missed.
 	Dropped() int64
+	Unsaved() int64
 }
 
 // The inspector's live feeds: the list of sessions, and one per session.
@@ -152,6 +154,9 @@ type sessionList struct {
 	// Dropped counts the requests the inspector missed because its queue
 	// was full (it never slows the engine down).
 	Dropped int64 `json:"dropped"`
+	// Unsaved counts the turns recorded while the store was too far
+	// behind (or refused a batch): live, but not stored.
+	Unsaved int64 `json:"unsaved"`
 }
 
 // listSessions is GET /api/sessions?limit=N: live and recent sessions,
@@ -174,7 +179,8 @@ func (p *Playground) listSessions(c echo.Context) error {
 		sessions = []inspect.Session{}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, sessionList{Object: "list", Data: sessions, Dropped: p.inspector.Dropped()})
+	return c.JSON(http.StatusOK, sessionList{Object: "list", Data: sessions, Dropped: p.inspector.Dropped(),
+		Unsaved: p.inspector.Unsaved()})
 }
 
 // getSession is GET /api/sessions/{id}: a session with its turns.
