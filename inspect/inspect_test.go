@@ -311,8 +311,8 @@ func TestALongSessionIsReadFromTheStore(t *testing.T) {
 	}
 }
 
-// TestAStoreFarBehindMissesTurnsNotTheEngine: beyond maxPendingTurns
-// waiting for a flush, turns stay in memory only, counted.
+// TestAStoreFarBehindMissesTurnsNotTheEngine: beyond Options.Pending
+// turns waiting for a flush, turns stay in memory only, counted.
 func TestAStoreFarBehindMissesTurnsNotTheEngine(t *testing.T) {
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "agentloop.db"), nil)
@@ -320,8 +320,9 @@ func TestAStoreFarBehindMissesTurnsNotTheEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	n := maxPendingTurns + 8
-	in := newInspector(db, nil, Options{Queue: n, FlushEvery: time.Hour})
+	const pending = 32
+	n := pending + 8
+	in := newInspector(db, nil, Options{Queue: n, FlushEvery: time.Hour, Pending: pending})
 	for i := range n {
 		in.ObserveTrace(trace("ws:busy", TransportWebSocket, int64(i)))
 	}
@@ -332,7 +333,7 @@ func TestAStoreFarBehindMissesTurnsNotTheEngine(t *testing.T) {
 	}
 	live, _ := in.Since(0)
 	_, turns, err := db.LoadInspectSession(ctx, live[0].ID)
-	if err != nil || len(turns) != maxPendingTurns || live[0].Summary.Turns != n {
+	if err != nil || len(turns) != pending || live[0].Summary.Turns != n {
 		t.Fatalf("stored %d turns (%v), recorded %d", len(turns), err, live[0].Summary.Turns)
 	}
 }

@@ -30,8 +30,10 @@ type Options struct {
 	// Sessions and Turns bound what stays in memory: the most recently
 	// active sessions, and the latest turns of each.
 	Sessions, Turns int
-	// FlushEvery is how often batches go to the store.
+	// FlushEvery is how often batches go to the store, and Pending how
+	// many turns may wait for it; beyond that, turns stay in memory only.
 	FlushEvery time.Duration
+	Pending    int
 	// LiveFor is how recent a session's last turn must be for it to be live.
 	LiveFor time.Duration
 }
@@ -41,6 +43,7 @@ func (o Options) withDefaults() Options {
 	o.Sessions = cmp.Or(o.Sessions, 128)
 	o.Turns = cmp.Or(o.Turns, 200)
 	o.FlushEvery = cmp.Or(o.FlushEvery, 250*time.Millisecond)
+	o.Pending = cmp.Or(o.Pending, 8192)
 	o.LiveFor = cmp.Or(o.LiveFor, time.Minute)
 	return o
 }
@@ -109,12 +112,8 @@ func (in *Inspector) Dropped() int64 { return in.dropped.Load() }
 // was too far behind, or in a batch it refused.
 func (in *Inspector) Unsaved() int64 { return in.unsaved.Load() }
 
-// The store's share: at most maxPendingTurns wait for a flush, written
-// turnsPerTx to a transaction.
-const (
-	maxPendingTurns = 8192
-	turnsPerTx      = 256
-)
+// turnsPerTx is how many turns one transaction writes.
+const turnsPerTx = 256
 
 // Changed is signalled after new turns are recorded; one signal may stand
 // for many turns.
@@ -191,7 +190,7 @@ func (in *Inspector) record(t *api.Trace) {
 	in.seq++
 	s.Version = in.seq
 	in.dirty[s] = struct{}{}
-	if in.store != nil && len(in.turns) >= maxPendingTurns {
+	if in.store != nil && len(in.turns) >= in.opts.Pending {
 		// The store is behind: this turn stays in memory only.
 		in.unsaved.Add(1)
 	} else if in.store != nil {
