@@ -65,6 +65,9 @@ type Trace struct {
 	// Status its HTTP status (or the status of the WebSocket error frame).
 	Error  string `json:"error,omitempty"`
 	Status int    `json:"status,omitempty"`
+	// Usage is the response's token counts (input, cached, output), once
+	// finalize has settled them; nil for a request that never got there.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Client is who sent a request: its User-Agent, the originator header

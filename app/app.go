@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"agentloop/api"
+	"agentloop/inspect"
 	"agentloop/server"
 	"agentloop/store"
 
@@ -26,6 +28,8 @@ type App struct {
 	V1       *server.Engine
 	Baseline *server.Engine
 	Echo     *echo.Echo
+	// Inspector sees every request both engines finish or reject.
+	Inspector *inspect.Inspector
 
 	srv      *http.Server
 	ln       net.Listener
@@ -76,7 +80,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	sh.Budget = server.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
-	sh.Observer = cfg.Observer
+	// The inspector is always on; Config.Observer (tests) sees the same traces.
+	ins := inspect.New(db, log, inspect.Options{})
+	sh.Observer = ins
+	if cfg.Observer != nil {
+		sh.Observer = observers{ins, cfg.Observer}
+	}
 	if ts, ok := any(db).(server.TraceStore); ok { // replicas share traces
 		sh.Traces.PersistTo(ts, log)
 	}
@@ -87,11 +96,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		c.PreSprint = !caches
 		return c
 	}
-	a := &App{cfg: cfg, log: log, DB: db, Shared: sh,
+	a := &App{cfg: cfg, log: log, DB: db, Shared: sh, Inspector: ins,
 		V1: server.New(engineCfg("v1", true), sh), Baseline: server.New(engineCfg("baseline", false), sh)}
 	a.Echo = a.routes()
+	// The engines have stopped by now: the inspector records what is
+	// queued and writes its last batch before the store closes.
+	a.OnShutdown(ins.Close)
 	a.startRetention()
 	return a, nil
+}
+
+// observers hands every trace to each observer in turn.
+type observers []server.Observer
+
+func (o observers) ObserveTrace(t *api.Trace) {
+	for _, x := range o {
+		x.ObserveTrace(t)
+	}
 }
 
 // Listen binds the configured address (port 0 picks a free port).

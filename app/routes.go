@@ -38,6 +38,7 @@ func (a *App) routes() *echo.Echo {
 		Runs:        web.StoreRuns(a.DB),
 		Log:         a.log,
 		KeyRequired: a.cfg.APIKey != "",
+		Inspector:   a.Inspector,
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)

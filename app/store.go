@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"agentloop/inspect"
 	"agentloop/rollout"
 	"agentloop/server"
 	"agentloop/store"
@@ -21,6 +22,9 @@ var (
 	_ rollout.RunStore = store.Backend(nil)
 	_ web.RunDB        = store.Backend(nil)
 	_ Sessions         = store.Backend(nil)
+	_ inspect.Store    = store.Backend(nil)
+	_ web.Inspector    = (*inspect.Inspector)(nil)
+	_ server.Observer  = (*inspect.Inspector)(nil)
 )
 
 // OpenStore opens the store --db names: a postgres:// (or postgresql://)

@@ -394,6 +394,8 @@ func (e *Engine) finalize(ctx context.Context, tu *turn) (stageResult, *api.Erro
 	usage.InputTokensDetails.CachedTokens = inference.BillableCached(g.matched)
 	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	resp.Usage = usage
+	counts := *usage
+	tu.trace.Usage = &counts
 	terminal, failure := settle(resp, g)
 
 	state, outTokens := e.chain(tu, output)

@@ -40,6 +40,11 @@ type Backend interface {
 	DeleteSession(ctx context.Context, id string) error
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
 
+	// The inspector's client sessions and their turns.
+	SaveInspect(ctx context.Context, sessions []InspectSession, turns []InspectTurn) error
+	ListInspectSessions(ctx context.Context, limit int) ([]InspectSession, error)
+	LoadInspectSession(ctx context.Context, id string) (*InspectSession, []InspectTurn, error)
+
 	// Upkeep.
 	Ping(ctx context.Context) error // the database answers (readiness)
 	Sweep(ctx context.Context, cutoff time.Time) (Swept, error)
@@ -50,6 +55,7 @@ type Backend interface {
 // Swept counts what a retention sweep deleted.
 type Swept struct {
 	Responses, Runs int
+	Sessions        int // the inspector's client sessions, with their turns
 	Traces          int // traces kept in the store (PostgreSQL, for replicas)
 }
 

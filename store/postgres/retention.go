@@ -44,6 +44,21 @@ func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (store.Swept, error) 
 		}
 	}
 	for {
+		// An inspected session goes with its turns (ON DELETE CASCADE).
+		n, err := db.sweepBatch(ctx, `SELECT id FROM inspect_sessions WHERE updated_at < $1
+			ORDER BY updated_at LIMIT $2`, cutoff.UnixNano(), func(tx pgx.Tx, id string) error {
+			_, err := tx.Exec(ctx, `DELETE FROM inspect_sessions WHERE id = $1`, id)
+			return err
+		})
+		s.Sessions += n
+		if err != nil {
+			return s, fmt.Errorf("store: sweep inspected sessions: %w", err)
+		}
+		if n < store.RetentionBatch {
+			break
+		}
+	}
+	for {
 		n, err := db.sweepBatch(ctx, `SELECT response_id FROM traces WHERE started_unix_ns < $1
 			ORDER BY started_unix_ns LIMIT $2`, cutoff.UnixNano(), func(tx pgx.Tx, id string) error {
 			_, err := tx.Exec(ctx, `DELETE FROM traces WHERE response_id = $1`, id)

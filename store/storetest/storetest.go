@@ -6,7 +6,8 @@
 //
 // The suite covers atomic saves, items stored once, a child surviving its
 // parent's delete, the ledger's group commit and durability across close
-// and reopen, retention, login sessions, runs, and the clear errors of a
+// and reopen, retention, login sessions, runs, the inspector's sessions,
+// and the clear errors of a
 // locked, full or unreachable database (store.ErrBusy, store.ErrFull,
 // store.ErrUnavailable).
 package storetest
@@ -55,7 +56,8 @@ type Database struct {
 	// harness closes the new one at cleanup.
 	Reopen func(t testing.TB) store.Backend
 	// Count returns the rows of a table (responses, items, item_refs,
-	// usage_ledger, runs, lanes, turns, spans, login_sessions).
+	// usage_ledger, runs, lanes, turns, spans, login_sessions,
+	// inspect_sessions, inspect_turns).
 	Count func(t testing.TB, table string) int
 	// Lock holds the write lock from another connection until release:
 	// writes then wait the lock timeout and fail with store.ErrBusy, while
@@ -109,6 +111,9 @@ func Run(t *testing.T, h Harness) {
 		{"ListRuns", testListRuns},
 		{"MarkInterrupted", testMarkInterrupted},
 		{"SaveTurnIsAtomic", testSaveTurnIsAtomic},
+		{"InspectSessionsRoundTripAndUpsert", testInspectSessionsRoundTripAndUpsert},
+		{"ListInspectSessionsNewestFirst", testListInspectSessionsNewestFirst},
+		{"SweepDeletesIdleInspectSessionsWithTheirTurns", testSweepDeletesIdleInspectSessionsWithTheirTurns},
 		{"LockedDatabase", testLockedDatabase},
 		{"FullDatabase", testFullDatabase},
 		{"UnreachableDatabase", testUnreachableDatabase},
