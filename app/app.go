@@ -13,8 +13,10 @@ import (
 
 	"agentloop/api"
 	"agentloop/inspect"
+	"agentloop/rollout"
 	"agentloop/server"
 	"agentloop/store"
+	"agentloop/store/postgres"
 
 	"github.com/labstack/echo/v4"
 )
@@ -59,7 +61,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n, err := db.MarkInterrupted(ctx); err != nil {
+	if cfg.ReplicaID == "" {
+		cfg.ReplicaID = defaultReplicaID(cfg.Addr)
+	}
+	// A lone process owns every run in its file. Replicas sharing
+	// PostgreSQL each end their own, and any run older than a race's time
+	// limit, which no replica can still be running.
+	staleBefore := time.Now()
+	if postgres.IsURL(cfg.DB) {
+		staleBefore = staleBefore.Add(-rollout.DefaultTimeLimit)
+	}
+	if n, err := db.MarkInterrupted(ctx, cfg.ReplicaID, staleBefore); err != nil {
 		db.Close()
 		return nil, err
 	} else if n > 0 {
@@ -70,9 +82,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	} else if n > 0 {
 		log.Info("expired login sessions deleted", "sessions", n)
-	}
-	if cfg.ReplicaID == "" {
-		cfg.ReplicaID = defaultReplicaID(cfg.Addr)
 	}
 	sh, err := server.NewShared(db, cfg.TraceRing, cfg.ReplicaID, log)
 	if err != nil {

@@ -32,7 +32,7 @@ func (a *App) routes() *echo.Echo {
 	pg := web.New(web.Deps{
 		Races: web.Deferred(func() web.Races {
 			r := rollout.NewRunner(a.URL(), a.DB, a.log)
-			r.APIKey = a.cfg.APIKey
+			r.APIKey, r.Replica = a.cfg.APIKey, a.cfg.ReplicaID
 			return r
 		}),
 		Runs:        web.StoreRuns(a.DB),

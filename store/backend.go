@@ -32,7 +32,10 @@ type Backend interface {
 	RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error)
 	ListRuns(ctx context.Context, f RunFilter) ([]Run, error)
 	DeleteRun(ctx context.Context, id string) error
-	MarkInterrupted(ctx context.Context) (int, error)
+	// MarkInterrupted is called at start-up: the queued and running runs
+	// of this replica, and those of any replica created before
+	// staleBefore, become interrupted with their lanes.
+	MarkInterrupted(ctx context.Context, replica string, staleBefore time.Time) (int, error)
 
 	// Browser logins.
 	CreateSession(ctx context.Context, s Session) error

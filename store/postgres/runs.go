@@ -32,9 +32,9 @@ func (db *DB) CreateRun(ctx context.Context, r *store.Run) error {
 		status = store.RunQueued
 	}
 	err := db.writeTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO runs (id, created_at, updated_at, scenario, profile, status, config, summary)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-			r.ID, created.UnixNano(), updated.UnixNano(), r.Scenario, r.Profile, status, r.Config, r.Summary)
+		_, err := tx.Exec(ctx, `INSERT INTO runs (id, created_at, updated_at, scenario, profile, status, config, summary, replica)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			r.ID, created.UnixNano(), updated.UnixNano(), r.Scenario, r.Profile, status, r.Config, r.Summary, r.Replica)
 		return err
 	})
 	if err != nil {
@@ -266,21 +266,22 @@ func (db *DB) DeleteRun(ctx context.Context, id string) error {
 	return wrapRunError("delete run "+id, err)
 }
 
-// MarkInterrupted is called at start-up: runs and lanes a crash left queued
-// or running become interrupted. It returns how many runs changed.
-//
-// With replicas sharing the database, a replica that starts marks the live
-// races of the others too: a run does not record which replica runs it yet.
-func (db *DB) MarkInterrupted(ctx context.Context) (int, error) {
+// MarkInterrupted is called at start-up: the runs this replica left
+// queued or running, and those any replica created before staleBefore
+// (no race outlives its time limit), become interrupted with their lanes.
+// It returns how many runs changed.
+func (db *DB) MarkInterrupted(ctx context.Context, replica string, staleBefore time.Time) (int, error) {
 	var n int64
 	err := db.writeTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE runs SET status = 'interrupted', updated_at = $1
-			WHERE status IN ('queued', 'running')`, time.Now().UnixNano())
+			WHERE status IN ('queued', 'running') AND (replica = $2 OR created_at < $3)`,
+			time.Now().UnixNano(), replica, staleBefore.UnixNano())
 		if err != nil {
 			return err
 		}
 		n = tag.RowsAffected()
-		_, err = tx.Exec(ctx, `UPDATE lanes SET status = 'interrupted' WHERE status IN ('queued', 'running')`)
+		_, err = tx.Exec(ctx, `UPDATE lanes SET status = 'interrupted' WHERE status IN ('queued', 'running')
+			AND run_id IN (SELECT id FROM runs WHERE status NOT IN ('queued', 'running'))`)
 		return err
 	})
 	if err != nil {
@@ -289,14 +290,14 @@ func (db *DB) MarkInterrupted(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-const runColumns = `id, created_at, updated_at, scenario, profile, status, config, summary`
+const runColumns = `id, created_at, updated_at, scenario, profile, status, config, summary, replica`
 
 func scanRun(s pgx.Row) (*store.Run, error) {
 	var (
 		r                store.Run
 		created, updated int64
 	)
-	err := s.Scan(&r.ID, &created, &updated, &r.Scenario, &r.Profile, &r.Status, &r.Config, &r.Summary)
+	err := s.Scan(&r.ID, &created, &updated, &r.Scenario, &r.Profile, &r.Status, &r.Config, &r.Summary, &r.Replica)
 	if err != nil {
 		return nil, err
 	}

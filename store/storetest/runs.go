@@ -226,35 +226,48 @@ func testListRuns(t *testing.T, h Harness) {
 func testMarkInterrupted(t *testing.T, h Harness) {
 	db := h.Open(t, Options{})
 	ctx := context.Background()
-	statuses := []string{store.RunQueued, store.RunRunning, store.RunPassed, store.RunFailed, store.RunInterrupted}
-	for _, s := range statuses {
-		r := &store.Run{ID: "run_" + s, CreatedAt: t0, Scenario: "s", Profile: "p", Status: s}
+	create := func(id, status, replica string, created time.Time) {
+		t.Helper()
+		r := &store.Run{ID: id, CreatedAt: created, Scenario: "s", Profile: "p", Status: status, Replica: replica}
 		if err := db.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.SaveLane(ctx, &store.Lane{RunID: r.ID, Name: "ws", Status: s}); err != nil {
+		if err := db.SaveLane(ctx, &store.Lane{RunID: id, Name: "ws", Status: status}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, err := db.MarkInterrupted(ctx)
+	statuses := []string{store.RunQueued, store.RunRunning, store.RunPassed, store.RunFailed, store.RunInterrupted}
+	for _, s := range statuses {
+		create("run_"+s, s, "replica-1", t0)
+	}
+	// Another replica's live race is not this replica's to end; a race
+	// older than any time limit is stale whichever replica ran it.
+	create("run_other_live", store.RunRunning, "replica-2", t0)
+	create("run_other_stale", store.RunRunning, "replica-2", t0.Add(-2*time.Hour))
+	n, err := db.MarkInterrupted(ctx, "replica-1", t0.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 2 {
-		t.Errorf("MarkInterrupted = %d, want 2", n)
+	if n != 3 {
+		t.Errorf("MarkInterrupted = %d, want 3", n)
 	}
-	want := map[string]string{store.RunQueued: store.RunInterrupted, store.RunRunning: store.RunInterrupted,
-		store.RunPassed: store.RunPassed, store.RunFailed: store.RunFailed, store.RunInterrupted: store.RunInterrupted}
-	for _, s := range statuses {
-		run, lanes, err := db.GetRun(ctx, "run_"+s)
+	want := map[string]string{"run_" + store.RunQueued: store.RunInterrupted, "run_" + store.RunRunning: store.RunInterrupted,
+		"run_" + store.RunPassed: store.RunPassed, "run_" + store.RunFailed: store.RunFailed,
+		"run_" + store.RunInterrupted: store.RunInterrupted,
+		"run_other_live":              store.RunRunning, "run_other_stale": store.RunInterrupted}
+	for id, status := range want {
+		run, lanes, err := db.GetRun(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Status != want[s] || len(lanes) != 1 || lanes[0].Status != want[s] {
-			t.Errorf("run left %s: now %q with lanes %+v, want %q", s, run.Status, lanes, want[s])
+		if run.Status != status || len(lanes) != 1 || lanes[0].Status != status {
+			t.Errorf("%s: now %q with lanes %+v, want %q", id, run.Status, lanes, status)
+		}
+		if want := map[bool]string{true: "replica-2", false: "replica-1"}[strings.HasPrefix(id, "run_other")]; run.Replica != want {
+			t.Errorf("%s: replica %q, want %q", id, run.Replica, want)
 		}
 	}
-	if n, err := db.MarkInterrupted(ctx); err != nil || n != 0 {
+	if n, err := db.MarkInterrupted(ctx, "replica-1", t0.Add(-time.Hour)); err != nil || n != 0 {
 		t.Errorf("second MarkInterrupted = %d, %v; want 0", n, err)
 	}
 }
