@@ -100,9 +100,8 @@ done
 # timeout; health checks ask each replica's readiness endpoint; a browser
 # sticks to one replica by cookie, so a race's live view is served by the
 # replica that runs it. SDK clients carry no cookie and are balanced.
+# HAProxy sizes maxconn from the file-descriptor limit it can raise.
 cat >"$DIR/haproxy.cfg" <<EOF
-global
-    maxconn 20000
 defaults
     mode http
     option http-server-close
