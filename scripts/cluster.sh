@@ -99,7 +99,9 @@ done
 # WebSocket-aware: a WebSocket (or a long SSE stream) is a tunnel with a long
 # timeout; health checks ask each replica's readiness endpoint; a browser
 # sticks to one replica by cookie, so a race's live view is served by the
-# replica that runs it. SDK clients carry no cookie and are balanced.
+# replica that runs it. SDK clients carry no cookie and are balanced. A
+# request already sent to a replica that dies is never re-sent: the client
+# sees the error and recovers, as it would in production.
 # HAProxy sizes maxconn from the file-descriptor limit it can raise.
 cat >"$DIR/haproxy.cfg" <<EOF
 defaults
@@ -110,6 +112,9 @@ defaults
     timeout server 60m
     timeout tunnel 60m
     timeout http-request 30s
+    # A request whose replica died before it connected goes to another.
+    retries 3
+    option redispatch
 frontend agentloop
     bind 127.0.0.1:$PORT
     default_backend replicas
