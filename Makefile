@@ -4,16 +4,20 @@ PW_DIR    := $(CURDIR)/.pw
 E2E_ENV   := PLAYWRIGHT_DRIVER_PATH=$(PW_DIR) PLAYWRIGHT_NODEJS_PATH=$$(command -v node)
 PKGS      := ./...
 
-.PHONY: run build test unit e2e e2e-deps bench fuzz lint generate clean
+.PHONY: run cluster build test unit e2e e2e-deps clients-deps bench fuzz lint generate clean
 
 run:
 	$(GO) run ./cmd/agentloop serve
 
+## cluster: N replicas (REPLICAS, default 2) on a throwaway PostgreSQL behind HAProxy, on PORT (8080).
+cluster:
+	sh scripts/cluster.sh
+
 build:
 	$(GO) build -o bin/agentloop ./cmd/agentloop
 
-## test: every test, with the race detector; installs the browser test set-up first.
-test: e2e-deps
+## test: every test, with the race detector; installs the browser test set-up and the real clients first.
+test: e2e-deps clients-deps
 	$(E2E_ENV) $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## unit: every test but the browser tests.
@@ -27,6 +31,10 @@ e2e: e2e-deps
 
 e2e-deps:
 	sh scripts/e2e-setup.sh
+
+## clients-deps: the real clients package clients drives (the Codex CLI, pinned) in .clients/.
+clients-deps:
+	sh scripts/clients-setup.sh
 
 ## bench: the testing.B benchmarks, then the overhead table (see also: agentloop bench load|matrix).
 bench:
@@ -51,4 +59,4 @@ generate:
 	$(GO) tool templ generate
 
 clean:
-	rm -rf bin .pw e2e/screenshots
+	rm -rf bin .pw .clients e2e/screenshots

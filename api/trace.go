@@ -45,6 +45,9 @@ type Trace struct {
 	ResponseID string `json:"response_id"`
 	Transport  string `json:"transport"`
 	Engine     string `json:"engine"`
+	// Replica is the id of the process that served the response, when
+	// replicas share a store.
+	Replica string `json:"replica,omitempty"`
 	// Stack is the modelled API stack the response ran under (a preset's
 	// name, or its parameters as JSON); empty when nothing was modelled.
 	Stack         string `json:"stack,omitempty"`
@@ -62,6 +65,9 @@ type Trace struct {
 	// Status its HTTP status (or the status of the WebSocket error frame).
 	Error  string `json:"error,omitempty"`
 	Status int    `json:"status,omitempty"`
+	// Usage is the response's token counts (input, cached, output), once
+	// finalize has settled them; nil for a request that never got there.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Client is who sent a request: its User-Agent, the originator header

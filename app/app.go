@@ -8,39 +8,37 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"agentloop/api"
+	"agentloop/inspect"
 	"agentloop/rollout"
 	"agentloop/server"
-	"agentloop/store/sqlite"
-	"agentloop/web"
+	"agentloop/store"
+	"agentloop/store/postgres"
 
 	"github.com/labstack/echo/v4"
-)
-
-// The SQLite backend serves every consumer's store interface.
-var (
-	_ server.Store     = (*sqlite.DB)(nil)
-	_ rollout.RunStore = (*sqlite.DB)(nil)
-	_ web.RunDB        = (*sqlite.DB)(nil)
-	_ Sessions         = (*sqlite.DB)(nil)
 )
 
 // App is one running agentloop server.
 type App struct {
 	cfg      Config
 	log      *slog.Logger
-	DB       *sqlite.DB
+	DB       store.Backend
 	Shared   *server.Shared
 	V1       *server.Engine
 	Baseline *server.Engine
 	Echo     *echo.Echo
+	// Inspector sees every request both engines finish or reject.
+	Inspector *inspect.Inspector
 
 	srv      *http.Server
 	ln       net.Listener
 	url      string
 	shutOnce sync.Once
 	shutErr  error
+	draining atomic.Bool // Shutdown has begun: /readyz answers 503
 	// beforeShutdown runs first (races stop); onShutdown runs after the
 	// engines stop and before the store closes.
 	beforeShutdown []func(context.Context)
@@ -59,11 +57,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.APIKey != "" && (cfg.SessionTTL <= 0 || cfg.LoginRate <= 0 || cfg.LoginBurst < 1) {
 		return nil, fmt.Errorf("with --api-key, --session-ttl and --login-rate must be positive and --login-burst at least 1")
 	}
-	db, err := sqlite.Open(ctx, cfg.DB, log)
+	db, err := OpenStore(ctx, cfg.DB, log)
 	if err != nil {
 		return nil, err
 	}
-	if n, err := db.MarkInterrupted(ctx); err != nil {
+	if cfg.ReplicaID == "" {
+		cfg.ReplicaID = defaultReplicaID(cfg.Addr)
+	}
+	// A lone process owns every run in its file. Replicas sharing
+	// PostgreSQL each end their own, and any run older than a race's time
+	// limit, which no replica can still be running.
+	staleBefore := time.Now()
+	if postgres.IsURL(cfg.DB) {
+		staleBefore = staleBefore.Add(-rollout.DefaultTimeLimit)
+	}
+	if n, err := db.MarkInterrupted(ctx, cfg.ReplicaID, staleBefore); err != nil {
 		db.Close()
 		return nil, err
 	} else if n > 0 {
@@ -75,19 +83,27 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	} else if n > 0 {
 		log.Info("expired login sessions deleted", "sessions", n)
 	}
-	sh, err := server.NewShared(db, cfg.TraceRing, log)
+	sh, err := server.NewShared(db, cfg.TraceRing, cfg.ReplicaID, log)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	sh.Budget = server.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
-	sh.Observer = cfg.Observer
 	for _, spec := range cfg.Drills {
 		if _, aerr := sh.Drills.Arm(spec); aerr != nil {
 			sh.Close()
 			db.Close()
 			return nil, fmt.Errorf("--drill %s: %s", spec.Drill, aerr.Message)
 		}
+	}
+	// The inspector is always on; Config.Observer (tests) sees the same traces.
+	ins := inspect.New(db, log, inspect.Options{})
+	sh.Observer = ins
+	if cfg.Observer != nil {
+		sh.Observer = observers{ins, cfg.Observer}
+	}
+	if ts, ok := any(db).(server.TraceStore); ok { // replicas share traces
+		sh.Traces.PersistTo(ts, log)
 	}
 	engineCfg := func(name string, caches bool) server.Config {
 		c := cfg.Config
@@ -96,11 +112,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		c.PreSprint = !caches
 		return c
 	}
-	a := &App{cfg: cfg, log: log, DB: db, Shared: sh,
+	a := &App{cfg: cfg, log: log, DB: db, Shared: sh, Inspector: ins,
 		V1: server.New(engineCfg("v1", true), sh), Baseline: server.New(engineCfg("baseline", false), sh)}
 	a.Echo = a.routes()
+	// The engines have stopped by now: the inspector records what is
+	// queued and writes its last batch before the store closes.
+	a.OnShutdown(ins.Close)
 	a.startRetention()
 	return a, nil
+}
+
+// observers hands every trace to each observer in turn.
+type observers []server.Observer
+
+func (o observers) ObserveTrace(t *api.Trace) {
+	for _, x := range o {
+		x.ObserveTrace(t)
+	}
 }
 
 // Listen binds the configured address (port 0 picks a free port).
@@ -177,6 +205,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 }
 
 func (a *App) shutdown(ctx context.Context) error {
+	a.draining.Store(true)
 	grace, cancel := context.WithTimeout(ctx, a.cfg.Grace)
 	defer cancel()
 	for _, f := range a.beforeShutdown {

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"net"
+	"os"
 	"time"
 
 	"agentloop/api"
@@ -16,7 +18,7 @@ type Config struct {
 	server.Config
 
 	Addr         string
-	DB           string
+	DB           string // a SQLite file, or a postgres:// URL (OpenStore)
 	APIKey       string
 	AllowedHosts []string
 
@@ -28,6 +30,9 @@ type Config struct {
 	LoginBurst int
 
 	TraceRing int
+	// ReplicaID names this process among replicas sharing one store; it
+	// labels traces and metrics. Empty: the host name and the port.
+	ReplicaID string
 	Grace     time.Duration
 	// Retention is how long stored responses, runs and sessions are kept;
 	// 0 keeps everything.
@@ -58,4 +63,17 @@ func Defaults() Config {
 		SessionTTL: 7 * 24 * time.Hour, LoginRate: 2, LoginBurst: 5,
 		TraceRing: 10000, Grace: 10 * time.Second, Retention: 7 * 24 * time.Hour, BodyTimeout: 30 * time.Second, RateBurst: 20,
 	}
+}
+
+// defaultReplicaID is the host name and the port of addr.
+func defaultReplicaID(addr string) string {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "localhost"
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		port = addr
+	}
+	return host + ":" + port
 }

@@ -42,7 +42,8 @@ func (a *App) sweep(ctx context.Context) {
 	switch {
 	case err != nil && ctx.Err() == nil:
 		a.log.Error("retention sweep", "err", err)
-	case swept.Responses+swept.Runs > 0:
-		a.log.Info("retention sweep", "responses", swept.Responses, "runs", swept.Runs, "older_than", a.cfg.Retention)
+	case swept.Responses+swept.Runs+swept.Sessions > 0:
+		a.log.Info("retention sweep", "responses", swept.Responses, "runs", swept.Runs, "inspected_sessions", swept.Sessions,
+			"older_than", a.cfg.Retention)
 	}
 }

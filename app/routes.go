@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"agentloop/rollout"
 	"agentloop/server"
@@ -30,12 +32,13 @@ func (a *App) routes() *echo.Echo {
 	pg := web.New(web.Deps{
 		Races: web.Deferred(func() web.Races {
 			r := rollout.NewRunner(a.URL(), a.DB, a.log)
-			r.APIKey = a.cfg.APIKey
+			r.APIKey, r.Replica = a.cfg.APIKey, a.cfg.ReplicaID
 			return r
 		}),
 		Runs:        web.StoreRuns(a.DB),
 		Log:         a.log,
 		KeyRequired: a.cfg.APIKey != "",
+		Inspector:   a.Inspector,
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)
@@ -53,6 +56,22 @@ func (a *App) routes() *echo.Echo {
 	server.RegisterDrills(e.Group("/api"), a.Shared.Drills)
 	e.GET("/metrics", echo.WrapHandler(a.Shared.Metrics.Handler()))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.GET("/readyz", a.ready)
 	pg.Register(e)
 	return e
+}
+
+// ready is the load balancer's readiness probe: 200 while this replica
+// takes new work and its store answers, 503 once it drains or the store
+// does not answer within a second.
+func (a *App) ready(c echo.Context) error {
+	if a.draining.Load() {
+		return c.String(http.StatusServiceUnavailable, "draining\n")
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
+	defer cancel()
+	if err := a.DB.Ping(ctx); err != nil {
+		return c.String(http.StatusServiceUnavailable, "store unavailable\n")
+	}
+	return c.String(http.StatusOK, "ready\n")
 }

@@ -24,7 +24,7 @@ import (
 )
 
 // Sessions is the store of browser logins, shared by every replica.
-// *sqlite.DB implements it.
+// Every store backend implements it.
 type Sessions interface {
 	CreateSession(ctx context.Context, s store.Session) error
 	GetSession(ctx context.Context, id string) (store.Session, error)

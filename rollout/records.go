@@ -8,7 +8,7 @@ import (
 	"agentloop/store"
 )
 
-// RunReader reads stored runs. *sqlite.DB implements it (checked in app).
+// RunReader reads stored runs. Every store backend implements it (checked in app).
 type RunReader interface {
 	GetRun(ctx context.Context, id string) (*store.Run, []store.Lane, error)
 	RunTurns(ctx context.Context, runID string) ([]store.Turn, []store.Span, error)

@@ -132,6 +132,9 @@ type Runner struct {
 	TLS *tls.Config
 	// APIKey is sent as a Bearer token when the engine requires one.
 	APIKey string
+	// Replica is the id of the process that runs the races, stored with
+	// each run (replicas sharing a store each end only their own).
+	Replica string
 
 	// MaxRunning races run at once from Start, and MaxQueued more wait
 	// (FIFO); beyond that Start answers 429. TimeLimit bounds each race's
@@ -311,7 +314,7 @@ func (r *Runner) create(ctx context.Context, cfg Config, onSnapshot func(Snapsho
 	id := "run_" + api.NewID("")[1:21]
 	cfgJSON, _ := json.Marshal(cfg)
 	if err := r.db.CreateRun(ctx, &store.Run{ID: id, CreatedAt: time.Now(), Scenario: cfg.Scenario, Profile: cfg.Profile,
-		Status: StatusQueued, Config: cfgJSON}); err != nil {
+		Status: StatusQueued, Config: cfgJSON, Replica: r.Replica}); err != nil {
 		return nil, err
 	}
 	sc, _ := scenario.Lookup(cfg.Scenario)

@@ -194,7 +194,10 @@ func (t *httpTransport) Turn(ctx context.Context, req Request) (*Result, error) 
 	res.Sent = time.Now()
 	resp, err := t.client.Do(hreq)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, &droppedError{cause: err} // the connection failed: retried like a drop
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

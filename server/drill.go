@@ -327,7 +327,7 @@ func (e *Engine) upgradeDrill(r *http.Request) *api.Error {
 	if dr == nil {
 		return nil
 	}
-	t := newTrace("websocket", e.cfg.Name, time.Now())
+	t := e.newTrace("websocket", time.Now())
 	t.Session, t.Client, t.Drill = httpSession(r, ""), clientOf(r), dr.Drill
 	err := drillError(api.Errorf(http.StatusUpgradeRequired, "", "websocket_upgrade_refused",
 		"WebSocket mode is not available: send the request over HTTP (POST /responses)."), dr.Drill)

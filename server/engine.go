@@ -64,6 +64,7 @@ type Shared struct {
 	Metrics   *Metrics
 	Budget    *Budget // nil: unbounded
 	Log       *slog.Logger
+	Replica   string // this process's replica id, in traces and metrics
 	// Observer sees every finished or rejected request (session.go);
 	// nil: none. Set it before serving.
 	Observer Observer
@@ -72,7 +73,10 @@ type Shared struct {
 }
 
 // NewShared builds the shared parts around a store.
-func NewShared(st Store, traceRing int, log *slog.Logger) (*Shared, error) {
+//
+// replica names this process among replicas sharing one store; it labels
+// traces and every metric (empty: a lone process, no label).
+func NewShared(st Store, traceRing int, replica string, log *slog.Logger) (*Shared, error) {
 	tok, err := inference.NewTokenizer()
 	if err != nil {
 		return nil, err
@@ -80,16 +84,20 @@ func NewShared(st Store, traceRing int, log *slog.Logger) (*Shared, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := NewMetrics()
+	m := NewMetrics(replica)
 	return &Shared{
 		Store: st, Scheduler: inference.NewScheduler(), Prefix: inference.NewPrefixCache(1 << 20),
 		Tokenizer: tok, Policy: policy.NewRouter(tok), Traces: NewTraceRing(traceRing),
-		Metrics: m, Log: log, Drills: NewDrills(m),
+		Metrics: m, Log: log, Replica: replica, Drills: NewDrills(m),
 	}, nil
 }
 
-// Close stops the scheduler.
-func (s *Shared) Close() { s.Scheduler.Close() }
+// Close stops the scheduler and writes the traces still queued for a
+// shared store.
+func (s *Shared) Close() {
+	s.Scheduler.Close()
+	s.Traces.Close()
+}
 
 // Engine is one Responses API engine.
 type Engine struct {

@@ -396,6 +396,8 @@ func (e *Engine) finalize(ctx context.Context, tu *turn) (stageResult, *api.Erro
 	usage.InputTokensDetails.CachedTokens = inference.BillableCached(g.matched)
 	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	resp.Usage = usage
+	counts := *usage
+	tu.trace.Usage = &counts
 	terminal, failure := settle(resp, g)
 
 	state, outTokens := e.chain(tu, output)
@@ -511,6 +513,8 @@ func storeReason(err error) string {
 		return "the database is locked."
 	case errors.Is(err, store.ErrFull):
 		return "the disk is full."
+	case errors.Is(err, store.ErrUnavailable):
+		return "the database cannot be reached."
 	case errors.Is(err, context.DeadlineExceeded):
 		return "the database is locked or busy, and the write timed out."
 	}

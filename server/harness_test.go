@@ -15,7 +15,7 @@ import (
 	"agentloop/app"
 	"agentloop/app/apptest"
 	"agentloop/server"
-	"agentloop/store/sqlite"
+	"agentloop/store"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -26,7 +26,7 @@ import (
 type harness struct {
 	t        testing.TB
 	url      string
-	db       *sqlite.DB
+	db       store.Backend
 	dbPath   string
 	sh       *server.Shared
 	v1       *server.Engine

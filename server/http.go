@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -29,7 +30,10 @@ func (e *Engine) Register(g *echo.Group) {
 // RegisterTraces mounts GET /api/traces/:id on g.
 func RegisterTraces(g *echo.Group, traces *TraceRing) {
 	g.GET("/traces/:id", func(c echo.Context) error {
-		t, ok := traces.Get(c.Param("id"))
+		t, ok, err := traces.Lookup(c.Request().Context(), c.Param("id"))
+		if err != nil {
+			return storeError(err)
+		}
 		if !ok {
 			return api.Errorf(http.StatusNotFound, "", "", "No trace for response '%s'.", c.Param("id"))
 		}
@@ -40,7 +44,7 @@ func RegisterTraces(g *echo.Group, traces *TraceRing) {
 func (e *Engine) handleCreate(c echo.Context) (err error) {
 	started := time.Now()
 	r := c.Request()
-	tu := &turn{trace: newTrace("http", e.cfg.Name, started), admit: admitHTTP}
+	tu := &turn{trace: e.newTrace("http", started), admit: admitHTTP}
 	tu.trace.Client = clientOf(r)
 	defer func() {
 		if tu.trace.Session == "" {
@@ -238,7 +242,16 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 }
 
 func storeError(err error) *api.Error {
-	return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err))
+	return retryLater(api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err)), err)
+}
+
+// retryLater adds Retry-After to the 503 of a store call that failed for a
+// passing reason: the database was locked, unreachable or too slow.
+func retryLater(e *api.Error, err error) *api.Error {
+	if errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+		e.Headers = map[string]string{"Retry-After": "1"}
+	}
+	return e
 }
 
 // admitHTTP applies the HTTP transport's rules to a decoded create: what

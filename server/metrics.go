@@ -33,7 +33,7 @@ type Metrics struct {
 }
 
 // NewMetrics registers the engine's metrics in a fresh registry.
-func NewMetrics() *Metrics {
+func NewMetrics(replica string) *Metrics {
 	latency := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
@@ -67,7 +67,11 @@ func NewMetrics() *Metrics {
 		outTokens: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_generation_tokens_total",
 			Help: "Output tokens streamed."}),
 	}
-	m.reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.connections, m.stalls, m.busy,
+	var reg prometheus.Registerer = m.reg
+	if replica != "" { // every series says which replica it came from
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"replica": replica}, reg)
+	}
+	reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.connections, m.stalls, m.busy,
 		m.outTokens, m.prefixQuery, m.prefixHit,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
@@ -75,9 +79,6 @@ func NewMetrics() *Metrics {
 
 // Handler serves the metrics.
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
-
-// Registry exposes the registry for extra collectors.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 func (m *Metrics) rejected(transport, engine string, status int) {
 	m.requests.WithLabelValues(transport, engine, strconv.Itoa(status)).Inc()

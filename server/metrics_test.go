@@ -33,9 +33,23 @@ func (h *harness) scrape() map[string]float64 {
 		if err != nil {
 			h.t.Fatalf("bad sample line %q", line)
 		}
-		out[line[:i]] = v
+		out[withoutReplica(h.t, line[:i], h.sh.Replica)] = v
 	}
 	return out
+}
+
+// withoutReplica checks that a series carries this replica's label, and
+// returns it without that label.
+func withoutReplica(t testing.TB, series, replica string) string {
+	t.Helper()
+	label := `replica="` + replica + `"`
+	for _, form := range []struct{ from, to string }{{"{" + label + "}", ""}, {label + ",", ""}, {"," + label, ""}} {
+		if strings.Contains(series, form.from) {
+			return strings.Replace(series, form.from, form.to, 1)
+		}
+	}
+	t.Fatalf("series %s has no %s label", series, label)
+	return series
 }
 
 func TestMetricsCoverRequestsLatenciesConnectionsCachesAndStages(t *testing.T) {

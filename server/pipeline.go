@@ -340,7 +340,7 @@ func (e *Engine) hydrate(ctx context.Context, id string) (*chainState, int, *api
 	}
 	if err != nil {
 		e.sh.Log.Error("load previous response", "id", id, "err", err)
-		return nil, 0, api.Errorf(503, "", "server_error", "The stored response could not be read; try again.")
+		return nil, 0, retryLater(api.Errorf(503, "", "server_error", "The stored response could not be read; try again."), err)
 	}
 	bytes := 0
 	decode := func(in []store.Item) ([]ctxItem, *api.Error) {
@@ -454,7 +454,7 @@ func (e *Engine) resolveReference(ctx context.Context, chain []ctxItem, id strin
 				return it, si.Key, nil
 			}
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return api.Item{}, 0, api.Errorf(503, "", "server_error", "The referenced item could not be read; try again.")
+			return api.Item{}, 0, retryLater(api.Errorf(503, "", "server_error", "The referenced item could not be read; try again."), err)
 		}
 	}
 	return api.Item{}, 0, api.BadRequest("input", "invalid_value",

@@ -91,6 +91,9 @@ func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {
 	if ws1.Client == nil || ws1.Client.Beta != "responses_websockets=2026-02-06" {
 		t.Errorf("WebSocket client %+v", ws1.Client)
 	}
+	if http1.Replica == "" || ws1.Replica != http1.Replica {
+		t.Errorf("replica ids %q %q, want this process's", http1.Replica, ws1.Replica)
+	}
 	if len(http1.Spans) == 0 || http1.ResponseID == "" {
 		t.Errorf("an observed trace carries its spans and response id: %+v", http1)
 	}

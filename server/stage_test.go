@@ -49,7 +49,7 @@ func TestRunStagesRecordsEachSpanAndStopsAtTheFailingOne(t *testing.T) {
 		}},
 	}
 	start := time.Now()
-	tu := &turn{trace: newTrace("http", "v1", start)}
+	tu := &turn{trace: traceEngine.newTrace("http", start)}
 	if err := (*Engine)(nil).runStages(context.Background(), tu, stages, start); err == nil {
 		t.Fatal("no error from the failing stage")
 	}
@@ -83,7 +83,7 @@ func TestParseFailureRecordsTheParseSpan(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			tu := &turn{trace: newTrace("websocket", "v1", start), body: []byte(tc.body), admit: tc.admit}
+			tu := &turn{trace: traceEngine.newTrace("websocket", start), body: []byte(tc.body), admit: tc.admit}
 			err := (*Engine)(nil).prepare(context.Background(), tu)
 			if err == nil || (tc.want != nil && err != tc.want) {
 				t.Fatalf("error %v, want %v", err, tc.want)
@@ -95,3 +95,6 @@ func TestParseFailureRecordsTheParseSpan(t *testing.T) {
 		})
 	}
 }
+
+// traceEngine is just enough of an engine to begin traces.
+var traceEngine = &Engine{cfg: Config{Name: "v1"}, sh: &Shared{}}

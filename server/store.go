@@ -7,7 +7,7 @@ import (
 )
 
 // Store is what the engine needs from persistence, in the types of the
-// driver-free store package. *sqlite.DB implements it (checked in app).
+// driver-free store package. Every backend implements it (checked in app).
 type Store interface {
 	SaveResponse(ctx context.Context, r *store.Response, ledger store.LedgerRow) error
 	GetResponse(ctx context.Context, id string) (*store.Response, error)

@@ -16,11 +16,12 @@ type trace struct {
 	scope   string // the request's drill scope header (drill.go)
 }
 
-func newTrace(transport, engine string, start time.Time) *trace {
+// newTrace begins the trace of a request that arrived at start.
+func (e *Engine) newTrace(transport string, start time.Time) *trace {
 	// One span per stage; queue, prefill and generate are the other three.
 	n := len(preInference) + 3 + len(postInference)
-	return &trace{Trace: api.Trace{Transport: transport, Engine: engine, StartedUnixNS: start.UnixNano(),
-		Spans: make([]api.Span, 0, n)}, start: start}
+	return &trace{Trace: api.Trace{Transport: transport, Engine: e.cfg.Name, Replica: e.sh.Replica,
+		StartedUnixNS: start.UnixNano(), Spans: make([]api.Span, 0, n)}, start: start}
 }
 
 // record appends a stage's span, which began at from: a measured span ends
@@ -51,6 +52,11 @@ type TraceRing struct {
 	ring []*api.Trace
 	next int
 	byID map[string]*api.Trace
+
+	// With replicas, traces are also written to a shared store
+	// (tracestore.go); both nil for a lone process.
+	store   TraceStore
+	persist *tracePersister
 }
 
 // NewTraceRing keeps at most size traces.
@@ -71,6 +77,9 @@ func (r *TraceRing) Add(t *api.Trace) {
 	r.ring[r.next] = t
 	r.byID[t.ResponseID] = t
 	r.next = (r.next + 1) % len(r.ring)
+	if r.persist != nil {
+		r.persist.add(t)
+	}
 }
 
 // Get returns a copy of a trace by response id.

@@ -241,7 +241,7 @@ func lifetimeText(d time.Duration) string {
 
 func (wc *wsConn) handle(ent wsEntry) {
 	e := wc.e
-	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
+	tu := &turn{trace: e.newTrace("websocket", ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
 	tu.trace.Session, tu.trace.Client, tu.trace.scope = wc.session, wc.client, wc.scope
 	var aerr *api.Error
 	defer func() { e.observe(tu.trace, aerr) }()

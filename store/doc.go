@@ -1,11 +1,14 @@
 // Package store is the storage contract: the records the engine and the
 // race runner keep (stored responses and their items, the usage ledger,
-// runs with their lanes, turns and spans) and the errors every backend
-// returns (ErrNotFound, ErrExists, ErrClosed, ErrBusy, ErrFull).
+// runs with their lanes, turns and spans, the inspector's client sessions
+// and their turns) and the errors every backend returns (ErrNotFound,
+// ErrExists, ErrClosed, ErrBusy, ErrFull, ErrUnavailable), and Backend, the
+// whole contract a backend implements.
 //
 // It holds types and sentinels only, no driver and no SQL, so the engine,
 // rollout, web and any backend use it without importing a database. The
-// backends live in packages named after their technology (store/sqlite);
+// backends live in packages named after their technology (store/sqlite,
+// store/postgres) and pass one contract suite (store/storetest);
 // the consumers declare the small interfaces they need (server.Store,
 // rollout.RunStore, web.RunDB).
 //

@@ -16,4 +16,8 @@ var (
 	ErrBusy = errors.New("store: database is busy")
 	// ErrFull reports that the disk, or the database's size limit, is full.
 	ErrFull = errors.New("store: storage is full")
+	// ErrUnavailable reports that the database server cannot be reached
+	// (refused, reset, shut down); the call may succeed if retried once it
+	// is back.
+	ErrUnavailable = errors.New("store: database is unavailable")
 )

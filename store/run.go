@@ -21,6 +21,9 @@ type Run struct {
 	Config    []byte
 	Summary   []byte
 	UpdatedAt time.Time
+	// Replica is the id of the process that runs the race; with replicas
+	// sharing a store, only it marks the run interrupted after a restart.
+	Replica string
 }
 
 // Lane is one transport's side of a run.

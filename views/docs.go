@@ -14,6 +14,7 @@ var endpoints = []endpoint{
 	{"GET /api/traces/{id}", "The engine's trace of a response: every stage, measured or modelled."},
 	{"POST /api/runs", "Start a race: {scenario, profile, rtt_ms, tool_time_ms, lanes, seed, sequential, repeats} → {id}."},
 	{"GET /api/runs, GET /api/runs/{id}, DELETE /api/runs/{id}", "List (?scenario=&profile=&since=&until=), read and delete stored races."},
+	{"GET /api/sessions, GET /api/sessions/{id}, GET /api/sessions/{id}/export", "The inspector's client sessions (?limit=), one with its turns, and its JSON as a download; the page is /inspect."},
 	{"GET /metrics", "Prometheus metrics."},
 }
 

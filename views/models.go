@@ -3,7 +3,8 @@ package views
 // Page is what the layout needs around every page.
 type Page struct {
 	Title string
-	// Nav is the active section: home, race, explorer, runs or docs.
+	// Nav is the active section: home, race, explorer, runs, sweep,
+	// inspect or docs.
 	Nav string
 	// Scripts are asset names under static/, loaded deferred in order.
 	Scripts []string

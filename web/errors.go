@@ -20,6 +20,11 @@ func storeError(err error, what, id string) *api.Error {
 		return ae
 	case errors.Is(err, store.ErrNotFound):
 		return api.Errorf(http.StatusNotFound, "", "not_found", "%s '%s' not found.", what, id)
+	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrUnavailable):
+		e := api.Errorf(http.StatusServiceUnavailable, "", "server_error",
+			"The store is unavailable while reading %s '%s'; try again.", strings.ToLower(what), id)
+		e.Headers = map[string]string{"Retry-After": "1"}
+		return e
 	default:
 		return api.ServerError("The server had an error while reading %s '%s'.", strings.ToLower(what), id)
 	}

@@ -14,7 +14,8 @@ const subscriberBuffer = 16
 
 // hub is the live feed's one fan-out. The runner hands each snapshot of a
 // race this playground started to publish, once; the hub encodes it once
-// and offers it to every page watching that race. Each page has its own
+// and offers it to every page watching that race. The inspector's feeds
+// (inspectfeed.go) go through it the same way, with send. Each page has its own
 // buffered channel; a page that falls behind is dropped (its socket
 // closed) rather than slowing the others. A race nobody watches costs an
 // empty map lookup per snapshot.
@@ -40,7 +41,8 @@ type subscriber struct {
 	slow bool
 }
 
-// newHub returns a hub; running says whether a race runs in this process.
+// newHub returns a hub; running says whether a feed's source is live in
+// this process (a race running here, or the inspector).
 func newHub(running func(runID string) bool, log *slog.Logger, buf int) *hub {
 	return &hub{running: running, log: log, buf: buf, feeds: map[string]*feed{}}
 }
@@ -88,16 +90,7 @@ func (h *hub) publish(snap rollout.Snapshot) {
 	if err != nil {
 		h.log.Error("encode snapshot", "run", f.id, "err", err)
 	} else {
-		f.last = b
-		for s := range f.subs {
-			select {
-			case s.msgs <- b:
-			default:
-				s.slow = true
-				delete(f.subs, s)
-				close(s.msgs)
-			}
-		}
+		f.offer(b)
 	}
 	if snap.Final() {
 		// The race ended: close what remains.
@@ -106,6 +99,39 @@ func (h *hub) publish(snap rollout.Snapshot) {
 			delete(f.subs, s)
 			close(s.msgs)
 		}
+	}
+}
+
+// offer keeps frame b for late joiners and offers it to every page; a
+// page whose buffer is full is dropped. Call with h.mu held.
+func (f *feed) offer(b []byte) {
+	f.last = b
+	for s := range f.subs {
+		select {
+		case s.msgs <- b:
+		default:
+			s.slow = true
+			delete(f.subs, s)
+			close(s.msgs)
+		}
+	}
+}
+
+// watched says whether any page watches feed id, so a frame nobody would
+// read is never built.
+func (h *hub) watched(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.feeds[id] != nil
+}
+
+// send offers an encoded frame to every page watching feed id (the
+// inspector's feeds, which never end).
+func (h *hub) send(id string, b []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f := h.feeds[id]; f != nil {
+		f.offer(b)
 	}
 }
 

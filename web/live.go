@@ -44,6 +44,13 @@ func (p *Playground) live(c echo.Context) error {
 	} else {
 		defer leave()
 	}
+	return p.push(c, id, sub, stored, "run ended")
+}
+
+// push serves a push-only WebSocket: stored, when set, is the one frame
+// sent before a normal close; otherwise every frame of sub until the feed
+// ends (closed with ended), the page goes, or the server shuts down.
+func (p *Playground) push(c echo.Context, id string, sub *subscriber, stored []byte, ended string) error {
 	// Default options: the Origin must match the Host (same site only).
 	conn, err := websocket.Accept(c.Response(), c.Request(), nil)
 	if err != nil {
@@ -81,13 +88,13 @@ func (p *Playground) live(c echo.Context) error {
 				if sub.slow {
 					conn.Close(websocket.StatusPolicyViolation, "too slow to keep up")
 				} else {
-					conn.Close(websocket.StatusNormalClosure, "run ended")
+					conn.Close(websocket.StatusNormalClosure, ended)
 				}
 				return nil
 			}
 			if err := write(b); err != nil {
 				if !errors.Is(err, context.Canceled) {
-					p.log.Debug("live feed write", "run", id, "err", err)
+					p.log.Debug("live feed write", "feed", id, "err", err)
 				}
 				return nil
 			}

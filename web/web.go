@@ -40,6 +40,8 @@ type Deps struct {
 	KeyRequired bool
 	// Cores the live lanes share, shown on the race view; 0 = runtime.NumCPU.
 	Cores int
+	// Inspector serves /inspect and /api/sessions; nil leaves them out.
+	Inspector Inspector
 }
 
 // Playground serves the pages, the run API and the live feed.
@@ -50,6 +52,11 @@ type Playground struct {
 	keyed bool
 	cores int
 	hub   *hub
+
+	inspector Inspector
+	stopFeed  chan struct{} // closed by Shutdown: the inspector's feed stops
+	stopOnce  sync.Once
+	feedDone  chan struct{}
 
 	mu    sync.Mutex
 	conns map[*liveConn]struct{}
@@ -63,8 +70,20 @@ func New(d Deps) *Playground {
 	if d.Cores <= 0 {
 		d.Cores = runtime.NumCPU()
 	}
-	return &Playground{races: d.Races, runs: d.Runs, log: d.Log, keyed: d.KeyRequired, cores: d.Cores,
-		hub: newHub(d.Races.Running, d.Log, subscriberBuffer), conns: map[*liveConn]struct{}{}}
+	p := &Playground{races: d.Races, runs: d.Runs, log: d.Log, keyed: d.KeyRequired, cores: d.Cores,
+		inspector: d.Inspector, stopFeed: make(chan struct{}), feedDone: make(chan struct{}), conns: map[*liveConn]struct{}{}}
+	p.hub = newHub(func(id string) bool {
+		if isInspectFeed(id) {
+			return p.inspector != nil
+		}
+		return d.Races.Running(id)
+	}, d.Log, subscriberBuffer)
+	if p.inspector != nil {
+		go p.inspectFeed()
+	} else {
+		close(p.feedDone)
+	}
+	return p
 }
 
 // Register mounts every playground route on e.
@@ -87,6 +106,10 @@ func (p *Playground) Register(e *echo.Echo) {
 	api.POST("/:id/cancel", p.cancelRun, SameOriginJSON)
 
 	e.GET("/ui/runs/:id/live", p.live)
+
+	if p.inspector != nil {
+		p.registerInspector(e)
+	}
 }
 
 // Shutdown stops the races (when Races can), then closes every live feed
@@ -95,6 +118,8 @@ func (p *Playground) Shutdown(ctx context.Context) {
 	if s, ok := p.races.(interface{ Shutdown(context.Context) }); ok {
 		s.Shutdown(ctx)
 	}
+	p.stopOnce.Do(func() { close(p.stopFeed) })
+	<-p.feedDone
 	p.mu.Lock()
 	conns := make([]*liveConn, 0, len(p.conns))
 	for c := range p.conns {
@@ -106,8 +131,8 @@ func (p *Playground) Shutdown(ctx context.Context) {
 	}
 }
 
-// RunDB is the store StoreRuns reads and deletes runs in. *sqlite.DB
-// implements it (checked in app).
+// RunDB is the store StoreRuns reads and deletes runs in. Every store
+// backend implements it (checked in app).
 type RunDB interface {
 	rollout.RunReader
 	DeleteRun(ctx context.Context, id string) error

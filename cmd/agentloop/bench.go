@@ -71,6 +71,7 @@ func runBenchOverhead(ctx context.Context, args []string, getenv func(string) st
 	sizes := fs.String("sizes", "1000,10000,50000,100000", "context sizes in tokens")
 	repeats := fs.Int("repeats", 7, "measured requests per path and size (the median is reported)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	db := fs.String("db", "", "the store: a postgres:// URL measures the chained path on PostgreSQL (default: a temporary SQLite file)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: agentloop bench overhead [flags]\n\nMeasures the engine's pre-inference time (parse through safety) per request, with modelled costs at zero,\nfor full-history HTTP (/baseline/v1 and /v1), HTTP chained with previous_response_id, and a WebSocket continuation.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -86,7 +87,12 @@ func runBenchOverhead(ctx context.Context, args []string, getenv func(string) st
 		}
 		ns = append(ns, n)
 	}
-	a, stop, err := startEngine(ctx, func(c *app.Config) { c.Unmodelled = true })
+	a, stop, err := startEngine(ctx, func(c *app.Config) {
+		c.Unmodelled = true
+		if *db != "" {
+			c.DB = *db
+		}
+	})
 	if err != nil {
 		return err
 	}

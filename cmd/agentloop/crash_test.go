@@ -14,10 +14,12 @@ import (
 	"agentloop/app/apptest"
 	"agentloop/rollout"
 	"agentloop/store"
+	"agentloop/store/postgres/pgtest"
 	"agentloop/store/sqlite"
 )
 
-// The crash test re-executes this test binary as an agentloop process.
+// The crash test re-executes this test binary as an agentloop process; the
+// tests that need PostgreSQL share one throwaway cluster.
 func TestMain(m *testing.M) {
 	if args := os.Getenv("AGENTLOOP_TEST_CHILD_ARGS"); args != "" {
 		err := run(context.Background(), strings.Split(args, " "), func(string) string { return "" }, io.Discard, os.Stderr)
@@ -26,7 +28,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m)
 }
 
 func child(t *testing.T, args ...string) *exec.Cmd {

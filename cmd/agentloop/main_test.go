@@ -32,14 +32,17 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func TestServePrintsOneLineAndHonoursEnvironment(t *testing.T) {
-	dir := t.TempDir()
-	env := map[string]string{"AGENTLOOP_ADDR": "127.0.0.1:0", "AGENTLOOP_DB": filepath.Join(dir, "env.db"), "AGENTLOOP_API_KEY": "sk-env"}
+// serve runs `agentloop serve args` with env as its environment until
+// the returned stop, and returns the URL it prints and its stdout.
+func serve(t *testing.T, env map[string]string, args ...string) (url string, out *syncBuffer, stop func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var errOut syncBuffer
+	out = &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &out, &errOut) }()
-	var url string
+	go func() {
+		done <- run(ctx, append([]string{"serve"}, args...), func(k string) string { return env[k] }, out, &errOut)
+	}()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if s := out.String(); strings.HasPrefix(s, "listening on http://127.0.0.1:") && strings.HasSuffix(s, "\n") {
 			url = strings.TrimSpace(strings.TrimPrefix(s, "listening on "))
@@ -50,6 +53,13 @@ func TestServePrintsOneLineAndHonoursEnvironment(t *testing.T) {
 		cancel()
 		t.Fatalf("no listening line; stdout %q stderr %q", out.String(), errOut.String())
 	}
+	return url, out, func() error { cancel(); return <-done }
+}
+
+func TestServePrintsOneLineAndHonoursEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"AGENTLOOP_ADDR": "127.0.0.1:0", "AGENTLOOP_DB": filepath.Join(dir, "env.db"), "AGENTLOOP_API_KEY": "sk-env"}
+	url, out, stop := serve(t, env)
 	// The key from the environment protects /v1.
 	resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(`{"model":"burst","input":"hi"}`))
 	if err != nil {
@@ -71,8 +81,7 @@ func TestServePrintsOneLineAndHonoursEnvironment(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("with the key: %d", resp.StatusCode)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "\n"); n != 1 {

@@ -15,7 +15,7 @@ import (
 // serverFlags registers the flags of a server process on fs.
 func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on; port 0 picks a free port")
-	fs.StringVar(&cfg.DB, "db", cfg.DB, "SQLite database file, created on first run")
+	fs.StringVar(&cfg.DB, "db", cfg.DB, "SQLite database file, created on first run, or a postgres:// URL (shared by replicas)")
 	fs.StringVar(&cfg.APIKey, "api-key", cfg.APIKey, "when set, every route needs it: Authorization: Bearer KEY (SDKs) or a login session's cookie (pages)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", cfg.SessionTTL, "with --api-key: a browser login lasts this long (from login, not sliding)")
 	fs.Float64Var(&cfg.LoginRate, "login-rate", cfg.LoginRate, "with --api-key: wrong keys allowed per second per client address, after --login-burst")
@@ -30,6 +30,7 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.IntVar(&cfg.TraceRing, "trace-ring", cfg.TraceRing, "engine traces kept in memory")
 	fs.DurationVar(&cfg.Grace, "grace", cfg.Grace, "shutdown grace period for in-flight streams")
 	fs.DurationVar(&cfg.BodyTimeout, "body-timeout", cfg.BodyTimeout, "drop a request body that stops arriving for this long (0 = never)")
+	fs.StringVar(&cfg.ReplicaID, "replica-id", "", "this process's id among replicas sharing one store, in traces and metrics (default: the host name and the port)")
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "delete stored responses, runs and sessions older than this, in small transactions (0 keeps everything)")
 	fs.BoolVar(&cfg.TokenCache, "token-cache", cfg.TokenCache, "/v1: cache rendered tokens per item content across requests")
 	fs.BoolVar(&cfg.ModelCache, "model-cache", cfg.ModelCache, "/v1: cache the resolved model configuration across requests")

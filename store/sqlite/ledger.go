@@ -4,184 +4,23 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"agentloop/store"
 )
 
-// ledgerMsg is a row to write or, when flushed is set, a flush marker: the
-// channel is FIFO, so once the writer reaches the marker everything appended
-// before it is in the batch.
-type ledgerMsg struct {
-	row     store.LedgerRow
-	flushed chan error
-}
-
-// ledgerWriter is the group-commit writer for store:false ledger rows: rows
-// wait up to a linger interval and are committed together in one transaction,
-// so the hot path never waits for SQLite.
-type ledgerWriter struct {
-	db       *DB
-	ch       chan ledgerMsg
-	linger   time.Duration
-	maxBatch int
-
-	// mu guards closed against sends racing the channel's close: senders
-	// hold it shared for the length of the send.
-	mu      sync.RWMutex
-	closed  bool
-	closing atomic.Bool
-	done    chan struct{}
-	err     error // the final flush's error, read after done
-}
-
-func newLedgerWriter(db *DB, o options) *ledgerWriter {
-	l := &ledgerWriter{
-		db:       db,
-		ch:       make(chan ledgerMsg, o.ledgerCapacity),
-		linger:   o.ledgerLinger,
-		maxBatch: o.ledgerMaxBatch,
-		done:     make(chan struct{}),
-	}
-	go l.run()
-	return l
-}
-
 // AppendLedger queues a ledger row for the group-commit writer; the row is
 // durable within about 100 ms. It never waits for SQLite, but when the queue
 // is full it waits for room rather than drop the row.
-func (db *DB) AppendLedger(row store.LedgerRow) {
-	l := db.ledger
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if l.closed {
-		db.log.Error("store: ledger row appended after close, dropped", "response_id", row.ResponseID)
-		return
-	}
-	l.ch <- ledgerMsg{row: row}
-}
+func (db *DB) AppendLedger(row store.LedgerRow) { db.ledger.Append(row) }
 
 // FlushLedger waits until every row appended before the call is durable.
-func (db *DB) FlushLedger(ctx context.Context) error {
-	l := db.ledger
-	flushed := make(chan error, 1)
-	l.mu.RLock()
-	if l.closed {
-		l.mu.RUnlock()
-		return fmt.Errorf("store: flush ledger: %w", store.ErrClosed)
-	}
-	select {
-	case l.ch <- ledgerMsg{flushed: flushed}:
-		l.mu.RUnlock()
-	case <-ctx.Done():
-		l.mu.RUnlock()
-		return fmt.Errorf("store: flush ledger: %w", ctx.Err())
-	}
-	select {
-	case err := <-flushed:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("store: flush ledger: %w", ctx.Err())
-	}
-}
+func (db *DB) FlushLedger(ctx context.Context) error { return db.ledger.Flush(ctx) }
 
-// close stops accepting rows and commits what is queued.
-func (l *ledgerWriter) close() error {
-	// Tell a writer stuck retrying a full batch to keep draining, so senders
-	// blocked on a full queue can finish and close can take the lock.
-	l.closing.Store(true)
-	l.mu.Lock()
-	if !l.closed {
-		l.closed = true
-		close(l.ch)
-	}
-	l.mu.Unlock()
-	<-l.done
-	return l.err
-}
-
-func (l *ledgerWriter) run() {
-	defer close(l.done)
-	var (
-		batch   []store.LedgerRow
-		waiters []chan error
-		timer   = time.NewTimer(time.Hour)
-		armed   bool
-		failing bool
-	)
-	timer.Stop()
-	arm := func(d time.Duration) {
-		if !armed {
-			timer.Reset(d)
-			armed = true
-		}
-	}
-	commit := func() {
-		if armed {
-			timer.Stop()
-			armed = false
-		}
-		err := l.write(batch)
-		if err == nil {
-			batch = batch[:0]
-			failing = false
-		} else {
-			failing = true
-			l.db.log.Error("store: ledger commit failed, will retry", "rows", len(batch), "err", err)
-			arm(100 * time.Millisecond)
-		}
-		for _, w := range waiters {
-			w <- err
-		}
-		waiters = waiters[:0]
-	}
-	for {
-		in := l.ch
-		// While commits fail and the batch is full, stop reading: the queue
-		// fills and AppendLedger waits, which is back-pressure, not loss.
-		if failing && len(batch) >= l.maxBatch && !l.closing.Load() {
-			in = nil
-		}
-		select {
-		case m, ok := <-in:
-			if !ok {
-				l.err = l.write(batch)
-				if l.err != nil {
-					l.db.log.Error("store: ledger rows lost at close", "rows", len(batch), "err", l.err)
-				}
-				for _, w := range waiters {
-					w <- l.err
-				}
-				return
-			}
-			if m.flushed != nil {
-				waiters = append(waiters, m.flushed)
-				commit()
-				continue
-			}
-			batch = append(batch, m.row)
-			if len(batch) >= l.maxBatch && !failing {
-				commit()
-			} else {
-				arm(l.linger)
-			}
-		case <-timer.C:
-			armed = false
-			commit()
-		}
-	}
-}
-
-// write commits rows in one transaction.
-func (l *ledgerWriter) write(rows []store.LedgerRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	// Not tied to a caller: busy_timeout bounds the wait.
+// writeLedger commits rows in one transaction; the group-commit writer
+// calls it. It is not tied to a caller: busy_timeout bounds the wait.
+func (db *DB) writeLedger(rows []store.LedgerRow) error {
 	ctx := context.Background()
-	err := l.db.writeTx(ctx, func(tx *sql.Tx) error {
+	return db.writeTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, insertLedgerSQL)
 		if err != nil {
 			return err
@@ -194,10 +33,6 @@ func (l *ledgerWriter) write(rows []store.LedgerRow) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("store: write %d ledger rows: %w", len(rows), err)
-	}
-	return nil
 }
 
 const insertLedgerSQL = `INSERT INTO usage_ledger

@@ -5,23 +5,21 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
-)
 
-// Swept counts what a retention sweep deleted.
-type Swept struct {
-	Responses, Runs int
-}
+	"agentloop/store"
+)
 
 // retentionBatch is how many rows one sweep transaction deletes, so the
 // writer is never held for long.
-const retentionBatch = 100
+const retentionBatch = store.RetentionBatch
 
 // Sweep deletes stored responses and finished runs created before cutoff,
+// and the inspector's sessions idle since before it,
 // in small transactions, then returns the freed pages to the file system a
 // little at a time. A stored child of a swept response stays readable: each
 // response lists its whole context, and items still listed stay.
-func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (Swept, error) {
-	var s Swept
+func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (store.Swept, error) {
+	var s store.Swept
 	for {
 		n, err := db.sweepBatch(ctx, `SELECT id FROM responses WHERE created_at < ? ORDER BY created_at LIMIT ?`,
 			cutoff.Unix(), func(tx *sql.Tx, id string) error { return deleteResponse(ctx, tx, id) })
@@ -49,7 +47,22 @@ func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (Swept, error) {
 			break
 		}
 	}
-	if s.Responses+s.Runs > 0 {
+	for {
+		// An inspected session goes with its turns (ON DELETE CASCADE).
+		n, err := db.sweepBatch(ctx, `SELECT id FROM inspect_sessions WHERE updated_at < ? ORDER BY updated_at LIMIT ?`,
+			cutoff.UnixNano(), func(tx *sql.Tx, id string) error {
+				_, err := tx.ExecContext(ctx, `DELETE FROM inspect_sessions WHERE id = ?`, id)
+				return err
+			})
+		s.Sessions += n
+		if err != nil {
+			return s, fmt.Errorf("store: sweep inspected sessions: %w", classify(err))
+		}
+		if n < retentionBatch {
+			break
+		}
+	}
+	if s.Responses+s.Runs+s.Sessions > 0 {
 		// Incremental: a few hundred pages per statement, never a full VACUUM.
 		if _, err := db.w.ExecContext(ctx, `PRAGMA incremental_vacuum(512)`); err != nil {
 			return s, fmt.Errorf("store: incremental vacuum: %w", classify(err))

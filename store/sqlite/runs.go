@@ -29,9 +29,9 @@ func (db *DB) CreateRun(ctx context.Context, r *store.Run) error {
 		status = store.RunQueued
 	}
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, created_at, updated_at, scenario, profile, status, config, summary)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, created.UnixNano(), updated.UnixNano(), r.Scenario, r.Profile, status, r.Config, r.Summary)
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, created_at, updated_at, scenario, profile, status, config, summary, replica)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, created.UnixNano(), updated.UnixNano(), r.Scenario, r.Profile, status, r.Config, r.Summary, r.Replica)
 		return err
 	})
 	if err != nil {
@@ -275,20 +275,24 @@ func (db *DB) DeleteRun(ctx context.Context, id string) error {
 	return wrapRunError("delete run "+id, err)
 }
 
-// MarkInterrupted is called at start-up: runs and lanes a crash left queued
-// or running become interrupted. It returns how many runs changed.
-func (db *DB) MarkInterrupted(ctx context.Context) (int, error) {
+// MarkInterrupted is called at start-up: the runs this replica left
+// queued or running, and those any replica created before staleBefore
+// (no race outlives its time limit), become interrupted with their lanes.
+// It returns how many runs changed.
+func (db *DB) MarkInterrupted(ctx context.Context, replica string, staleBefore time.Time) (int, error) {
 	var n int64
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'interrupted', updated_at = ?
-			WHERE status IN ('queued', 'running')`, time.Now().UnixNano())
+			WHERE status IN ('queued', 'running') AND (replica = ? OR created_at < ?)`,
+			time.Now().UnixNano(), replica, staleBefore.UnixNano())
 		if err != nil {
 			return err
 		}
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE lanes SET status = 'interrupted' WHERE status IN ('queued', 'running')`)
+		_, err = tx.ExecContext(ctx, `UPDATE lanes SET status = 'interrupted' WHERE status IN ('queued', 'running')
+			AND run_id IN (SELECT id FROM runs WHERE status NOT IN ('queued', 'running'))`)
 		return err
 	})
 	if err != nil {
@@ -297,7 +301,7 @@ func (db *DB) MarkInterrupted(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-const runColumns = `id, created_at, updated_at, scenario, profile, status, config, summary`
+const runColumns = `id, created_at, updated_at, scenario, profile, status, config, summary, replica`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -306,7 +310,7 @@ func scanRun(s rowScanner) (*store.Run, error) {
 		r                store.Run
 		created, updated int64
 	)
-	err := s.Scan(&r.ID, &created, &updated, &r.Scenario, &r.Profile, &r.Status, &r.Config, &r.Summary)
+	err := s.Scan(&r.ID, &created, &updated, &r.Scenario, &r.Profile, &r.Status, &r.Config, &r.Summary, &r.Replica)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"agentloop/store"
+	"agentloop/store/internal/ledger"
 
 	driver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -29,7 +30,7 @@ type DB struct {
 	r   *sql.DB
 	log *slog.Logger
 
-	ledger *ledgerWriter
+	ledger *ledger.Writer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -37,22 +38,13 @@ type DB struct {
 
 // options are the knobs tests turn; Open uses defaultOptions.
 type options struct {
-	busyTimeout    time.Duration
-	readers        int
-	ledgerCapacity int
-	ledgerLinger   time.Duration
-	ledgerMaxBatch int
+	busyTimeout time.Duration
+	readers     int
+	ledger      ledger.Options
 }
 
 func defaultOptions() options {
-	return options{
-		busyTimeout:    5 * time.Second,
-		readers:        4,
-		ledgerCapacity: 65536,
-		// Half the 100 ms durability window, leaving the rest for the commit.
-		ledgerLinger:   50 * time.Millisecond,
-		ledgerMaxBatch: 4096,
-	}
+	return options{busyTimeout: 5 * time.Second, readers: 4, ledger: ledger.Defaults()}
 }
 
 // Open opens (creating it on first run) the database file at path, applies
@@ -122,7 +114,7 @@ func open(ctx context.Context, path string, log *slog.Logger, o options) (*DB, e
 	}
 
 	db := &DB{w: w, r: r, log: log}
-	db.ledger = newLedgerWriter(db, o)
+	db.ledger = ledger.New(db.writeLedger, log, o.ledger)
 	return db, nil
 }
 
@@ -153,10 +145,13 @@ func dataSourceName(path string, busy time.Duration, writer bool) string {
 }
 
 // Close flushes the ledger writer, then closes both pools.
+// Ping checks that the database answers, for a readiness probe.
+func (db *DB) Ping(ctx context.Context) error { return db.r.PingContext(ctx) }
+
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		var errs []error
-		if err := db.ledger.close(); err != nil {
+		if err := db.ledger.Close(); err != nil {
 			errs = append(errs, err)
 		}
 		// Refreshes planner statistics where SQLite thinks it pays; cheap.

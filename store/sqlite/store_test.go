@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"agentloop/store"
+	"agentloop/store/storetest"
 )
 
 // testLog sends the store's log to t.Log.
@@ -38,7 +39,7 @@ func openTest(t testing.TB, tune ...func(*options)) (*DB, string) {
 func openAt(t testing.TB, path string, tune ...func(*options)) *DB {
 	t.Helper()
 	o := defaultOptions()
-	o.ledgerCapacity = 1024
+	o.ledger.Capacity = 1024
 	for _, f := range tune {
 		f(&o)
 	}
@@ -230,50 +231,6 @@ func TestWriterBeginsImmediate(t *testing.T) {
 	}
 }
 
-func TestBusyDatabase(t *testing.T) {
-	db, path := openTest(t, func(o *options) { o.busyTimeout = 50 * time.Millisecond })
-	ctx := context.Background()
-	release := lockWriter(t, path)
-
-	cases := []struct {
-		name string
-		op   string
-		call func() error
-	}{
-		{"save response", "store: save response resp_busy:", func() error {
-			return db.SaveResponse(ctx, &store.Response{ID: "resp_busy", Snapshot: []byte(`{}`)}, store.LedgerRow{})
-		}},
-		{"create run", "store: create run run_busy:", func() error {
-			return db.CreateRun(ctx, &store.Run{ID: "run_busy", Scenario: "s", Profile: "p"})
-		}},
-		{"save turn", "store: save turn run_busy/ws/0/0:", func() error {
-			return db.SaveTurn(ctx, &store.Turn{RunID: "run_busy", Lane: "ws"}, nil)
-		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.call()
-			if !errors.Is(err, store.ErrBusy) {
-				t.Fatalf("got %v, want store.ErrBusy", err)
-			}
-			if errors.Is(err, store.ErrFull) {
-				t.Errorf("%v is store.ErrFull", err)
-			}
-			if !strings.HasPrefix(err.Error(), c.op) || !strings.Contains(err.Error(), "locked") {
-				t.Errorf("error %q should start with %q and say the database is locked", err, c.op)
-			}
-		})
-	}
-	// Reads are not blocked by a writer in WAL mode.
-	if _, err := db.ListRuns(ctx, store.RunFilter{}); err != nil {
-		t.Errorf("read while locked: %v", err)
-	}
-	release()
-	if err := db.SaveResponse(ctx, &store.Response{ID: "resp_busy", Snapshot: []byte(`{}`)}, store.LedgerRow{}); err != nil {
-		t.Fatalf("save after the lock was released: %v", err)
-	}
-}
-
 func TestErrorClassifiers(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -303,67 +260,6 @@ func TestErrorClassifiers(t *testing.T) {
 	}
 }
 
-// A full database (max_page_count reached stands in for a full disk) fails
-// the save with store.ErrFull and leaves nothing of it behind.
-func TestDatabaseFull(t *testing.T) {
-	db, _ := openTest(t)
-	ctx := context.Background()
-	parent := &store.Response{ID: "resp_parent", Snapshot: []byte(`{}`), Output: []store.Item{message("msg_a", "assistant", "hi")}}
-	if err := db.SaveResponse(ctx, parent, store.LedgerRow{}); err != nil {
-		t.Fatal(err)
-	}
-	var pages int
-	if err := db.w.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
-		t.Fatal(err)
-	}
-	// The writer pool has one connection, so the limit sticks to it.
-	if _, err := db.w.Exec(fmt.Sprintf("PRAGMA max_page_count = %d", pages+2)); err != nil {
-		t.Fatal(err)
-	}
-	items := countRows(t, db, "items")
-	var refs int
-	if err := db.r.QueryRow(`SELECT SUM(refs) FROM item_refs`).Scan(&refs); err != nil {
-		t.Fatal(err)
-	}
-	big := make([]store.Item, 20)
-	for i := range big {
-		big[i] = message(fmt.Sprintf("msg_%d", i), "user", strings.Repeat("x", 4096))
-	}
-	child := &store.Response{ID: "resp_full", Snapshot: []byte(`{}`), PreviousResponseID: parent.ID,
-		Context: append(append([]store.Item{}, parent.Output...), big...), InputStart: 1}
-	err := db.SaveResponse(ctx, child, store.LedgerRow{Model: "m"})
-	if !errors.Is(err, store.ErrFull) || errors.Is(err, store.ErrBusy) {
-		t.Fatalf("got %v, want store.ErrFull", err)
-	}
-	if !strings.HasPrefix(err.Error(), "store: save response resp_full:") {
-		t.Errorf("error %q does not say which save failed", err)
-	}
-	if _, err := db.GetResponse(ctx, "resp_full"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("failed response is visible: %v", err)
-	}
-	if got := countRows(t, db, "items"); got != items {
-		t.Errorf("items %d after a failed save, want %d", got, items)
-	}
-	var refsAfter int
-	if err := db.r.QueryRow(`SELECT SUM(refs) FROM item_refs`).Scan(&refsAfter); err != nil {
-		t.Fatal(err)
-	}
-	if refsAfter != refs {
-		t.Errorf("reference counts sum to %d after a failed save, want %d", refsAfter, refs)
-	}
-	if got := countRows(t, db, "usage_ledger"); got != 1 {
-		t.Errorf("usage_ledger %d after a failed save, want 1", got)
-	}
-	for i, it := range child.Context[1:] {
-		if it.Key != 0 {
-			t.Errorf("new item %d got key %d from a failed save", i, it.Key)
-		}
-	}
-	if err := db.IntegrityCheck(ctx); err != nil {
-		t.Error(err)
-	}
-}
-
 func TestDataSourceNameEscapesPath(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a dir?with#odd%chars")
 	db := openAt(t, filepath.Join(dir, "x.db"))
@@ -387,7 +283,7 @@ func TestIntegrityCheckFindsBadReferenceCounts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			db, _ := openTest(t)
 			ctx := context.Background()
-			r := &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []store.Item{message("msg_1", "user", "hi")}}
+			r := &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []store.Item{storetest.Message("msg_1", "user", "hi")}}
 			if err := db.SaveResponse(ctx, r, store.LedgerRow{}); err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package sqlite
+package storetest
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func createRun(t *testing.T, db *DB, id, scenario, profile string, at time.Time) *store.Run {
+func createRun(t *testing.T, db store.Backend, id, scenario, profile string, at time.Time) *store.Run {
 	t.Helper()
 	r := &store.Run{ID: id, CreatedAt: at, Scenario: scenario, Profile: profile, Config: []byte(`{"repeats":2}`)}
 	if err := db.CreateRun(context.Background(), r); err != nil {
@@ -32,8 +32,8 @@ func spansFor(names ...string) []store.Span {
 	return out
 }
 
-func TestRunLifecycle(t *testing.T) {
-	db, _ := openTest(t)
+func testRunLifecycle(t *testing.T, h Harness) {
+	db := h.Open(t, Options{})
 	ctx := context.Background()
 	run := createRun(t, db, "run_1", "repo-edit", "fast", t0)
 	if run.Status != store.RunQueued || !run.UpdatedAt.Equal(t0) {
@@ -134,7 +134,7 @@ func TestRunLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"runs", "lanes", "turns", "spans"} {
-		if n := countRows(t, db, table); n != 0 {
+		if n := db.Count(t, table); n != 0 {
 			t.Errorf("%s: %d rows after deleting the run", table, n)
 		}
 	}
@@ -143,8 +143,8 @@ func TestRunLifecycle(t *testing.T) {
 	}
 }
 
-func TestRunsMissing(t *testing.T) {
-	db, _ := openTest(t)
+func testRunsMissing(t *testing.T, h Harness) {
+	db := h.Open(t, Options{})
 	ctx := context.Background()
 	cases := []struct {
 		name string
@@ -168,8 +168,8 @@ func TestRunsMissing(t *testing.T) {
 	}
 }
 
-func TestUpdateRunRejectsUnknownStatus(t *testing.T) {
-	db, _ := openTest(t)
+func testUpdateRunRejectsUnknownStatus(t *testing.T, h Harness) {
+	db := h.Open(t, Options{})
 	createRun(t, db, "run_1", "s", "p", t0)
 	err := db.UpdateRun(context.Background(), "run_1", "exploded", nil)
 	if err == nil || errors.Is(err, store.ErrNotFound) {
@@ -184,8 +184,8 @@ func TestUpdateRunRejectsUnknownStatus(t *testing.T) {
 	}
 }
 
-func TestListRuns(t *testing.T) {
-	db, _ := openTest(t)
+func testListRuns(t *testing.T, h Harness) {
+	db := h.Open(t, Options{})
 	ctx := context.Background()
 	createRun(t, db, "run_a", "repo-edit", "fast", t0)
 	createRun(t, db, "run_b", "repo-edit", "slow", t0.Add(time.Hour))
@@ -223,45 +223,58 @@ func TestListRuns(t *testing.T) {
 	}
 }
 
-func TestMarkInterrupted(t *testing.T) {
-	db, _ := openTest(t)
+func testMarkInterrupted(t *testing.T, h Harness) {
+	db := h.Open(t, Options{})
 	ctx := context.Background()
-	statuses := []string{store.RunQueued, store.RunRunning, store.RunPassed, store.RunFailed, store.RunInterrupted}
-	for _, s := range statuses {
-		r := &store.Run{ID: "run_" + s, CreatedAt: t0, Scenario: "s", Profile: "p", Status: s}
+	create := func(id, status, replica string, created time.Time) {
+		t.Helper()
+		r := &store.Run{ID: id, CreatedAt: created, Scenario: "s", Profile: "p", Status: status, Replica: replica}
 		if err := db.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.SaveLane(ctx, &store.Lane{RunID: r.ID, Name: "ws", Status: s}); err != nil {
+		if err := db.SaveLane(ctx, &store.Lane{RunID: id, Name: "ws", Status: status}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, err := db.MarkInterrupted(ctx)
+	statuses := []string{store.RunQueued, store.RunRunning, store.RunPassed, store.RunFailed, store.RunInterrupted}
+	for _, s := range statuses {
+		create("run_"+s, s, "replica-1", t0)
+	}
+	// Another replica's live race is not this replica's to end; a race
+	// older than any time limit is stale whichever replica ran it.
+	create("run_other_live", store.RunRunning, "replica-2", t0)
+	create("run_other_stale", store.RunRunning, "replica-2", t0.Add(-2*time.Hour))
+	n, err := db.MarkInterrupted(ctx, "replica-1", t0.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 2 {
-		t.Errorf("MarkInterrupted = %d, want 2", n)
+	if n != 3 {
+		t.Errorf("MarkInterrupted = %d, want 3", n)
 	}
-	want := map[string]string{store.RunQueued: store.RunInterrupted, store.RunRunning: store.RunInterrupted,
-		store.RunPassed: store.RunPassed, store.RunFailed: store.RunFailed, store.RunInterrupted: store.RunInterrupted}
-	for _, s := range statuses {
-		run, lanes, err := db.GetRun(ctx, "run_"+s)
+	want := map[string]string{"run_" + store.RunQueued: store.RunInterrupted, "run_" + store.RunRunning: store.RunInterrupted,
+		"run_" + store.RunPassed: store.RunPassed, "run_" + store.RunFailed: store.RunFailed,
+		"run_" + store.RunInterrupted: store.RunInterrupted,
+		"run_other_live":              store.RunRunning, "run_other_stale": store.RunInterrupted}
+	for id, status := range want {
+		run, lanes, err := db.GetRun(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Status != want[s] || len(lanes) != 1 || lanes[0].Status != want[s] {
-			t.Errorf("run left %s: now %q with lanes %+v, want %q", s, run.Status, lanes, want[s])
+		if run.Status != status || len(lanes) != 1 || lanes[0].Status != status {
+			t.Errorf("%s: now %q with lanes %+v, want %q", id, run.Status, lanes, status)
+		}
+		if want := map[bool]string{true: "replica-2", false: "replica-1"}[strings.HasPrefix(id, "run_other")]; run.Replica != want {
+			t.Errorf("%s: replica %q, want %q", id, run.Replica, want)
 		}
 	}
-	if n, err := db.MarkInterrupted(ctx); err != nil || n != 0 {
+	if n, err := db.MarkInterrupted(ctx, "replica-1", t0.Add(-time.Hour)); err != nil || n != 0 {
 		t.Errorf("second MarkInterrupted = %d, %v; want 0", n, err)
 	}
 }
 
 // A turn with its spans is all or nothing.
-func TestSaveTurnIsAtomic(t *testing.T) {
-	db, _ := openTest(t)
+func testSaveTurnIsAtomic(t *testing.T, h Harness) {
+	db := h.Open(t, Options{})
 	ctx := context.Background()
 	createRun(t, db, "run_1", "s", "p", t0)
 	good := &store.Turn{RunID: "run_1", Lane: "ws", ResponseID: "resp_good"}
@@ -293,5 +306,39 @@ func TestSaveTurnIsAtomic(t *testing.T) {
 		if len(turns) != 1 || turns[0].ResponseID != "resp_good" || len(spans) != 2 {
 			t.Errorf("%s: after a failed save: turns %+v, %d spans; want only the good turn and its 2 spans", c.name, turns, len(spans))
 		}
+	}
+}
+
+func testLoginSessions(t *testing.T, h Harness) {
+	db := h.Open(t, Options{})
+	ctx := context.Background()
+	live := store.Session{ID: "live", CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	old := store.Session{ID: "old", CreatedAt: t0.Add(-2 * time.Hour), ExpiresAt: t0.Add(-time.Hour)}
+	for _, s := range []store.Session{live, old} {
+		if err := db.CreateSession(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.CreateSession(ctx, live); !errors.Is(err, store.ErrExists) {
+		t.Errorf("same id twice: %v", err)
+	}
+	got, err := db.GetSession(ctx, "live")
+	if err != nil || !got.ExpiresAt.Equal(live.ExpiresAt) || !got.CreatedAt.Equal(live.CreatedAt) {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if n, err := db.DeleteExpiredSessions(ctx, t0); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	if _, err := db.GetSession(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("expired session after the sweep: %v", err)
+	}
+	if err := db.DeleteSession(ctx, "live"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteSession(ctx, "live"); err != nil {
+		t.Errorf("deleting twice: %v", err)
+	}
+	if _, err := db.GetSession(ctx, "live"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleted session: %v", err)
 	}
 }

@@ -1,0 +1,133 @@
+package app_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"agentloop/api"
+	"agentloop/app"
+	"agentloop/app/apptest"
+	"agentloop/store/postgres/pgtest"
+)
+
+// The app's tests that need PostgreSQL share one throwaway cluster.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// With --db a postgres:// URL the app stores in PostgreSQL: a store:true
+// response reads back from another app on the same database, as from a
+// replica; once the database is unreachable a read is a 503 in the OpenAI
+// error shape, with Retry-After.
+func TestPostgresStoreEndToEnd(t *testing.T) {
+	dsn := pgtest.Database(t)
+	a := apptest.Start(t, apptest.DB(dsn))
+	replica := apptest.Start(t, apptest.DB(dsn))
+
+	resp, err := http.Post(a.URL()+"/v1/responses", "application/json",
+		strings.NewReader(`{"model":"burst","input":"hi","store":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &created) != nil || created.ID == "" || created.Status != "completed" {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+
+	for name, url := range map[string]string{"same app": a.URL(), "replica": replica.URL()} {
+		resp, err := http.Get(url + "/v1/responses/" + created.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(got) != string(body) {
+			t.Errorf("%s: GET %s = %d %s, want 200 and the created response %s", name, created.ID, resp.StatusCode, got, body)
+		}
+	}
+
+	pgtest.Cut(t, dsn)
+	resp, err = http.Get(a.URL() + "/v1/responses/" + created.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var e struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable || json.Unmarshal(got, &e) != nil || e.Error.Type != "server_error" ||
+		!strings.Contains(e.Error.Message, "cannot be reached") || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("GET with the database unreachable = %d %s (Retry-After %q), want a 503 server_error saying the database cannot be reached, with Retry-After",
+			resp.StatusCode, got, resp.Header.Get("Retry-After"))
+	}
+}
+
+// Replicas on one PostgreSQL: a trace recorded by one is served by the
+// other, each says which replica served it, and readiness follows the
+// store.
+func TestReplicasShareTracesAndReadiness(t *testing.T) {
+	dsn := pgtest.Database(t)
+	a := apptest.Start(t, apptest.DB(dsn), func(c *app.Config) { c.ReplicaID = "replica-a" })
+	b := apptest.Start(t, apptest.DB(dsn), func(c *app.Config) { c.ReplicaID = "replica-b" })
+
+	resp, err := http.Post(a.URL()+"/v1/responses", "application/json",
+		strings.NewReader(`{"model":"instant","input":"hi","store":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if created.ID == "" {
+		t.Fatalf("create: %d", resp.StatusCode)
+	}
+	// The trace reaches the store within the group-commit window; wait for
+	// that state, not for a time.
+	var tr api.Trace
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(b.URL() + "/api/traces/" + created.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&tr) == nil
+		resp.Body.Close()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica b never served the trace of %s: last status %d", created.ID, resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tr.ResponseID != created.ID || tr.Replica != "replica-a" || len(tr.Spans) == 0 {
+		t.Errorf("trace from the other replica: %+v, want %s served by replica-a with its spans", tr, created.ID)
+	}
+
+	ready := func(url string) int {
+		resp, err := http.Get(url + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if ready(a.URL()) != 200 || ready(b.URL()) != 200 {
+		t.Fatal("replicas on a live store are not ready")
+	}
+	pgtest.Cut(t, dsn)
+	if code := ready(b.URL()); code != http.StatusServiceUnavailable {
+		t.Errorf("readiness with the store cut off: %d, want 503", code)
+	}
+}

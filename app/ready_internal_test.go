@@ -1,0 +1,44 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadyUntilDrainingOrTheStoreIsGone(t *testing.T) {
+	cfg := Defaults()
+	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(t.TempDir(), "ready.db")
+	a, err := New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown(context.Background())
+	probe := func() (int, string) {
+		rec := httptest.NewRecorder()
+		a.Echo.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/readyz", nil))
+		return rec.Code, strings.TrimSpace(rec.Body.String())
+	}
+	if code, body := probe(); code != 200 || body != "ready" {
+		t.Fatalf("a new replica: %d %q", code, body)
+	}
+	a.draining.Store(true)
+	if code, body := probe(); code != 503 || body != "draining" {
+		t.Fatalf("a draining replica: %d %q", code, body)
+	}
+	a.draining.Store(false)
+	a.DB.Close()
+	if code, body := probe(); code != 503 || body != "store unavailable" {
+		t.Fatalf("a replica without its store: %d %q", code, body)
+	}
+}
+
+func TestDefaultReplicaIDIsTheHostAndPort(t *testing.T) {
+	id := defaultReplicaID("127.0.0.1:8080")
+	if !strings.HasSuffix(id, ":8080") || len(id) <= len(":8080") {
+		t.Errorf("replica id %q, want host:8080", id)
+	}
+}

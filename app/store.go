@@ -1,0 +1,38 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+
+	"agentloop/inspect"
+	"agentloop/rollout"
+	"agentloop/server"
+	"agentloop/store"
+	"agentloop/store/postgres"
+	"agentloop/store/sqlite"
+	"agentloop/web"
+)
+
+// Both backends hold everything, and the contract serves every consumer's
+// store interface.
+var (
+	_ store.Backend    = (*sqlite.DB)(nil)
+	_ store.Backend    = (*postgres.DB)(nil)
+	_ server.Store     = store.Backend(nil)
+	_ rollout.RunStore = store.Backend(nil)
+	_ web.RunDB        = store.Backend(nil)
+	_ Sessions         = store.Backend(nil)
+	_ inspect.Store    = store.Backend(nil)
+	_ web.Inspector    = (*inspect.Inspector)(nil)
+	_ server.Observer  = (*inspect.Inspector)(nil)
+)
+
+// OpenStore opens the store --db names: a postgres:// (or postgresql://)
+// URL opens PostgreSQL, shared by replicas; anything else is a SQLite
+// file, created on first run (the default).
+func OpenStore(ctx context.Context, db string, log *slog.Logger) (store.Backend, error) {
+	if postgres.IsURL(db) {
+		return postgres.Open(ctx, db, log)
+	}
+	return sqlite.Open(ctx, db, log)
+}

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Installs the real clients that package clients drives, idempotent and
+# offline-safe: Node.js from Debian when it is missing, then the Codex CLI at
+# the pinned version into .clients/ (ignored by git; never a global install).
+# Nothing is downloaded when the pinned version is already there.
+set -eu
+cd "$(dirname "$0")/.."
+CODEX_VERSION=0.171.0
+DIR=$PWD/.clients
+SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+fi
+# Any codex command writes under $CODEX_HOME (default ~/.codex), so the check
+# runs with a throwaway one.
+installed() {
+  home=$(mktemp -d)
+  CODEX_HOME=$home "$DIR/node_modules/.bin/codex" --version 2>/dev/null || true
+  rm -rf "$home"
+}
+if [ "$(installed)" != "codex-cli $CODEX_VERSION" ]; then
+  rm -rf "$DIR/node_modules"
+  npm install --prefix "$DIR" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+    "@openai/codex@$CODEX_VERSION"
+fi

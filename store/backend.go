@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Backend is everything a store backend implements: what the engine, the
+// race runner, the playground and the logins each need (they declare their
+// own smaller interfaces), and the upkeep the app runs (retention, the
+// integrity check, closing). store/storetest checks a backend against it.
+type Backend interface {
+	// Stored responses and their items.
+	SaveResponse(ctx context.Context, r *Response, ledger LedgerRow) error
+	GetResponse(ctx context.Context, id string) (*Response, error)
+	DeleteResponse(ctx context.Context, id string) error
+	FindOutputItem(ctx context.Context, itemID string) (Item, error)
+	InputItems(ctx context.Context, id, after string, limit int, order string) ([]Item, bool, error)
+
+	// The usage ledger: AppendLedger queues a store:false row, durable
+	// within about 100 ms and at Close.
+	AppendLedger(row LedgerRow)
+	FlushLedger(ctx context.Context) error
+	LedgerRows(ctx context.Context, responseID string) ([]LedgerRow, error)
+
+	// Runs of races.
+	CreateRun(ctx context.Context, r *Run) error
+	UpdateRun(ctx context.Context, id, status string, summary []byte) error
+	SaveLane(ctx context.Context, l *Lane) error
+	SaveTurn(ctx context.Context, t *Turn, spans []Span) error
+	GetRun(ctx context.Context, id string) (*Run, []Lane, error)
+	RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error)
+	ListRuns(ctx context.Context, f RunFilter) ([]Run, error)
+	DeleteRun(ctx context.Context, id string) error
+	// MarkInterrupted is called at start-up: the queued and running runs
+	// of this replica, and those of any replica created before
+	// staleBefore, become interrupted with their lanes.
+	MarkInterrupted(ctx context.Context, replica string, staleBefore time.Time) (int, error)
+
+	// Browser logins.
+	CreateSession(ctx context.Context, s Session) error
+	GetSession(ctx context.Context, id string) (Session, error)
+	DeleteSession(ctx context.Context, id string) error
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
+
+	// The inspector's client sessions and their turns.
+	SaveInspect(ctx context.Context, sessions []InspectSession, turns []InspectTurn) error
+	ListInspectSessions(ctx context.Context, limit int) ([]InspectSession, error)
+	LoadInspectSession(ctx context.Context, id string) (*InspectSession, []InspectTurn, error)
+
+	// Upkeep.
+	Ping(ctx context.Context) error // the database answers (readiness)
+	Sweep(ctx context.Context, cutoff time.Time) (Swept, error)
+	IntegrityCheck(ctx context.Context) error
+	Close() error
+}
+
+// Swept counts what a retention sweep deleted.
+type Swept struct {
+	Responses, Runs int
+	Sessions        int // the inspector's client sessions, with their turns
+	Traces          int // traces kept in the store (PostgreSQL, for replicas)
+}
+
+// RetentionBatch is how many rows one sweep transaction deletes at most, so
+// a sweep never holds the database for long.
+const RetentionBatch = 100

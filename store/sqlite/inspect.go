@@ -1,0 +1,126 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"agentloop/store"
+)
+
+// SaveInspect writes one batch of the inspector's records in one
+// transaction: each session is inserted or rewritten, each turn inserted
+// once (a turn already stored is kept as it is).
+func (db *DB) SaveInspect(ctx context.Context, sessions []store.InspectSession, turns []store.InspectTurn) error {
+	if len(sessions)+len(turns) == 0 {
+		return nil
+	}
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		for _, s := range sessions {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO inspect_sessions
+				(id, session, transport, user_agent, originator, beta, created_at, updated_at, turns, summary)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (id) DO UPDATE SET transport = excluded.transport, user_agent = excluded.user_agent,
+				originator = excluded.originator, beta = excluded.beta, updated_at = excluded.updated_at,
+				turns = excluded.turns, summary = excluded.summary`,
+				s.ID, s.Key, s.Transport, s.UserAgent, s.Originator, s.Beta,
+				s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), s.Turns, s.Summary); err != nil {
+				return err
+			}
+		}
+		for _, t := range turns {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO inspect_turns (session_id, idx, response_id, created_at, turn)
+				VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id, idx) DO NOTHING`,
+				t.SessionID, t.Index, t.ResponseID, t.CreatedAt.UnixNano(), t.Turn); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: save inspected sessions: %w", err)
+	}
+	return nil
+}
+
+// ListInspectSessions returns up to limit sessions (50 by default, at most
+// 1000), the most recently active first.
+func (db *DB) ListInspectSessions(ctx context.Context, limit int) ([]store.InspectSession, error) {
+	switch {
+	case limit <= 0:
+		limit = 50
+	case limit > 1000:
+		limit = 1000
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+inspectColumns+` FROM inspect_sessions
+		ORDER BY updated_at DESC, id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: list inspected sessions: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []store.InspectSession
+	for rows.Next() {
+		s, err := scanInspectSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list inspected sessions: %w", classify(err))
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list inspected sessions: %w", classify(err))
+	}
+	return out, nil
+}
+
+// LoadInspectSession loads a session and its turns in order.
+func (db *DB) LoadInspectSession(ctx context.Context, id string) (*store.InspectSession, []store.InspectTurn, error) {
+	var (
+		sess  store.InspectSession
+		turns []store.InspectTurn
+	)
+	err := db.readTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		sess, err = scanInspectSession(tx.QueryRowContext(ctx, `SELECT `+inspectColumns+` FROM inspect_sessions WHERE id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: session %s", store.ErrNotFound, id)
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT session_id, idx, response_id, created_at, turn
+			FROM inspect_turns WHERE session_id = ? ORDER BY idx`, id)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t store.InspectTurn
+			var created int64
+			if err := rows.Scan(&t.SessionID, &t.Index, &t.ResponseID, &created, &t.Turn); err != nil {
+				return err
+			}
+			t.CreatedAt = time.Unix(0, created)
+			turns = append(turns, t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("store: load inspected session %s: %w", id, err)
+	}
+	return &sess, turns, nil
+}
+
+const inspectColumns = `id, session, transport, user_agent, originator, beta, created_at, updated_at, turns, summary`
+
+func scanInspectSession(r interface{ Scan(...any) error }) (store.InspectSession, error) {
+	var s store.InspectSession
+	var created, updated int64
+	err := r.Scan(&s.ID, &s.Key, &s.Transport, &s.UserAgent, &s.Originator, &s.Beta, &created, &updated, &s.Turns, &s.Summary)
+	s.CreatedAt, s.UpdatedAt = time.Unix(0, created), time.Unix(0, updated)
+	return s, err
+}

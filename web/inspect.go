@@ -1,0 +1,288 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentloop/api"
+	"agentloop/inspect"
+	"agentloop/store"
+	"agentloop/views"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Inspector is what the inspector's pages, API and feed read.
+// *inspect.Inspector implements it (checked in app).
+type Inspector interface {
+	Sessions(ctx context.Context, limit int) ([]inspect.Session, error)
+	Session(ctx context.Context, id string) (*inspect.Session, error)
+	// Since and Tail read the sessions in memory for the feed: those
+	// changed after a sequence, and one session's turns from an index on.
+	Since(seq uint64) ([]inspect.Session, uint64)
+	Tail(id string, from int) (inspect.Session, bool)
+	Changed() <-chan struct{}
+	// Dropped counts the requests a full queue kept from the inspector,
+	// Unsaved the turns it recorded that the store missed.
+	Dropped() int64
+	Unsaved() int64
+}
+
+// The inspector's live feeds: the list of sessions, and one per session.
+const (
+	inspectFeedPrefix = "inspect:"
+	inspectListFeed   = inspectFeedPrefix + "sessions"
+)
+
+func sessionFeed(id string) string { return inspectFeedPrefix + "session:" + id }
+
+func isInspectFeed(id string) bool { return strings.HasPrefix(id, inspectFeedPrefix) }
+
+// inspectFrameEvery keeps the inspector's feeds at no more than 20 frames
+// a second (DECISIONS.md, "The live feed"); turns that arrive meanwhile go
+// in the next frame.
+const inspectFrameEvery = 50 * time.Millisecond
+
+// sessionListLimit is how many sessions /inspect shows.
+const sessionListLimit = 100
+
+func (p *Playground) registerInspector(e *echo.Echo) {
+	e.GET("/inspect", p.inspectPage)
+	e.GET("/inspect/:id", p.sessionPage)
+	g := e.Group("/api/sessions")
+	g.GET("", p.listSessions)
+	g.GET("/:id", p.getSession)
+	g.GET("/:id/export", p.exportSession)
+	e.GET("/ui/inspect/live", p.inspectLive)
+	e.GET("/ui/inspect/:id/live", p.sessionLive)
+}
+
+// sessionsFrame is a frame of the list feed: the sessions that changed.
+type sessionsFrame struct {
+	Sessions []inspect.Session `json:"sessions"`
+}
+
+// sessionFrame is a frame of a session's feed: its summary and the turns
+// not sent before. A page merges turns by index and keeps the summary of
+// the highest version, so frames and a fetch of the whole session may
+// arrive in any order.
+type sessionFrame struct {
+	Session inspect.Session `json:"session"`
+}
+
+// inspectFeed turns the inspector's changes into frames for the pages
+// that watch, until Shutdown. A frame nobody watches is never built.
+func (p *Playground) inspectFeed() {
+	defer close(p.feedDone)
+	var seq uint64
+	next := map[string]int{} // a watched session's feed → its first turn not yet sent
+	for {
+		select {
+		case <-p.stopFeed:
+			return
+		case <-p.inspector.Changed():
+		}
+		changed, latest := p.inspector.Since(seq)
+		seq = latest
+		if len(changed) > 0 && p.hub.watched(inspectListFeed) {
+			p.sendFrame(inspectListFeed, sessionsFrame{Sessions: changed})
+		}
+		for _, s := range changed {
+			feed := sessionFeed(s.ID)
+			if !p.hub.watched(feed) {
+				delete(next, feed)
+				continue
+			}
+			tail, ok := p.inspector.Tail(s.ID, next[feed])
+			if !ok {
+				continue
+			}
+			if n := len(tail.Turns); n > 0 {
+				next[feed] = tail.Turns[n-1].Index + 1
+			}
+			p.sendFrame(feed, sessionFrame{Session: tail})
+		}
+		t := time.NewTimer(inspectFrameEvery)
+		select {
+		case <-p.stopFeed:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (p *Playground) sendFrame(feed string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		p.log.Error("encode inspector frame", "feed", feed, "err", err)
+		return
+	}
+	p.hub.send(feed, b)
+}
+
+// inspectLive is GET /ui/inspect/live: a push-only WebSocket of
+// sessionsFrame JSON, at most 20 a second.
+func (p *Playground) inspectLive(c echo.Context) error {
+	return p.watchInspector(c, inspectListFeed)
+}
+
+// sessionLive is GET /ui/inspect/{id}/live: a push-only WebSocket of one
+// session's sessionFrame JSON, at most 20 a second.
+func (p *Playground) sessionLive(c echo.Context) error {
+	return p.watchInspector(c, sessionFeed(c.Param("id")))
+}
+
+func (p *Playground) watchInspector(c echo.Context, feed string) error {
+	sub, leave, ok := p.hub.subscribe(feed)
+	if !ok {
+		return api.Errorf(http.StatusNotFound, "", "not_found", "The inspector is off.")
+	}
+	defer leave()
+	return p.push(c, feed, sub, nil, "feed ended")
+}
+
+// sessionList is GET /api/sessions.
+type sessionList struct {
+	Object string            `json:"object"`
+	Data   []inspect.Session `json:"data"`
+	// Dropped counts the requests the inspector missed because its queue
+	// was full (it never slows the engine down).
+	Dropped int64 `json:"dropped"`
+	// Unsaved counts the turns recorded while the store was too far
+	// behind (or refused a batch): live, but not stored.
+	Unsaved int64 `json:"unsaved"`
+}
+
+// listSessions is GET /api/sessions?limit=N: live and recent sessions,
+// the most recently active first, without their turns.
+func (p *Playground) listSessions(c echo.Context) error {
+	limit := 50
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return api.BadRequest("limit", "invalid_value", "limit must be a whole number from 1 to 1000.")
+		}
+		limit = n
+	}
+	sessions, err := p.inspector.Sessions(c.Request().Context(), limit)
+	if err != nil {
+		p.log.Error("list sessions", "err", err)
+		return api.ServerError("The server could not list sessions.")
+	}
+	if sessions == nil {
+		sessions = []inspect.Session{}
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, sessionList{Object: "list", Data: sessions, Dropped: p.inspector.Dropped(),
+		Unsaved: p.inspector.Unsaved()})
+}
+
+// getSession is GET /api/sessions/{id}: a session with its turns.
+func (p *Playground) getSession(c echo.Context) error {
+	s, err := p.inspector.Session(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return storeError(err, "Session", c.Param("id"))
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, s)
+}
+
+// exportSession is GET /api/sessions/{id}/export: the same JSON, as a
+// file to download.
+func (p *Playground) exportSession(c echo.Context) error {
+	id := c.Param("id")
+	s, err := p.inspector.Session(c.Request().Context(), id)
+	if err != nil {
+		return storeError(err, "Session", id)
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return api.ServerError("The session could not be encoded.")
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Disposition", `attachment; filename="`+s.ID+`.json"`)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+// inspectPage is /inspect: the live and recent sessions.
+func (p *Playground) inspectPage(c echo.Context) error {
+	sessions, err := p.inspector.Sessions(c.Request().Context(), sessionListLimit)
+	if err != nil {
+		p.log.Error("list sessions", "err", err)
+		return p.problem(c, http.StatusInternalServerError, "Could not list sessions", "The server had an error while reading sessions.")
+	}
+	v := views.InspectList{BaseURL: c.Scheme() + "://" + c.Request().Host + "/v1"}
+	for _, s := range sessions {
+		v.Rows = append(v.Rows, sessionRow(s))
+	}
+	return render(c, http.StatusOK, views.InspectPage(p.page("Inspector", "inspect", "js/inspect.js"), v))
+}
+
+// sessionPage is /inspect/{id}: the permalink of a session.
+func (p *Playground) sessionPage(c echo.Context) error {
+	id := c.Param("id")
+	s, err := p.inspector.Session(c.Request().Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return p.problem(c, http.StatusNotFound, "Session not found", "There is no session '"+id+"'. It may have been swept by retention.")
+	}
+	if err != nil {
+		p.log.Error("load session", "session", id, "err", err)
+		return p.problem(c, http.StatusInternalServerError, "Could not load the session", "The server had an error while reading the session.")
+	}
+	link := c.Scheme() + "://" + c.Request().Host + "/inspect/" + s.ID
+	return render(c, http.StatusOK, views.SessionPage(p.page("Session "+s.ID, "inspect", "js/inspect.js"), sessionHead(s, link)))
+}
+
+func transportLabel(t string) string {
+	if t == inspect.TransportWebSocket {
+		return "WebSocket"
+	}
+	return "HTTP"
+}
+
+// clientLabel names a client by its originator, else its User-Agent.
+func clientLabel(c api.Client) string {
+	switch {
+	case c.Originator != "" && c.UserAgent != "":
+		return c.Originator + " · " + c.UserAgent
+	case c.Originator != "":
+		return c.Originator
+	case c.UserAgent != "":
+		return c.UserAgent
+	}
+	return "unknown client"
+}
+
+func sessionRow(s inspect.Session) views.SessionRow {
+	updated := time.Unix(0, s.UpdatedUnixNS)
+	short := s.ID
+	if len(short) > 17 {
+		short = short[:17] + "…"
+	}
+	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: clientLabel(s.Client), Transport: transportLabel(s.Transport),
+		Turns: strconv.Itoa(s.Summary.Turns), Errors: strconv.Itoa(s.Summary.Errors),
+		Cache:    strconv.Itoa(s.Summary.CacheHits) + " / " + strconv.Itoa(s.Summary.CacheMisses),
+		Tokens:   fmtInt(s.Summary.InputTokens) + " / " + fmtInt(s.Summary.CachedTokens) + " / " + fmtInt(s.Summary.OutputTokens),
+		Overhead: fmtNS(s.Summary.OverheadNS), Updated: fmtTime(updated), UpdatedISO: updated.UTC().Format(time.RFC3339), Live: s.Live}
+}
+
+func sessionHead(s *inspect.Session, permalink string) views.SessionHead {
+	started := time.Unix(0, s.StartedUnixNS)
+	dash := func(v string) string {
+		if v == "" {
+			return "–"
+		}
+		return v
+	}
+	return views.SessionHead{ID: s.ID, Key: s.Key, Transport: transportLabel(s.Transport), Live: s.Live,
+		Started: fmtTime(started), StartedISO: started.UTC().Format(time.RFC3339),
+		UserAgent: dash(s.Client.UserAgent), Originator: dash(s.Client.Originator), Beta: dash(s.Client.Beta),
+		ExportHref: "/api/sessions/" + s.ID + "/export", Permalink: permalink, HTTP: s.Transport != inspect.TransportWebSocket}
+}
