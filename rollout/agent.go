@@ -109,6 +109,9 @@ func (l *laneRun) run(ctx context.Context) error {
 			l.recovered(res, recs, first)
 			l.record(-1, res, nil, 0, "")
 		} else {
+			if len(l.pending) == 0 {
+				l.pendingSince = first
+			}
 			l.pending = append(l.pending, recs...)
 		}
 	}
