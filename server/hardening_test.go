@@ -149,7 +149,7 @@ func FuzzWebSocketMessage(f *testing.F) {
 		}
 		// A sentinel warmup after every input: its completion proves the
 		// connection survived and answered everything before it in order.
-		const sentinel = `{"type":"response.create","generate":false,"input":"sentinel","metadata":{"sentinel":"1"}}`
+		const sentinel = `{"type":"response.create","model":"instant","generate":false,"input":"sentinel","metadata":{"sentinel":"1"}}`
 		if err := conn.Write(ctx, websocket.MessageText, []byte(sentinel)); err != nil {
 			t.Fatal(err)
 		}

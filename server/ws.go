@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -224,9 +225,14 @@ func (wc *wsConn) limitReached() {
 	wc.c.Close(websocket.StatusNormalClosure, "connection lifetime reached")
 }
 
+// lifetimeText says a lifetime as the limit message does: whole minutes
+// as "60 minutes", anything else as a Go duration ("300ms").
 func lifetimeText(d time.Duration) string {
-	if d >= time.Minute && d%time.Minute == 0 {
-		return strings.TrimSuffix(d.String(), "0s") + " minutes"
+	switch {
+	case d == time.Minute:
+		return "1 minute"
+	case d > time.Minute && d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + " minutes"
 	}
 	return d.String()
 }
