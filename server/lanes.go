@@ -1,0 +1,225 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+
+	"agentloop/api"
+)
+
+// Lanes (PROTOCOL.md §7.6). A response.create's stream_id names a FIFO
+// lane of its connection; without one it joins the default lane. Each lane
+// runs its creates one at a time, in order, on a goroutine of its own, and
+// keeps its own connection cache: its latest response, which only its own
+// continuations find (a continuation of another lane's response is served
+// from the store, or is previous_response_not_found). Lanes run
+// concurrently, at most api.MaxActiveResponses responses at once per
+// connection; a connection may name at most api.MaxNamedStreams lanes over
+// its life. A lane's turn is the same pipeline as any other: lanes change
+// only which turns may overlap, never the work a turn does.
+
+// lane is one FIFO of a connection.
+type lane struct {
+	id    string // "" for the default lane
+	queue *wsQueue
+	cache *chainState // the lane's latest response; its goroutine only
+	out   laneSink
+}
+
+// lanes is a connection's lanes and what they share.
+type lanes struct {
+	wc     *wsConn
+	def    *lane
+	active chan struct{} // one token per running response
+
+	mu      sync.Mutex
+	named   map[string]*lane
+	stopped bool          // no lane starts anything new
+	stop    chan struct{} // closed when stopped
+	wg      sync.WaitGroup
+
+	writeMu sync.Mutex // one lane writes to the socket at a time
+}
+
+func newLanes(wc *wsConn, bound *queueBound) *lanes {
+	ls := &lanes{wc: wc, active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
+	ls.def = ls.newLane("", bound)
+	return ls
+}
+
+func (ls *lanes) newLane(id string, bound *queueBound) *lane {
+	return &lane{id: id, queue: newWSQueue(bound), out: laneSink{ls: ls, id: id}}
+}
+
+// route finds the lane of a frame, opening a named lane on first use. It
+// also returns the stream_id the frame's error reply must carry, and the
+// error when the frame cannot join the lane it names: an invalid id, or
+// one id too many (both are answered on the default lane). A frame that
+// cannot be read, or whose stream_id is not a string, joins the default
+// lane, whose parse stage reports the problem as it does for any frame.
+func (ls *lanes) route(body []byte, bound *queueBound) (*lane, string, *api.Error) {
+	id, named := peekStreamID(body)
+	if !named || ls.wc.proto {
+		return ls.def, "", nil // the prototype refuses stream_id in its parse stage
+	}
+	if !api.ValidStreamID(id) {
+		return ls.def, "", api.InvalidStreamID()
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if l, ok := ls.named[id]; ok {
+		return l, id, nil
+	}
+	if len(ls.named) >= api.MaxNamedStreams {
+		return ls.def, id, api.StreamLimitReached()
+	}
+	if ls.stopped {
+		// The connection is ending: nothing queued from now on runs, and
+		// the default lane holds it like any other late frame.
+		return ls.def, id, nil
+	}
+	if ls.named == nil {
+		ls.named = make(map[string]*lane)
+	}
+	l := ls.newLane(id, bound)
+	ls.named[id] = l
+	ls.wg.Add(1)
+	go ls.run(l)
+	return l, id, nil
+}
+
+var streamIDKey = []byte(`"stream_id"`)
+
+// peekStreamID reads a frame's stream_id before the frame is queued. Most
+// frames carry none, and a byte search tells so without decoding; a frame
+// that may carry one has that one field decoded. named is false for a
+// frame without a readable string stream_id.
+func peekStreamID(body []byte) (id string, named bool) {
+	if !bytes.Contains(body, streamIDKey) {
+		return "", false
+	}
+	var env struct {
+		StreamID *string `json:"stream_id"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.StreamID == nil {
+		return "", false
+	}
+	return *env.StreamID, true
+}
+
+// start runs the default lane; named lanes start as they are routed to.
+func (ls *lanes) start() {
+	ls.wg.Add(1)
+	go ls.run(ls.def)
+}
+
+// halt stops every lane from starting anything new and waits until each
+// has finished the response it was running.
+func (ls *lanes) halt() {
+	ls.mu.Lock()
+	if !ls.stopped {
+		ls.stopped = true
+		close(ls.stop)
+	}
+	ls.mu.Unlock()
+	ls.wg.Wait()
+}
+
+// run is a lane's goroutine: it takes the lane's entries in order until
+// the connection ends or the lanes halt.
+func (ls *lanes) run(l *lane) {
+	defer ls.wg.Done()
+	wc := ls.wc
+	for {
+		select {
+		case <-wc.ctx.Done():
+			return
+		case <-ls.stop:
+			return
+		default:
+		}
+		ent, ok := l.queue.pop()
+		if !ok {
+			select {
+			case <-wc.ctx.Done():
+			case <-ls.stop:
+			case <-l.queue.added:
+			}
+			continue
+		}
+		wc.dequeued(ent)
+		if ent.reply == nil {
+			// A create waits for one of the connection's response slots.
+			select {
+			case ls.active <- struct{}{}:
+			case <-wc.ctx.Done():
+				return
+			case <-ls.stop:
+				return
+			}
+		}
+		wc.handle(l, ent)
+		if ent.reply == nil {
+			<-ls.active
+		}
+	}
+}
+
+// admit is admitMessage for a frame of this lane: a frame reaches a named
+// lane only by naming it, and the default lane only by naming none. They
+// differ only when the stream_id key is spelled in a way the router's byte
+// search does not see (escaped, or in other letter case).
+func (l *lane) admit(req *api.CreateRequest) *api.Error {
+	if err := admitMessage(req); err != nil {
+		return err
+	}
+	id := ""
+	if req.StreamID != nil {
+		id = *req.StreamID
+	}
+	switch {
+	case id == l.id:
+		return nil
+	case req.StreamID != nil && !api.ValidStreamID(id):
+		return api.InvalidStreamID()
+	default:
+		return api.BadRequest("stream_id", "invalid_stream_id", "The 'stream_id' key must be written exactly as \"stream_id\", unescaped, to name a lane.")
+	}
+}
+
+// laneSink is a lane's sink: it writes the lane's events to the socket,
+// one lane at a time, each event of a named lane with its stream_id.
+type laneSink struct {
+	ls  *lanes
+	id  string
+	buf []byte // the event with its stream_id, reused
+}
+
+func (s *laneSink) event(typ string, b []byte) error {
+	if s.id != "" {
+		s.buf = api.AppendWithStreamID(s.buf[:0], b, s.id)
+		b = s.buf
+		if cap(s.buf) > 64<<10 {
+			s.buf = nil // an idle lane keeps no large snapshot's buffer
+		}
+	}
+	s.ls.writeMu.Lock()
+	defer s.ls.writeMu.Unlock()
+	return s.ls.wc.event(typ, b)
+}
+
+func (s *laneSink) flush() error {
+	s.ls.writeMu.Lock()
+	defer s.ls.writeMu.Unlock()
+	return s.ls.wc.flush()
+}
+
+// sendError writes a request-level error frame, naming stream when it is
+// not empty.
+func (ls *lanes) sendError(e *api.Error, stream string) {
+	b := api.AppendWSError(nil, e, stream)
+	ls.writeMu.Lock()
+	defer ls.writeMu.Unlock()
+	_ = ls.wc.write(b)
+}
