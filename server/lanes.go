@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"sync"
 
 	"agentloop/api"
@@ -23,7 +24,7 @@ import (
 type lane struct {
 	id    string // "" for the default lane
 	queue *wsQueue
-	cache *chainState // the lane's latest response; its goroutine only
+	cache *chainState // the lane's latest response; under lanes.mu
 	out   laneSink
 }
 
@@ -166,14 +167,25 @@ func (ls *lanes) run(l *lane) {
 	}
 }
 
-// admit is admitMessage for a frame of this lane: a frame reaches a named
-// lane only by naming it, and the default lane only by naming none. They
-// differ only when the stream_id key is spelled in a way the router's byte
-// search does not see (escaped, or in other letter case).
-func (l *lane) admit(req *api.CreateRequest) *api.Error {
-	if err := admitMessage(req); err != nil {
-		return err
+// admit is the parse-stage rule of a create on lane l: the transport's
+// message rules (inner), the lane it must name, and its connection-cache
+// parent, set on tu as the request's previous_response_id asks (see
+// parentFor). taken is set when tu took l's own latest response.
+func (ls *lanes) admit(l *lane, tu *turn, inner func(*api.CreateRequest) *api.Error, taken **chainState) func(*api.CreateRequest) *api.Error {
+	return func(req *api.CreateRequest) *api.Error {
+		tu.cached, *taken = ls.parentFor(l, req.PreviousResponseID)
+		if err := inner(req); err != nil {
+			return err
+		}
+		return l.named(req)
 	}
+}
+
+// named checks that a frame names lane l: a named lane's frames name it,
+// the default lane's name none. They differ only when the stream_id key is
+// spelled in a way the router's byte search does not see (escaped, or in
+// other letter case).
+func (l *lane) named(req *api.CreateRequest) *api.Error {
 	id := ""
 	if req.StreamID != nil {
 		id = *req.StreamID
@@ -186,6 +198,64 @@ func (l *lane) admit(req *api.CreateRequest) *api.Error {
 	default:
 		return api.BadRequest("stream_id", "invalid_stream_id", "The 'stream_id' key must be written exactly as \"stream_id\", unescaped, to name a lane.")
 	}
+}
+
+// parentFor is the connection cache's answer to a create on lane l that
+// continues id (PROTOCOL.md §7.5, §7.6):
+//   - l's own latest response, taken out of the cache for the turn: the
+//     turn extends it in place, then replaces it with its own response, or
+//     on failure leaves it evicted;
+//   - another lane's latest response, as a fork: a copy whose call ids and
+//     tokens the turn extends without touching the other lane's, which
+//     keeps its parent whatever the fork's outcome;
+//   - otherwise l's latest response, not taken, which the turn only
+//     compares against id (a miss: the store, or previous_response_not_found).
+func (ls *lanes) parentFor(l *lane, id string) (cached, taken *chainState) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if id == "" {
+		return l.cache, nil
+	}
+	if c := l.cache; c != nil && c.id == id {
+		l.cache = nil
+		return c, c
+	}
+	for _, o := range ls.all() {
+		if o != l && o.cache != nil && o.cache.id == id {
+			return o.cache.fork(), nil
+		}
+	}
+	return l.cache, nil
+}
+
+// all is every lane; ls.mu is held.
+func (ls *lanes) all() []*lane {
+	out := make([]*lane, 0, 1+len(ls.named))
+	out = append(out, ls.def)
+	for _, l := range ls.named {
+		out = append(out, l)
+	}
+	return out
+}
+
+// keep makes s lane l's latest response; nil leaves the cache as it is.
+func (ls *lanes) keep(l *lane, s *chainState) {
+	if s == nil {
+		return
+	}
+	ls.mu.Lock()
+	l.cache = s
+	ls.mu.Unlock()
+}
+
+// fork copies a cached response for a continuation on another lane: the
+// turn adds to its call ids and appends to its tokens, which must not
+// reach the original, still its own lane's latest response.
+func (p *chainState) fork() *chainState {
+	c := *p
+	c.tokens = p.tokens[:len(p.tokens):len(p.tokens)]
+	c.callIDs = maps.Clone(p.callIDs)
+	return &c
 }
 
 // laneSink is a lane's sink: it writes the lane's events to the socket,

@@ -265,30 +265,27 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		return
 	}
 	defer release()
-	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body, cached: l.cache, admit: l.admit}
+	tu := &turn{trace: newTrace("websocket", e.cfg.Name, ent.started), body: ent.body}
+	inner := admitMessage
 	if wc.proto {
-		tu.admit, tu.proto = admitPrototype, wc
+		inner, tu.proto = admitPrototype, wc
 	}
+	var taken *chainState // the lane's latest response, when tu continues it
+	tu.admit = wc.lanes.admit(l, tu, inner, &taken)
 	e.useStack(tu, wc.stack)
 	aerr = e.prepare(wc.ctx, tu)
 	if aerr == errProcessed {
+		wc.lanes.keep(l, taken)
 		return
 	}
 	if aerr != nil {
-		if tu.req != nil && l.cache != nil && tu.req.PreviousResponseID == l.cache.id {
-			l.cache = nil // a failed continuation evicts its parent
-		}
+		// A failed continuation evicts its parent: a taken one stays out.
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
 		wc.lanes.sendError(aerr, l.id)
 		return
 	}
 	res := e.generate(wc.ctx, tu, &l.out)
-	switch {
-	case res.state != nil:
-		l.cache = res.state
-	case l.cache != nil && tu.req.PreviousResponseID == l.cache.id:
-		l.cache = nil
-	}
+	wc.lanes.keep(l, res.state) // without a state, a taken parent stays out
 }
 
 // errProcessed ends the pipeline for a response.processed message, which
