@@ -53,8 +53,13 @@ var typeKey = []byte(`{"type":"`)
 func AppendWithStreamID(dst, event []byte, id string) []byte {
 	at := 1 // after the opening brace, for an event that does not open with its type
 	if bytes.HasPrefix(event, typeKey) {
-		if end := bytes.IndexByte(event[len(typeKey):], '"'); end >= 0 {
-			at = len(typeKey) + end + 1
+		for i := len(typeKey); i < len(event); i++ {
+			if event[i] == '\\' {
+				i++ // the escaped byte cannot end the string
+			} else if event[i] == '"' {
+				at = i + 1
+				break
+			}
 		}
 	}
 	if at == 1 {
