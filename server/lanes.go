@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"maps"
 	"sync"
+	"time"
 
 	"agentloop/api"
 )
 
 // Lanes (PROTOCOL.md §7.6). A response.create's stream_id names a FIFO
 // lane of its connection; without one it joins the default lane. Each lane
-// runs its creates one at a time, in order, on a goroutine of its own, and
+// runs its creates one at a time, in order, on a goroutine of its own (the
+// default lane on the connection's), and
 // keeps its own connection cache: its latest response, which only its own
 // continuations find (a continuation of another lane's response is served
 // from the store, or is previous_response_not_found). Lanes run
@@ -86,7 +88,10 @@ func (ls *lanes) route(body []byte, bound *queueBound) (*lane, string, *api.Erro
 	l := ls.newLane(id, bound)
 	ls.named[id] = l
 	ls.wg.Add(1)
-	go ls.run(l)
+	go func() {
+		defer ls.wg.Done()
+		ls.run(l, nil, nil)
+	}()
 	return l, id, nil
 }
 
@@ -109,14 +114,18 @@ func peekStreamID(body []byte) (id string, named bool) {
 	return *env.StreamID, true
 }
 
-// start runs the default lane; named lanes start as they are routed to.
-func (ls *lanes) start() {
-	ls.wg.Add(1)
-	go ls.run(ls.def)
-}
+// How a lane's run ended.
+type laneEnd int
 
-// halt stops every lane from starting anything new and waits until each
-// has finished the response it was running.
+const (
+	endGone    laneEnd = iota // the client went away
+	endHalted                 // the lanes halted
+	endDrained                // the server drains the connection
+	endExpired                // the connection's lifetime is over
+)
+
+// halt stops every named lane from starting anything new and waits until
+// each has finished the response it was running.
 func (ls *lanes) halt() {
 	ls.mu.Lock()
 	if !ls.stopped {
@@ -127,17 +136,24 @@ func (ls *lanes) halt() {
 	ls.wg.Wait()
 }
 
-// run is a lane's goroutine: it takes the lane's entries in order until
-// the connection ends or the lanes halt.
-func (ls *lanes) run(l *lane) {
-	defer ls.wg.Done()
+// run takes lane l's entries in order until the connection ends or the
+// lanes halt. The default lane runs on the connection's own goroutine, so
+// that a connection without named lanes costs no goroutine more; it also
+// ends when the server drains the connection or its lifetime is over
+// (drain and expired are nil for a named lane). Ending comes before the
+// next entry, never in the middle of one.
+func (ls *lanes) run(l *lane, drain <-chan struct{}, expired <-chan time.Time) laneEnd {
 	wc := ls.wc
 	for {
 		select {
 		case <-wc.ctx.Done():
-			return
+			return endGone
 		case <-ls.stop:
-			return
+			return endHalted
+		case <-drain:
+			return endDrained
+		case <-expired:
+			return endExpired
 		default:
 		}
 		ent, ok := l.queue.pop()
@@ -145,19 +161,27 @@ func (ls *lanes) run(l *lane) {
 			select {
 			case <-wc.ctx.Done():
 			case <-ls.stop:
+			case <-drain:
+			case <-expired:
+				return endExpired
 			case <-l.queue.added:
 			}
 			continue
 		}
 		wc.dequeued(ent)
 		if ent.reply == nil {
-			// A create waits for one of the connection's response slots.
+			// A create waits for one of the connection's response slots;
+			// lanes get them in the order they began to wait.
 			select {
 			case ls.active <- struct{}{}:
 			case <-wc.ctx.Done():
-				return
+				return endGone
 			case <-ls.stop:
-				return
+				return endHalted
+			case <-drain:
+				return endDrained
+			case <-expired:
+				return endExpired
 			}
 		}
 		wc.handle(l, ent)

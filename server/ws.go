@@ -131,22 +131,19 @@ func (wc *wsConn) read() {
 	}
 }
 
-// process runs the connection's lanes until it ends: the client goes
-// away, the server drains it, or its lifetime is reached. Draining and the
-// lifetime let each lane finish the response it is running, and start no
-// other.
+// process runs the default lane until the connection ends: the client
+// goes away, the server drains it, or its lifetime is reached. Draining
+// and the lifetime let each lane finish the response it is running, and
+// start no other.
 func (wc *wsConn) process() {
 	lifetime := time.NewTimer(wc.e.cfg.WSLifetime)
 	defer lifetime.Stop()
-	wc.lanes.start()
-	select {
-	case <-wc.ctx.Done():
-		wc.lanes.halt()
-	case <-wc.drain:
-		wc.lanes.halt()
+	end := wc.lanes.run(wc.lanes.def, wc.drain, lifetime.C)
+	wc.lanes.halt()
+	switch end {
+	case endDrained:
 		wc.c.Close(websocket.StatusGoingAway, "server shutting down")
-	case <-lifetime.C:
-		wc.lanes.halt()
+	case endExpired:
 		wc.limitReached()
 	}
 }
