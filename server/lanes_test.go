@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
 	"agentloop/api"
+	"agentloop/app"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -339,5 +341,52 @@ func TestWebSocketLanesRunAtMost16Responses(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// The queue bound holds per connection, over all its lanes: while lane a
+// runs a long response with two creates queued behind it, lane b's creates
+// are refused though lane b is idle, each refusal naming its lane.
+func TestWebSocketQueueBoundSpansLanes(t *testing.T) {
+	h := newHarness(t, func(c *app.Config) { c.WSQueue = 2 })
+	c := h.rawWS("/v1/responses")
+	send(t, c, `{"type":"response.create","model":"classic","store":false,"max_output_tokens":200,"ignore_eos":true,"stream_id":"a","input":"long"}`)
+	// Once it runs, two creates queue behind it and fill the connection's bound.
+	if ev := readEvent(t, c); ev.Type != api.EventCreated || ev.StreamID != "a" {
+		t.Fatalf("first frame %s", ev.Raw)
+	}
+	for i := 2; i <= 3; i++ {
+		send(t, c, fmt.Sprintf(`{"type":"response.create","model":"instant","store":false,"stream_id":"a","input":"a%d"}`, i))
+	}
+	for i := 1; i <= 3; i++ {
+		send(t, c, fmt.Sprintf(`{"type":"response.create","model":"instant","store":false,"stream_id":"b","input":"b%d"}`, i))
+	}
+	full := map[string]int{}
+	done := map[string]int{}
+	for done["a"] < 3 || done["b"]+full["b"] < 3 {
+		ev := readEvent(t, c)
+		switch {
+		case ev.Type == api.EventError:
+			if e := ev.AsError(); e == nil || e.Status != 429 || e.Code != "websocket_queue_full" {
+				t.Fatalf("error frame %s", ev.Raw)
+			}
+			full[ev.StreamID]++
+		case api.IsTerminal(ev.Type):
+			done[ev.StreamID]++
+		}
+	}
+	if full["b"] != 3 || done["b"] != 0 || full["a"] != 0 {
+		t.Fatalf("refused %v, completed %v: want lane b's 3 creates refused by the connection's bound", full, done)
+	}
+}
+
+// The prototype serves the default lane only, and says so.
+func TestPrototypeRefusesStreamID(t *testing.T) {
+	h := newHarness(t)
+	c := h.rawWSWith("/v1/responses", http.Header{"Openai-Beta": {api.OpenAIBetaPrototype}})
+	send(t, c, `{"type":"response.create","model":"instant","stream_id":"agent_a","input":"x"}`)
+	ev := readEvent(t, c)
+	if e := ev.AsError(); e == nil || e.Code != "unsupported_parameter" || e.Param != "stream_id" || ev.StreamID != "" {
+		t.Fatalf("got %s", ev.Raw)
 	}
 }
