@@ -13,14 +13,15 @@ import (
 // Lanes (PROTOCOL.md §7.6). A response.create's stream_id names a FIFO
 // lane of its connection; without one it joins the default lane. Each lane
 // runs its creates one at a time, in order, on a goroutine of its own (the
-// default lane on the connection's), and
-// keeps its own connection cache: its latest response, which only its own
-// continuations find (a continuation of another lane's response is served
-// from the store, or is previous_response_not_found). Lanes run
-// concurrently, at most api.MaxActiveResponses responses at once per
-// connection; a connection may name at most api.MaxNamedStreams lanes over
-// its life. A lane's turn is the same pipeline as any other: lanes change
-// only which turns may overlap, never the work a turn does.
+// default lane on the connection's), and keeps its own connection cache:
+// its latest response. A continuation finds its own lane's latest response
+// there, or forks another lane's (parentFor); anything else is the store's,
+// or previous_response_not_found. Lanes run concurrently, at most
+// api.MaxActiveResponses responses at once per connection; a connection
+// may name at most api.MaxNamedStreams lanes over its life. The queue
+// bounds (count and bytes) hold per connection, over all its lanes. A
+// lane's turn is the same pipeline as any other: lanes change only which
+// turns may overlap, never the work a turn does.
 
 // lane is one FIFO of a connection.
 type lane struct {
@@ -34,6 +35,7 @@ type lane struct {
 type lanes struct {
 	wc     *wsConn
 	def    *lane
+	bound  *queueBound   // the hard bound on entries queued over all lanes
 	active chan struct{} // one token per running response
 
 	mu      sync.Mutex
@@ -46,13 +48,13 @@ type lanes struct {
 }
 
 func newLanes(wc *wsConn, bound *queueBound) *lanes {
-	ls := &lanes{wc: wc, active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
-	ls.def = ls.newLane("", bound)
+	ls := &lanes{wc: wc, bound: bound, active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
+	ls.def = ls.newLane("")
 	return ls
 }
 
-func (ls *lanes) newLane(id string, bound *queueBound) *lane {
-	return &lane{id: id, queue: newWSQueue(bound), out: laneSink{ls: ls, id: id}}
+func (ls *lanes) newLane(id string) *lane {
+	return &lane{id: id, queue: newWSQueue(ls.bound), out: laneSink{ls: ls, id: id}}
 }
 
 // route finds the lane of a frame, opening a named lane on first use. It
@@ -61,7 +63,7 @@ func (ls *lanes) newLane(id string, bound *queueBound) *lane {
 // one id too many (both are answered on the default lane). A frame that
 // cannot be read, or whose stream_id is not a string, joins the default
 // lane, whose parse stage reports the problem as it does for any frame.
-func (ls *lanes) route(body []byte, bound *queueBound) (*lane, string, *api.Error) {
+func (ls *lanes) route(body []byte) (*lane, string, *api.Error) {
 	id, named := peekStreamID(body)
 	if !named || ls.wc.proto {
 		return ls.def, "", nil // the prototype refuses stream_id in its parse stage
@@ -85,7 +87,7 @@ func (ls *lanes) route(body []byte, bound *queueBound) (*lane, string, *api.Erro
 	if ls.named == nil {
 		ls.named = make(map[string]*lane)
 	}
-	l := ls.newLane(id, bound)
+	l := ls.newLane(id)
 	ls.named[id] = l
 	ls.wg.Add(1)
 	go func() {
@@ -244,22 +246,15 @@ func (ls *lanes) parentFor(l *lane, id string) (cached, taken *chainState) {
 		l.cache = nil
 		return c, c
 	}
-	for _, o := range ls.all() {
-		if o != l && o.cache != nil && o.cache.id == id {
-			return o.cache.fork(), nil
+	if c := ls.def.cache; l != ls.def && c != nil && c.id == id {
+		return c.fork(), nil
+	}
+	for _, o := range ls.named {
+		if c := o.cache; o != l && c != nil && c.id == id {
+			return c.fork(), nil
 		}
 	}
 	return l.cache, nil
-}
-
-// all is every lane; ls.mu is held.
-func (ls *lanes) all() []*lane {
-	out := make([]*lane, 0, 1+len(ls.named))
-	out = append(out, ls.def)
-	for _, l := range ls.named {
-		out = append(out, l)
-	}
-	return out
 }
 
 // keep makes s lane l's latest response; nil leaves the cache as it is.

@@ -26,7 +26,6 @@ type wsConn struct {
 	ctx    context.Context // cancelled when the client goes away
 	cancel context.CancelFunc
 	lanes  *lanes
-	bound  *queueBound // the hard bound on entries queued over all lanes
 
 	queued      atomic.Int64 // creates waiting with a body
 	queuedBytes atomic.Int64
@@ -66,9 +65,8 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	conn.SetReadLimit(e.cfg.WSReadLimit)
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack,
-		bound: newQueueBound(max(4*e.cfg.WSQueue, 16)), proto: isPrototype(r)}
-	wc.lanes = newLanes(wc, wc.bound)
+	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack, proto: isPrototype(r)}
+	wc.lanes = newLanes(wc, newQueueBound(max(4*e.cfg.WSQueue, 16)))
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
@@ -112,7 +110,7 @@ func (wc *wsConn) read() {
 			ent.reply = api.BadRequest("", "invalid_message", "Binary frames are not supported: send each message as one JSON object in a text frame.")
 		default:
 			// The queue bounds hold per connection, over all its lanes.
-			if l, ent.stream, ent.reply = wc.lanes.route(body, wc.bound); ent.reply != nil {
+			if l, ent.stream, ent.reply = wc.lanes.route(body); ent.reply != nil {
 				break
 			}
 			if wc.queued.Load() >= int64(cfg.WSQueue) || wc.queuedBytes.Load()+int64(len(body)) > cfg.WSQueueBytes {
