@@ -156,3 +156,25 @@ func TestWebSocketLifetimeLimitMessage(t *testing.T) {
 		t.Fatalf("close after the limit: %v", err)
 	}
 }
+
+// Every built-in model, and a custom speed, is a model object at
+// /models/{id} on both engines, as the SDK reads it.
+func TestEveryModelHasItsObject(t *testing.T) {
+	h := newHarness(t)
+	for _, base := range []string{"/v1/", "/baseline/v1/"} {
+		client := openai.NewClient(option.WithBaseURL(h.url+base), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+		for _, id := range append(api.ModelNames(), "custom-250", "custom-100000") {
+			m, err := client.Models.Get(h.ctx(), id)
+			if err != nil || m.ID != id || m.Object != "model" || m.OwnedBy != "agentloop" {
+				t.Fatalf("%smodels/%s: %+v, %v", base, id, m, err)
+			}
+		}
+		for _, id := range []string{"gpt-5.2", "custom-100001", "CLASSIC"} {
+			_, err := client.Models.Get(h.ctx(), id)
+			var apiErr *openai.Error
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "model_not_found" || apiErr.Param != "model" {
+				t.Fatalf("%smodels/%s: %v", base, id, err)
+			}
+		}
+	}
+}
