@@ -42,6 +42,12 @@ func BadRequest(param, code, format string, args ...any) *Error {
 	return Errorf(http.StatusBadRequest, param, code, format, args...)
 }
 
+// MissingParameter is the 400 for a required parameter the request left
+// out, e.g. a create without 'model'.
+func MissingParameter(param string) *Error {
+	return BadRequest(param, "missing_required_parameter", "Missing required parameter: '%s'.", param)
+}
+
 // PreviousResponseNotFound is the error for an unknown or unreachable parent.
 func PreviousResponseNotFound(id string) *Error {
 	return BadRequest("previous_response_id", "previous_response_not_found",

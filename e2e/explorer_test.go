@@ -85,3 +85,47 @@ func lastResponseID(t *testing.T, page playwright.Page) string {
 	}
 	return id
 }
+
+// TestExplorerLanes sends the two-sub-agent example: two creates on two
+// lanes of the one WebSocket, each event shown under its lane, then the
+// chained follow-up continues each lane's own response on that lane.
+func TestExplorerLanes(t *testing.T) {
+	needBrowser(t)
+	a := apptest.Start(t)
+	page := newPage(t)
+	goTo(t, page, a.URL()+"/explorer")
+	_, err := page.Locator("#explorer-example").SelectOption(playwright.SelectOptionValues{Values: &[]string{"lanes"}})
+	check(t, err, "choose the lanes example")
+	body := page.GetByTestId("explorer-body")
+	check(t, expect.Locator(body).ToHaveValue(regexp.MustCompile("agent_b")), "lanes example loaded")
+	check(t, page.GetByTestId("explorer-send-ws").Click(), "send the lanes")
+	for _, lane := range []string{"agent_a", "agent_b"} {
+		done := page.Locator(`[data-testid="event"][data-type="response.completed"][data-lane="` + lane + `"]`)
+		check(t, expect.Locator(done).ToHaveCount(1), lane+" completed")
+	}
+	// The chained body is one follow-up per lane, each continuing its own.
+	check(t, expect.Locator(body).ToHaveValue(regexp.MustCompile("previous_response_id")), "follow-ups filled in")
+	text, err := body.InputValue()
+	check(t, err, "read the body")
+	var next []struct {
+		StreamID string `json:"stream_id"`
+		Previous string `json:"previous_response_id"`
+	}
+	if err := json.Unmarshal([]byte(text), &next); err != nil || len(next) != 2 || next[0].StreamID != "agent_a" || next[1].StreamID != "agent_b" ||
+		next[0].Previous == "" || next[0].Previous == next[1].Previous {
+		t.Fatalf("the follow-ups do not continue each lane: %v\n%s", err, text)
+	}
+	check(t, page.GetByTestId("explorer-send-ws").Click(), "send the follow-ups")
+	completed := page.Locator(`[data-testid="event"][data-type="response.completed"]`)
+	check(t, expect.Locator(completed).ToHaveCount(4), "follow-ups completed")
+	if n, _ := page.Locator(`[data-testid="event"][data-type="error"]`).Count(); n != 0 {
+		t.Errorf("%d error events", n)
+	}
+	// Copy as code sends both bodies as lanes.
+	check(t, page.GetByText("Copy as code").Click(), "open copy as code")
+	_, err = page.Locator("#copy-transport").SelectOption(playwright.SelectOptionValues{Values: &[]string{"ws"}})
+	check(t, err, "choose WebSocket")
+	_, err = page.Locator("#copy-lang").SelectOption(playwright.SelectOptionValues{Values: &[]string{"go"}})
+	check(t, err, "choose Go")
+	check(t, expect.Locator(page.Locator("#copy-code")).ToContainText("ended < 2"), "Go lanes snippet")
+}

@@ -343,7 +343,7 @@ func (e *Engine) evictDrill(tu *turn) bool {
 
 // limitDrill is connection-limit: a prepared create is answered with
 // websocket_connection_limit_reached and the connection closes with 1000.
-func (wc *wsConn) limitDrill(tu *turn) *api.Error {
+func (wc *wsConn) limitDrill(l *lane, tu *turn) *api.Error {
 	e := wc.e
 	if e.sh.Drills.idle() {
 		return nil
@@ -355,7 +355,7 @@ func (wc *wsConn) limitDrill(tu *turn) *api.Error {
 	err := drillError(api.BadRequest("", "websocket_connection_limit_reached",
 		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(e.cfg.WSLifetime)), dr.Drill)
 	e.sh.Metrics.rejected("websocket", e.cfg.Name, err.Status)
-	_ = wc.write(api.AppendWSError(nil, err, ""))
+	wc.lanes.sendError(err, l.id)
 	wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
 	wc.cancel()
 	return err
@@ -392,11 +392,14 @@ var errDrillDropped = errors.New("stream dropped by the drop-mid-stream drill")
 // dropper is a sink whose connection a drill can cut.
 type dropper interface{ dropConnection() }
 
-// dropConnection closes the socket at once, with no close frame.
+// dropConnection closes the socket at once, with no close frame: every
+// lane of the connection goes with it.
 func (wc *wsConn) dropConnection() {
 	wc.cancel()
 	wc.c.CloseNow()
 }
+
+func (s *laneSink) dropConnection() { s.ls.wc.dropConnection() }
 
 // streamDrill fires drop-mid-stream, stall or slow-first-token on a
 // response that generates and streams, and returns the sink that applies

@@ -192,8 +192,23 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 		c := h.rawWS("/v1/responses")
 		send(t, c, drillWSWarm)
 		e := readEvent(t, c).AsError()
-		if e == nil || e.Code != "websocket_connection_limit_reached" || e.Headers[api.HeaderDrill] != api.DrillConnectionLimit {
+		if e == nil || e.Code != "websocket_connection_limit_reached" || e.Headers[api.HeaderDrill] != api.DrillConnectionLimit ||
+			!strings.Contains(e.Message, "(60 minutes)") {
 			t.Fatalf("got %+v", e)
+		}
+		_, _, err := c.Read(context.Background())
+		if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+			t.Fatalf("close after the limit: %v", err)
+		}
+	})
+	t.Run("connection-limit on a named lane names the lane and closes 1000", func(t *testing.T) {
+		h := newHarness(t)
+		h.arm(api.DrillSpec{Drill: api.DrillConnectionLimit})
+		c := h.rawWS("/v1/responses")
+		send(t, c, `{"type":"response.create","stream_id":"sub-1","model":"burst","store":false,"generate":false,"input":"You are terse."}`)
+		ev := readEvent(t, c)
+		if e := ev.AsError(); e == nil || e.Code != "websocket_connection_limit_reached" || ev.StreamID != "sub-1" {
+			t.Fatalf("got %s", ev.Raw)
 		}
 		_, _, err := c.Read(context.Background())
 		if websocket.CloseStatus(err) != websocket.StatusNormalClosure {

@@ -126,6 +126,18 @@ func FuzzWebSocketMessage(f *testing.F) {
 		`{"type":"response.steer"}`,
 		`{"type":"response.create","previous_response_id":"resp_missing","input":"x"}`,
 		`{"type":"response.create","stream_id":"lane-1","input":"x"}`,
+		`{"type":"response.create","model":"instant","stream_id":"agent_a","input":"x"}`,
+		`{"type":"response.create","model":"instant","stream_id":"","input":"x"}`,
+		`{"type":"response.create","model":"instant","stream_id":"a b","input":"x"}`,
+		`{"type":"response.create","model":"instant","stream_id":7,"input":"x"}`,
+		`{"type":"response.create","model":"instant","stream_id":null,"input":"x"}`,
+		`{"type":"response.create","model":"instant","stream_id":"agent_b","input":"x"}`,
+		`{"type":"response.create","model":"instant","STREAM_ID":"agent_c","input":"x"}`,
+		`{"type":"response.create","model":"instant","stream_id":"agent_a","stream_id":"agent_d","input":"x"}`,
+		`{"type":"response.create","model":"instant","input":"quoting \"stream_id\":\"agent_e\""}`,
+		`{"type":"response.create","model":"instant","stream_id":"agent_a","previous_response_id":"resp_missing","store":false,"input":"x"}`,
+		`{"type":"response.processed","stream_id":"agent_a","response_id":"resp_x"}`,
+		`{"stream_id":"agent_f"`,
 		`not json`,
 	} {
 		f.Add([]byte(s))
@@ -149,7 +161,7 @@ func FuzzWebSocketMessage(f *testing.F) {
 		}
 		// A sentinel warmup after every input: its completion proves the
 		// connection survived and answered everything before it in order.
-		const sentinel = `{"type":"response.create","generate":false,"input":"sentinel","metadata":{"sentinel":"1"}}`
+		const sentinel = `{"type":"response.create","model":"instant","generate":false,"input":"sentinel","metadata":{"sentinel":"1"}}`
 		if err := conn.Write(ctx, websocket.MessageText, []byte(sentinel)); err != nil {
 			t.Fatal(err)
 		}

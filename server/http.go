@@ -16,15 +16,37 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Register mounts the engine on g (e.g. /v1 or /baseline/v1).
+// Register mounts the engine on g (e.g. /v1 or /baseline/v1). Any other
+// path under g, or another method on one of its paths, gets OpenAI's 404.
 func (e *Engine) Register(g *echo.Group) {
-	g.POST("/responses", e.handleCreate)
-	g.GET("/responses", e.handleWebSocket)
-	g.GET("/responses/:id", e.handleGet)
-	g.DELETE("/responses/:id", e.handleDelete)
-	g.GET("/responses/:id/input_items", e.handleInputItems)
-	g.GET("/models", e.handleModels)
-	g.GET("/models/:id", e.handleModel)
+	routes := []struct {
+		method, path string
+		h            echo.HandlerFunc
+	}{
+		{http.MethodPost, "/responses", e.handleCreate},
+		{http.MethodGet, "/responses", e.handleWebSocket},
+		{http.MethodPost, "/responses/input_tokens", e.handleInputTokens},
+		{http.MethodGet, "/responses/:id", e.handleGet},
+		{http.MethodDelete, "/responses/:id", e.handleDelete},
+		{http.MethodGet, "/responses/:id/input_items", e.handleInputItems},
+		{http.MethodGet, "/models", e.handleModels},
+		{http.MethodGet, "/models/:id", e.handleModel},
+	}
+	for _, r := range routes {
+		g.Add(r.method, r.path, r.h)
+		// A path's own not-found handler answers its other methods, where
+		// Echo would answer 405.
+		g.RouteNotFound(r.path, invalidURL)
+	}
+	g.RouteNotFound("", invalidURL)
+	g.RouteNotFound("/*", invalidURL)
+}
+
+// invalidURL is OpenAI's answer to a path or method it does not serve: a
+// 404 invalid_request_error naming both.
+func invalidURL(c echo.Context) error {
+	r := c.Request()
+	return api.Errorf(http.StatusNotFound, "", "", "Invalid URL (%s %s)", r.Method, r.URL.Path)
 }
 
 // RegisterTraces mounts GET /api/traces/:id on g.
@@ -41,6 +63,23 @@ func RegisterTraces(g *echo.Group, traces *TraceRing) {
 	})
 }
 
+// readBody reads a request body up to the engine's limit.
+func (e *Engine) readBody(c echo.Context) ([]byte, *api.Error) {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, e.cfg.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large",
+				"Request body too large: the limit is %d bytes.", e.cfg.MaxBody)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, api.Errorf(http.StatusRequestTimeout, "", "request_timeout", "The request body stopped arriving and was dropped.")
+		}
+		return nil, api.BadRequest("", "invalid_body", "The request body could not be read.")
+	}
+	return body, nil
+}
+
 func (e *Engine) handleCreate(c echo.Context) (err error) {
 	started := time.Now()
 	r := c.Request()
@@ -54,17 +93,9 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 		errors.As(err, &aerr)
 		e.observe(tu.trace, aerr)
 	}()
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, e.cfg.MaxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large",
-				"Request body too large: the limit is %d bytes.", e.cfg.MaxBody)
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return api.Errorf(http.StatusRequestTimeout, "", "request_timeout", "The request body stopped arriving and was dropped.")
-		}
-		return api.BadRequest("", "invalid_body", "The request body could not be read.")
+	body, aerr := e.readBody(c)
+	if aerr != nil {
+		return aerr
 	}
 	release, aerr := e.sh.Budget.acquire(len(body))
 	if aerr != nil {
@@ -257,6 +288,9 @@ func retryLater(e *api.Error, err error) *api.Error {
 // admitHTTP applies the HTTP transport's rules to a decoded create: what
 // this engine does not serve gets a clear 400 rather than a silent answer.
 func admitHTTP(req *api.CreateRequest) *api.Error {
+	if req.Model == "" {
+		return api.MissingParameter("model")
+	}
 	if req.StreamID != nil {
 		return api.BadRequest("stream_id", "unsupported_parameter", "'stream_id' names a WebSocket lane; it is not accepted over HTTP.")
 	}

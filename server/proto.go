@@ -53,7 +53,13 @@ func admitPrototype(req *api.CreateRequest) *api.Error {
 		return api.BadRequest("type", "invalid_value",
 			"No response is paused on this connection: response.append resumes a response that ended a segment with response.done.")
 	}
-	return admitMessage(req)
+	if err := admitMessage(req); err != nil {
+		return err
+	}
+	if req.StreamID != nil {
+		return api.BadRequest("stream_id", "unsupported_parameter", "The prototype serves the default lane only: omit 'stream_id'.")
+	}
+	return nil
 }
 
 // appendStages are the incremental pre-inference work of a resumed
@@ -170,11 +176,8 @@ const (
 // response.
 func (wc *wsConn) next(ctx, stop context.Context, expired <-chan time.Time) (wsEntry, int) {
 	for {
-		if ent, ok := wc.queue.pop(); ok {
-			if ent.body != nil {
-				wc.queued.Add(-1)
-				wc.queuedBytes.Add(-int64(len(ent.body)))
-			}
+		if ent, ok := wc.lanes.def.queue.pop(); ok {
+			wc.dequeued(ent)
 			return ent, waitMessage
 		}
 		select {
@@ -184,7 +187,7 @@ func (wc *wsConn) next(ctx, stop context.Context, expired <-chan time.Time) (wsE
 			return wsEntry{}, waitStopped
 		case <-expired:
 			return wsEntry{}, waitExpired
-		case <-wc.queue.added:
+		case <-wc.lanes.def.queue.added:
 		}
 	}
 }

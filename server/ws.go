@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,14 +17,15 @@ import (
 )
 
 // wsConn is one WebSocket-mode connection: a reader that queues creates in
-// FIFO order, and a processor that runs them one at a time and owns the
-// connection cache (the latest response).
+// FIFO order on their lanes, and the lanes (lanes.go), each of which runs
+// its creates one at a time and owns its connection cache (its latest
+// response).
 type wsConn struct {
 	e      *Engine
 	c      *websocket.Conn
 	ctx    context.Context // cancelled when the client goes away
 	cancel context.CancelFunc
-	queue  *wsQueue
+	lanes  *lanes
 
 	queued      atomic.Int64 // creates waiting with a body
 	queuedBytes atomic.Int64
@@ -34,16 +36,15 @@ type wsConn struct {
 	session string      // the inspector's and the drills' session key
 	scope   string      // the upgrade's drill scope header (drill.go)
 	client  *api.Client // who opened the connection
-
-	cache *chainState // processor goroutine only
-	stack api.Stack   // the modelled API stack, chosen at the upgrade
-	proto bool        // the upgrade asked for the prototype (proto.go)
+	stack   api.Stack   // the modelled API stack, chosen at the upgrade
+	proto   bool        // the upgrade asked for the prototype (proto.go)
 }
 
 type wsEntry struct {
 	body    []byte
 	started time.Time
 	reply   *api.Error // answered in its turn instead of being run
+	stream  string     // the stream_id its error frame names, if any
 }
 
 func (e *Engine) handleWebSocket(c echo.Context) error {
@@ -70,9 +71,9 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	conn.SetReadLimit(e.cfg.WSReadLimit)
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack,
-		queue: newWSQueue(max(4*e.cfg.WSQueue, 16)), proto: isPrototype(r),
+	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack, proto: isPrototype(r),
 		session: newWSSession(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
+	wc.lanes = newLanes(wc, newQueueBound(max(4*e.cfg.WSQueue, 16)))
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
@@ -110,95 +111,100 @@ func (wc *wsConn) read() {
 			return // over the read limit the library closes with 1009
 		}
 		ent := wsEntry{started: started}
+		l := wc.lanes.def
 		switch {
 		case typ != websocket.MessageText:
 			ent.reply = api.BadRequest("", "invalid_message", "Binary frames are not supported: send each message as one JSON object in a text frame.")
-		case wc.queued.Load() >= int64(cfg.WSQueue) || wc.queuedBytes.Load()+int64(len(body)) > cfg.WSQueueBytes:
-			ent.reply = api.Errorf(http.StatusTooManyRequests, "", "websocket_queue_full",
-				"Too many queued response.create messages on this connection (limit %d creates or %d bytes). Wait for responses to finish before sending more.",
-				cfg.WSQueue, cfg.WSQueueBytes)
 		default:
+			// The queue bounds hold per connection, over all its lanes.
+			if l, ent.stream, ent.reply = wc.lanes.route(body); ent.reply != nil {
+				break
+			}
+			if wc.queued.Load() >= int64(cfg.WSQueue) || wc.queuedBytes.Load()+int64(len(body)) > cfg.WSQueueBytes {
+				ent.reply = api.Errorf(http.StatusTooManyRequests, "", "websocket_queue_full",
+					"Too many queued response.create messages on this connection (limit %d creates or %d bytes). Wait for responses to finish before sending more.",
+					cfg.WSQueue, cfg.WSQueueBytes)
+				break
+			}
 			ent.body = body
 			wc.queued.Add(1)
 			wc.queuedBytes.Add(int64(len(body)))
 		}
-		if !wc.queue.push(wc.ctx, ent) { // blocks past the hard bound: TCP backpressure
+		if !l.queue.push(wc.ctx, ent) { // blocks past the hard bound: TCP backpressure
 			return
 		}
 	}
 }
 
+// process runs the default lane until the connection ends: the client
+// goes away, the server drains it, or its lifetime is reached. Draining
+// and the lifetime let each lane finish the response it is running, and
+// start no other.
 func (wc *wsConn) process() {
 	lifetime := time.NewTimer(wc.e.cfg.WSLifetime)
 	defer lifetime.Stop()
-	for {
-		// Ending the connection, draining it and its lifetime come before
-		// the next queued create.
-		select {
-		case <-wc.ctx.Done():
-			return
-		case <-wc.drain:
-			wc.c.Close(websocket.StatusGoingAway, "server shutting down")
-			return
-		case <-lifetime.C:
-			wc.limitReached()
-			return
-		default:
-		}
-		ent, ok := wc.queue.pop()
-		if !ok {
-			select {
-			case <-wc.ctx.Done():
-			case <-wc.drain:
-			case <-lifetime.C:
-				wc.limitReached()
-				return
-			case <-wc.queue.added:
-			}
-			continue
-		}
-		if ent.body != nil {
-			wc.queued.Add(-1)
-			wc.queuedBytes.Add(-int64(len(ent.body)))
-		}
-		wc.handle(ent)
+	end := wc.lanes.run(wc.lanes.def, wc.drain, lifetime.C)
+	wc.lanes.halt()
+	switch end {
+	case endDrained:
+		wc.c.Close(websocket.StatusGoingAway, "server shutting down")
+	case endExpired:
+		wc.limitReached()
 	}
 }
 
-// wsQueue is a connection's FIFO of creates. It grows only while creates
+// dequeued releases a taken entry's share of the queue bounds.
+func (wc *wsConn) dequeued(ent wsEntry) {
+	if ent.body != nil {
+		wc.queued.Add(-1)
+		wc.queuedBytes.Add(-int64(len(ent.body)))
+	}
+}
+
+// wsQueue is one lane's FIFO of creates. It grows only while creates
 // wait, so an idle connection holds no queue memory: a channel of the hard
 // bound's size was the largest part of an idle connection's heap.
 type wsQueue struct {
 	mu      sync.Mutex
 	entries []wsEntry
 	head    int
-	limit   int           // the hard bound; beyond it push waits
+	bound   *queueBound   // shared by the connection's lanes
 	added   chan struct{} // 1-buffered: an entry was pushed
-	taken   chan struct{} // 1-buffered: an entry was popped
 }
 
-func newWSQueue(limit int) *wsQueue {
-	return &wsQueue{limit: limit, added: make(chan struct{}, 1), taken: make(chan struct{}, 1)}
+// queueBound is the hard bound on the entries queued on one connection,
+// over all its lanes; beyond it the reader waits. Only the connection's
+// reader pushes, so checking and then counting cannot overshoot.
+type queueBound struct {
+	n     atomic.Int64
+	limit int64
+	taken chan struct{} // 1-buffered: an entry was popped
 }
 
-// push appends ent, waiting while the queue is at its hard bound. It
+func newQueueBound(limit int) *queueBound {
+	return &queueBound{limit: int64(limit), taken: make(chan struct{}, 1)}
+}
+
+func newWSQueue(bound *queueBound) *wsQueue {
+	return &wsQueue{bound: bound, added: make(chan struct{}, 1)}
+}
+
+// push appends ent, waiting while the connection is at its hard bound. It
 // reports false if ctx ended first.
 func (q *wsQueue) push(ctx context.Context, ent wsEntry) bool {
-	for {
-		q.mu.Lock()
-		if len(q.entries)-q.head < q.limit {
-			q.entries = append(q.entries, ent)
-			q.mu.Unlock()
-			signalOne(q.added)
-			return true
-		}
-		q.mu.Unlock()
+	for q.bound.n.Load() >= q.bound.limit {
 		select {
-		case <-q.taken:
+		case <-q.bound.taken:
 		case <-ctx.Done():
 			return false
 		}
 	}
+	q.bound.n.Add(1)
+	q.mu.Lock()
+	q.entries = append(q.entries, ent)
+	q.mu.Unlock()
+	signalOne(q.added)
+	return true
 }
 
 func (q *wsQueue) pop() (wsEntry, bool) {
@@ -214,7 +220,8 @@ func (q *wsQueue) pop() (wsEntry, bool) {
 		q.entries, q.head = nil, 0 // let the backing array go
 	}
 	q.mu.Unlock()
-	signalOne(q.taken)
+	q.bound.n.Add(-1)
+	signalOne(q.bound.taken)
 	return ent, true
 }
 
@@ -232,58 +239,62 @@ func (wc *wsConn) limitReached() {
 	wc.c.Close(websocket.StatusNormalClosure, "connection lifetime reached")
 }
 
+// lifetimeText says a lifetime as the limit message does: whole minutes
+// as "60 minutes", anything else as a Go duration ("300ms").
 func lifetimeText(d time.Duration) string {
-	if d >= time.Minute && d%time.Minute == 0 {
-		return strings.TrimSuffix(d.String(), "0s") + " minutes"
+	switch {
+	case d == time.Minute:
+		return "1 minute"
+	case d > time.Minute && d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + " minutes"
 	}
 	return d.String()
 }
 
-func (wc *wsConn) handle(ent wsEntry) {
+// handle runs one entry of lane l: a reply decided when it was read, or a
+// create through the pipeline. Every frame of a named lane names it.
+func (wc *wsConn) handle(l *lane, ent wsEntry) {
 	e := wc.e
-	tu := &turn{trace: e.newTrace("websocket", ent.started), body: ent.body, cached: wc.cache, admit: admitMessage}
+	tu := &turn{trace: e.newTrace("websocket", ent.started), body: ent.body}
 	tu.trace.Session, tu.trace.Client, tu.trace.scope = wc.session, wc.client, wc.scope
 	var aerr *api.Error
 	defer func() { e.observe(tu.trace, aerr) }()
 	if ent.reply != nil {
 		aerr = ent.reply
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, ent.reply.Status)
-		_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
+		wc.lanes.sendError(ent.reply, ent.stream)
 		return
 	}
 	release, aerr := e.sh.Budget.acquire(len(ent.body))
 	if aerr != nil {
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
-		_ = wc.write(api.AppendWSError(nil, aerr, ""))
+		wc.lanes.sendError(aerr, l.id)
 		return
 	}
 	defer release()
+	inner := admitMessage
 	if wc.proto {
-		tu.admit, tu.proto = admitPrototype, wc
+		inner, tu.proto = admitPrototype, wc
 	}
+	var taken *chainState // the lane's latest response, when tu continues it
+	tu.admit = wc.lanes.admit(l, tu, inner, &taken)
 	e.useStack(tu, wc.stack)
 	aerr = e.prepare(wc.ctx, tu)
 	if aerr == errProcessed {
+		wc.lanes.keep(l, taken)
 		return
 	}
 	if aerr != nil {
-		if tu.req != nil && wc.cache != nil && tu.req.PreviousResponseID == wc.cache.id {
-			wc.cache = nil // a failed continuation evicts its parent
-		}
+		// A failed continuation evicts its parent: a taken one stays out.
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
-		_ = wc.write(api.AppendWSError(nil, aerr, ""))
+		wc.lanes.sendError(aerr, l.id)
 		return
 	}
-	if aerr = wc.limitDrill(tu); aerr != nil {
+	if aerr = wc.limitDrill(l, tu); aerr != nil {
 		return
 	}
-	res := e.generate(wc.ctx, tu, wc)
-	switch {
-	case res.state != nil:
-		wc.cache = res.state
-	case wc.cache != nil && tu.req.PreviousResponseID == wc.cache.id:
-		wc.cache = nil
-	}
+	res := e.generate(wc.ctx, tu, &l.out)
+	wc.lanes.keep(l, res.state) // without a state, a taken parent stays out
 }
 
 // errProcessed ends the pipeline for a response.processed message, which
@@ -305,8 +316,8 @@ func admitMessage(req *api.CreateRequest) *api.Error {
 	if req.Background != nil && *req.Background {
 		return api.BadRequest("background", "unsupported_parameter", "'background' is not supported over WebSocket.")
 	}
-	if req.StreamID != nil {
-		return api.BadRequest("stream_id", "unsupported_parameter", "This engine serves the default lane only: omit 'stream_id'.")
+	if req.Model == "" {
+		return api.MissingParameter("model")
 	}
 	return nil
 }

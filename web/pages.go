@@ -148,6 +148,14 @@ func explorerExamples() []views.Example {
 			"previous_response_id": "resp_FROM_THE_LAST_RESPONSE",
 			"input":                []any{map[string]any{"type": "function_call_output", "call_id": "call_FROM_THE_LAST_RESPONSE", "output": `{"temp_c": 21, "sky": "clear"}`}},
 			"tools":                []any{weather}})},
+		// Two sub-agents share one socket: each body names its lane, and the
+		// engine runs the lanes at once. Sent over WebSocket only.
+		{Key: "lanes", Label: "Two sub-agents as lanes (WebSocket)", Body: pretty([]any{
+			map[string]any{"model": "spark", "stream_id": "agent_a", "store": false,
+				"input": "You are sub-agent A. In one sentence, what does a WebSocket lane (stream_id) give an agent?"},
+			map[string]any{"model": "spark", "stream_id": "agent_b", "store": false,
+				"input": "You are sub-agent B. What is the weather in Paris right now?", "tools": []any{weather}},
+		})},
 	}
 }
 

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 
+	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/static"
 )
@@ -26,7 +28,8 @@ func TestPages(t *testing.T) {
 			`id="race-stack-billing_hops"`, `data-testid="race-decode-tps"`, `name="sequential" checked`, `swatch-hatched`, "API stack (modelled)"}},
 		{"/race?run=run_done", 200, []string{`data-testid="lane-http"`, `data-testid="lane-ws"`, `data-status="passed">passed</span>`, `data-run="run_done"`}},
 		{"/race?run=run_missing", 404, []string{"Run not found"}},
-		{"/explorer", 200, []string{`data-testid="explorer-body"`, `data-testid="explorer-send-ws"`, `data-testid="explorer-send-http"`, `data-testid="explorer-events"`, `value="chain"`}},
+		{"/explorer", 200, []string{`data-testid="explorer-body"`, `data-testid="explorer-send-ws"`, `data-testid="explorer-send-http"`, `data-testid="explorer-events"`, `value="chain"`,
+			`value="lanes"`, `&#34;stream_id&#34;: &#34;agent_a&#34;`, `&#34;stream_id&#34;: &#34;agent_b&#34;`}},
 		{"/runs", 200, []string{`data-testid="run-row"`, `data-run="run_done"`, "40% sooner"}},
 		{"/runs?scenario=rename-api", 200, []string{"No runs yet"}},
 		{"/runs?since=soon", 400, []string{"since must be a date"}},
@@ -196,4 +199,32 @@ func TestRaceViewSaysLanesShareTheCores(t *testing.T) {
 			t.Errorf("%+v: %q", tc.cfg, got)
 		}
 	}
+}
+
+// The lanes example is two creates, each on a lane of its own, that the
+// explorer sends as two frames on one WebSocket.
+func TestExplorerLanesExample(t *testing.T) {
+	for _, ex := range explorerExamples() {
+		if ex.Key != "lanes" {
+			continue
+		}
+		var bodies []struct {
+			Model    string `json:"model"`
+			StreamID string `json:"stream_id"`
+			Input    string `json:"input"`
+		}
+		if err := json.Unmarshal([]byte(ex.Body), &bodies); err != nil {
+			t.Fatalf("the lanes example is not an array of bodies: %v\n%s", err, ex.Body)
+		}
+		if len(bodies) != 2 || bodies[0].StreamID != "agent_a" || bodies[1].StreamID != "agent_b" {
+			t.Fatalf("want lanes agent_a and agent_b: %+v", bodies)
+		}
+		for _, b := range bodies {
+			if b.Model == "" || b.Input == "" || !api.ValidStreamID(b.StreamID) {
+				t.Fatalf("not a create the engine runs: %+v", b)
+			}
+		}
+		return
+	}
+	t.Fatal("no lanes example")
 }
