@@ -146,13 +146,18 @@ type Drills struct {
 	fired    *prometheus.CounterVec
 }
 
-// NewDrills returns an empty registry whose firings m counts.
-func NewDrills(m *Metrics) *Drills {
+// NewDrills returns an empty registry whose firings m counts (nil: not
+// counted), labelled with the replica like every metric of m.
+func NewDrills(m *Metrics, replica string) *Drills {
 	d := &Drills{sessions: map[string]int{},
 		fired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentloop_drill_firings_total",
 			Help: "Fault drills fired, by drill."}, []string{"drill"})}
 	if m != nil {
-		m.reg.MustRegister(d.fired)
+		var reg prometheus.Registerer = m.reg
+		if replica != "" {
+			reg = prometheus.WrapRegistererWith(prometheus.Labels{"replica": replica}, reg)
+		}
+		reg.MustRegister(d.fired)
 	}
 	return d
 }

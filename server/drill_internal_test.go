@@ -16,7 +16,7 @@ func armed(t *testing.T, d *Drills, s api.DrillSpec) api.Drill {
 }
 
 func TestDrillFiresAfterTurnsAtMostTimesInScope(t *testing.T) {
-	d := NewDrills(nil)
+	d := NewDrills(nil, "")
 	if d.fire(hookStream, "ws:a", "", api.DrillFiring{}) != nil {
 		t.Fatal("fired with nothing armed")
 	}
@@ -55,7 +55,7 @@ func TestDrillFiresAfterTurnsAtMostTimesInScope(t *testing.T) {
 }
 
 func TestDrillAfterZeroFiresOnTheFirstAndUpgradesCountAttempts(t *testing.T) {
-	d := NewDrills(nil)
+	d := NewDrills(nil, "")
 	armed(t, d, api.DrillSpec{Drill: api.DrillHTTP429})
 	if d.fire(hookHTTPCreate, "http:key:k", "k", api.DrillFiring{}) == nil {
 		t.Fatal("after_turns 0 did not fire on the first")
@@ -70,7 +70,7 @@ func TestDrillAfterZeroFiresOnTheFirstAndUpgradesCountAttempts(t *testing.T) {
 }
 
 func TestDrillDisarmAndBoundedSessions(t *testing.T) {
-	d := NewDrills(nil)
+	d := NewDrills(nil, "")
 	dr := armed(t, d, api.DrillSpec{Drill: api.DrillEvictCache, AfterTurns: maxDrillAfter})
 	for i := 0; i < maxDrillSessions+50; i++ {
 		d.finished("ws:" + string(rune('a'+i%26)) + string(rune(i)))

@@ -93,7 +93,7 @@ func FuzzDecodeDrillSpec(f *testing.F) {
 		`{"drill":"http-429"}`, `{"drill":"x"}`, `{}`, `[]`, `{"drill":"stall","times":-1}`, `{"drill":"stall"}{}`, ``} {
 		f.Add([]byte(s))
 	}
-	d := server.NewDrills(nil)
+	d := server.NewDrills(nil, "")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		spec, err := server.DecodeDrillSpec(body)
 		if err != nil {

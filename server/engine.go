@@ -88,7 +88,7 @@ func NewShared(st Store, traceRing int, replica string, log *slog.Logger) (*Shar
 	return &Shared{
 		Store: st, Scheduler: inference.NewScheduler(), Prefix: inference.NewPrefixCache(1 << 20),
 		Tokenizer: tok, Policy: policy.NewRouter(tok), Traces: NewTraceRing(traceRing),
-		Metrics: m, Log: log, Replica: replica, Drills: NewDrills(m),
+		Metrics: m, Log: log, Replica: replica, Drills: NewDrills(m, replica),
 	}, nil
 }
 
