@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -155,9 +156,10 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 			}
 		}
 		body := metricsBody(t, h)
-		if !strings.Contains(body, `agentloop_drill_firings_total{drill="http-429"} 1`) ||
-			!strings.Contains(body, `agentloop_drill_firings_total{drill="http-503"} 1`) {
-			t.Fatal("firings not counted in /metrics")
+		for _, d := range []string{api.DrillHTTP429, api.DrillHTTP503} {
+			if !regexp.MustCompile(`(?m)^agentloop_drill_firings_total\{drill="` + d + `"(,replica="[^"]*")?\} 1$`).MatchString(body) {
+				t.Fatalf("%s's firing not counted in /metrics:\n%s", d, body)
+			}
 		}
 	})
 	t.Run("refuse-upgrade answers the handshake with 426", func(t *testing.T) {
