@@ -201,14 +201,33 @@ func TestFailoverMidRace(t *testing.T) {
 			t.Errorf("lane %s: %s (%s)", l.Lane, l.Status, l.Error)
 		}
 	}
-	_, turns, err := runs.RunTurns(ctx, id)
+	turns, _, err := runs.RunTurns(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var wsRecoveries []rollout.Recovery
 	for _, tu := range turns {
 		if tu.Lane == rollout.LaneHTTPChained && tu.ResponseID != "" {
 			chained[tu.ResponseID] = true
 		}
+		if tu.Lane == rollout.LaneWS {
+			var timings rollout.Turn
+			if err := json.Unmarshal(tu.Timings, &timings); err != nil {
+				t.Fatal(err)
+			}
+			wsRecoveries = append(wsRecoveries, timings.Recoveries...)
+		}
+	}
+	// The killed replica held the WebSocket lane's connection, so the lane
+	// must have reconnected through the balancer and resent what the
+	// survivor could not know (its parent was store:false).
+	reconnected := false
+	for _, r := range wsRecoveries {
+		t.Logf("ws lane recovery: %+v", r)
+		reconnected = reconnected || r.Action == rollout.ActionReconnect
+	}
+	if !reconnected {
+		t.Errorf("the WebSocket lane never reconnected after its replica died: %+v", wsRecoveries)
 	}
 	if len(chained) < 3 {
 		t.Fatalf("%d chained responses, want a whole lane's", len(chained))
