@@ -364,7 +364,26 @@ func runRow(r rollout.RunRecord) views.RunRow {
 	}
 	return views.RunRow{ID: r.ID, Href: "/runs/" + r.ID, RaceHref: "/race?run=" + r.ID,
 		Created: fmtTime(r.CreatedAt), CreatedISO: r.CreatedAt.UTC().Format(time.RFC3339),
-		Scenario: r.Config.Scenario, Profile: r.Config.Profile, Status: r.Status, Lanes: strings.Join(lanes, ", "), Saving: saving}
+		Scenario: r.Config.Scenario, Profile: r.Config.Profile, Status: r.Status, Lanes: strings.Join(lanes, ", "),
+		Settings: runSettings(r.Config), Saving: saving}
+}
+
+// runSettings is a run's setup in one line, for comparing runs in a list:
+// "20 ms round trip · 50 ms tools · hosted stack · one after another".
+func runSettings(cfg rollout.Config) string {
+	stack := cfg.Stack.Preset
+	if stack == "" {
+		stack = api.StackLean.Preset // a run stored before races chose a stack
+	}
+	order := "together"
+	if cfg.Sequential {
+		order = "one after another"
+	}
+	s := fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " tools · " + stack + " stack · " + order
+	if cfg.Repeats > 1 {
+		s += " · " + strconv.Itoa(cfg.Repeats) + " repeats"
+	}
+	return s
 }
 
 // stackParams names each stack parameter as the config, the form and the

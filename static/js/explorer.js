@@ -324,7 +324,8 @@
       const spans = t.spans || [];
       const end = Math.max(1, ...spans.map((s) => s.start_ns + s.duration_ns));
       const table = el("table", { class: "trace-table" },
-        el("thead", null, el("tr", null, ...["stage", "kind", "start", "duration", "tokens", ""].map((h) => el("th", { scope: "col" }, h)))));
+        el("thead", null, el("tr", null, ...["stage", "kind", "start", "duration", "tokens"].map((h) => el("th", { scope: "col" }, h)),
+          el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "timeline")))));
       const tb = el("tbody");
       for (const s of spans) {
         const bar = svg("svg", { viewBox: "0 0 100 8", preserveAspectRatio: "none", class: "trace-bar", "aria-hidden": "true" },
@@ -338,7 +339,7 @@
           el("td", { class: "bar-cell" }, bar)));
       }
       table.append(tb);
-      box.append(el("div", { class: "table-wrap" }, table));
+      box.append(el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Engine trace of " + id }, table));
       box.open = true;
     } catch (err) {
       box.append(el("p", { class: "muted" }, "No trace: " + err.message));
