@@ -240,7 +240,7 @@ func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summa
 	h, d := headline(s, cfg)
 	v := &views.Summary{Headline: h + ".", Detail: d, Note: fairness(cfg, cores, true), TimeWent: s.TimeWent, WhatItWouldTake: whatItWouldTake(s.WhatItWouldTake)}
 	if s.Repeats > 1 {
-		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats.", s.Repeats)
+		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats, with the fastest and slowest in brackets.", s.Repeats)
 	}
 	for _, l := range s.Lanes {
 		row := views.SummaryRow{Lane: l.Lane, Label: laneLabel(l.Lane), Status: l.Status, Total: fmtNS(l.TotalNS),
@@ -252,9 +252,20 @@ func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summa
 		if v, ok := s.SavedVsHTTP[l.Lane]; ok && l.Lane != rollout.LaneHTTP {
 			row.SavedVsHTTP = sooner(v)
 		}
+		row.Total = totalWithSpread(l)
 		v.Rows = append(v.Rows, row)
 	}
 	return v
+}
+
+// totalWithSpread is a lane's total, with the spread over its repeats
+// next to the median when it has some: "1.20 s (1.10 s – 1.31 s)".
+// race.js phrases it the same way.
+func totalWithSpread(l rollout.LaneSummary) string {
+	if l.MaxTotalNS <= 0 {
+		return fmtNS(l.TotalNS)
+	}
+	return fmtNS(l.TotalNS) + " (" + fmtNS(l.MinTotalNS) + " – " + fmtNS(l.MaxTotalNS) + ")"
 }
 
 // fairness says how the lanes shared the machine.

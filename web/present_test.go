@@ -130,3 +130,12 @@ func TestConfigFieldsShowTheStack(t *testing.T) {
 		}
 	}
 }
+
+func TestTotalWithSpread(t *testing.T) {
+	if got := totalWithSpread(rollout.LaneSummary{TotalNS: 1.2e9}); got != "1.20 s" {
+		t.Errorf("single run: %q", got)
+	}
+	if got := totalWithSpread(rollout.LaneSummary{TotalNS: 1.2e9, MinTotalNS: 1.1e9, MaxTotalNS: 1.31e9}); got != "1.20 s (1.10 s – 1.31 s)" {
+		t.Errorf("repeats: %q", got)
+	}
+}

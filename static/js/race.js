@@ -374,7 +374,8 @@
     const s = snap.summary;
     const h = A.headline(s, snap.config || {});
     document.getElementById("race-summary").textContent = h.text + ".";
-    document.getElementById("race-summary-detail").textContent = h.detail;
+    const reps = (snap.config || {}).repeats > 1 ? " Each lane shows its median of " + snap.config.repeats + " repeats, with the fastest and slowest in brackets." : "";
+    document.getElementById("race-summary-detail").textContent = (h.detail + reps).trim();
     const went = document.getElementById("race-time-went");
     went.textContent = s.time_went || "";
     went.hidden = !s.time_went;
@@ -388,7 +389,7 @@
       body.append(el("tr", null,
         el("th", { scope: "row" }, laneLabel(l.lane)),
         el("td", null, el("span", { class: "status", "data-status": l.status }, l.status)),
-        el("td", null, fmtNS(l.total_ns)),
+        el("td", null, fmtNS(l.total_ns) + (l.max_total_ns > 0 ? " (" + fmtNS(l.min_total_ns) + " – " + fmtNS(l.max_total_ns) + ")" : "")),
         el("td", null, String(l.turns)),
         el("td", null, fmtInt(l.input_tokens)),
         el("td", null, fmtInt(l.cached_tokens) + " (" + Math.round((l.cached_share || 0) * 100) + "%)"),
