@@ -155,7 +155,9 @@ type Summary struct {
 	// WhatItWouldTake is the extra API overhead per turn optimized HTTP
 	// would need for WebSocket to save 40%, beside what it measured.
 	WhatItWouldTake string
-	Rows            []SummaryRow
+	// Overlap says which runs ran at the same time, "" for none.
+	Overlap string
+	Rows    []SummaryRow
 }
 
 // SummaryRow is one lane's line of the summary table.

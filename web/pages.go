@@ -187,7 +187,15 @@ func (p *Playground) runPage(c echo.Context) error {
 		return p.problem(c, http.StatusInternalServerError, "Could not load the run", "The server had an error while reading the run.")
 	}
 	link := c.Scheme() + "://" + c.Request().Host + "/runs/" + rec.ID
-	return render(c, http.StatusOK, views.RunPage(p.page("Run "+rec.ID, "runs", "js/charts.js", "js/run.js"), runDetail(rec, link, p.cores)))
+	d := runDetail(rec, link, p.cores)
+	if d.Summary != nil {
+		ids, err := p.overlapping(c.Request().Context(), *rec)
+		if err != nil {
+			p.log.Error("overlapping runs", "run", rec.ID, "err", err)
+		}
+		d.Summary.Overlap = overlapNote(ids)
+	}
+	return render(c, http.StatusOK, views.RunPage(p.page("Run "+rec.ID, "runs", "js/charts.js", "js/run.js"), d))
 }
 
 // LoginPage is the page app shows, with status 401, to a browser without

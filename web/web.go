@@ -87,6 +87,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	api.POST("/:id/cancel", p.cancelRun, SameOriginJSON)
 
 	e.GET("/ui/runs/:id/live", p.live)
+	e.GET("/ui/runs/:id/overlaps", p.overlaps)
 }
 
 // Shutdown stops the races (when Races can), then closes every live feed

@@ -174,6 +174,23 @@
   }
 
   let startedHere = false;
+  const busyBox = document.getElementById("race-busy");
+  let startAnyway = false;
+
+  // liveRuns are the races running or queued on this server right now.
+  async function liveRuns() {
+    try {
+      const list = await A.getJSON("/api/runs?limit=20");
+      return (list.data || []).filter((r) => r.status === "running" || r.status === "queued").map((r) => r.id);
+    } catch (_) {
+      return []; // the start itself will say what is wrong
+    }
+  }
+
+  document.getElementById("race-start-anyway").addEventListener("click", () => {
+    startAnyway = true;
+    form.requestSubmit();
+  });
 
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -187,6 +204,20 @@
       const first = form.querySelector('input[name="lanes"]');
       if (first) first.focus();
       return;
+    }
+    // Warn before a race that would share the machine with another.
+    const forced = startAnyway;
+    startAnyway = false;
+    busyBox.hidden = true;
+    if (!forced) {
+      const live = await liveRuns();
+      if (live.length > 0) {
+        document.getElementById("race-busy-text").textContent = (live.length === 1 ? "Run " + live[0] + " is" : "Runs " + live.join(", ") + " are") +
+          " still running. Two races at once share this machine's cores, so both measure slower, and the result will say they overlapped. Start anyway, or wait until it ends.";
+        busyBox.hidden = false;
+        busyBox.focus();
+        return;
+      }
     }
     startBtn.disabled = true;
     state.textContent = "Starting…";
@@ -400,10 +431,28 @@
         el("td", null, l.lane === "http" || vs === undefined ? "–" : A.sooner(vs))));
     }
     A.labelCells(document.getElementById("race-summary-table"));
+    showOverlap(snap.run_id);
     document.getElementById("race-end").hidden = false;
     A.charts.drawTimeBars(document.getElementById("time-bars"), s.lanes || []);
     A.charts.timeBarsTable(document.getElementById("time-bars-data"), s.lanes || []);
     drawOverheadChart();
+  }
+
+  // showOverlap says in the result when other races ran alongside;
+  // web/overlap.go phrases it the same way on the run page.
+  let overlapAsked = "";
+  async function showOverlap(id) {
+    if (overlapAsked === id) return;
+    overlapAsked = id;
+    const box = document.getElementById("race-overlap");
+    box.hidden = true;
+    try {
+      const r = await A.getJSON("/ui/runs/" + encodeURIComponent(id) + "/overlaps");
+      const ids = r.overlapped_with || [];
+      if (ids.length === 0 || id !== runID) return;
+      box.textContent = "This race overlapped " + ids.join(", ") + ": they shared the machine, so each measured slower than it would alone.";
+      box.hidden = false;
+    } catch (_) { /* the result stands without it */ }
   }
 
   function drawOverheadChart() {
