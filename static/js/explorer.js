@@ -17,6 +17,10 @@
   const errBox = document.getElementById("explorer-error");
   const chain = document.getElementById("explorer-chain");
   const example = document.getElementById("explorer-example");
+  const sendRaw = document.getElementById("explorer-send-raw");
+  const compareBtn = document.getElementById("explorer-compare");
+  const headersBox = document.getElementById("explorer-headers");
+  const wsQuery = document.getElementById("explorer-ws-query");
 
   const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
   let socket = null;
@@ -134,15 +138,23 @@
     return s.length > n ? s.slice(0, n) + "…" : s;
   }
 
-  function startRequest(transport, sent) {
+  // startRequest opens a request's row; req.ended resolves once it ends.
+  // A frame sent as typed may get no answer at all, so it never locks the
+  // send buttons.
+  function startRequest(transport, sent, raw) {
     count++;
-    current = { n: count, transport, sent, t0: performance.now(), id: "", calls: [], text: "", done: false };
+    current = { n: count, transport, sent, raw: !!raw, t0: performance.now(), id: "", calls: [], text: "", done: false };
+    current.ended = new Promise((resolve) => { current.resolve = resolve; });
+    const what = raw ? "WebSocket frame as typed" : transport === "ws" ? "WebSocket" : "HTTP (SSE)";
     events.append(el("tr", { class: "request-row" },
-      el("td", { colspan: 4 }, "Request " + count + " · " + (transport === "ws" ? "WebSocket" : "HTTP (SSE)") +
-        (sent.previous_response_id ? " · previous_response_id " + sent.previous_response_id : ""))));
-    sendWS.disabled = true;
-    sendHTTP.disabled = true;
+      el("td", { colspan: 4 }, "Request " + count + " · " + what +
+        (sent && sent.previous_response_id ? " · previous_response_id " + sent.previous_response_id : ""))));
+    if (!raw) setBusy(true);
     return current;
+  }
+
+  function setBusy(on) {
+    for (const b of [sendWS, sendHTTP, sendRaw, compareBtn]) b.disabled = on;
   }
 
   function addEvent(req, ev) {
@@ -153,7 +165,9 @@
       el("td", { class: "num" }, ms),
       el("td", { class: "num" }, seq),
       el("td", null, el("code", { class: "event-type" }, ...breakable(type))),
-      el("td", { class: "detail" }, detail(ev))));
+      el("td", { class: "detail" }, el("details", { class: "raw" },
+        el("summary", null, detail(ev) || el("span", { class: "muted" }, "raw JSON")),
+        el("pre", { class: "code raw-json" }, JSON.stringify(ev, null, 2))))));
     const wrap = events.closest(".events-wrap");
     if (wrap) wrap.scrollTop = wrap.scrollHeight;
     if (ev.response && ev.response.id) req.id = ev.response.id;
@@ -168,8 +182,7 @@
     if (req.done) return;
     req.done = true;
     if (current === req) current = null;
-    sendWS.disabled = false;
-    sendHTTP.disabled = false;
+    setBusy(false);
     const ms = performance.now() - req.t0;
     const resp = ev && ev.response;
     const status = resp ? resp.status : ev && ev.type === "error" ? "error" : "ended";
@@ -188,20 +201,36 @@
     if (req.id && resp) {
       lastResponse = { id: req.id, calls: req.calls };
       loadTrace(item, req.id);
-      if (chain.checked && resp.status === "completed") setBody(nextBody(req.sent, resp, req.calls));
+      if (chain.checked && !req.comparing && req.sent && resp.status === "completed") setBody(nextBody(req.sent, resp, req.calls));
     }
+    req.status = status;
+    req.resolve(req);
   }
 
   // --- WebSocket -----------------------------------------------------------
 
+  // wsPath is the upgrade's path with the query as typed (the aliases of
+  // agentloop's headers: a browser cannot set headers on an upgrade).
+  function wsPath() {
+    const q = wsQuery.value.trim().replace(/^\?/, "");
+    return "/v1/responses" + (q ? "?" + q : "");
+  }
+
   function openSocket() {
-    if (socket && socket.readyState === WebSocket.OPEN) return Promise.resolve(socket);
+    const path = wsPath();
+    if (socket && socket.readyState === WebSocket.OPEN && socket.agentloopPath === path) return Promise.resolve(socket);
+    if (socket) {
+      socket.onclose = null;
+      socket.close(1000, "the query changed");
+      socket = null;
+    }
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(A.wsURL("/v1/responses"));
+      const ws = new WebSocket(A.wsURL(path));
+      ws.agentloopPath = path;
       connState.textContent = "WebSocket: connecting…";
       ws.onopen = () => {
         socket = ws;
-        connState.textContent = "WebSocket: connected to " + A.wsURL("/v1/responses");
+        connState.textContent = "WebSocket: connected to " + A.wsURL(path);
         disconnect.disabled = false;
         resolve(ws);
       };
@@ -226,7 +255,25 @@
     });
   }
 
-  sendWS.addEventListener("click", async () => {
+  // sendOverWS sends sent as a response.create; it returns the request,
+  // or null when the socket could not open.
+  async function sendOverWS(sent, comparing) {
+    const msg = Object.assign({ type: "response.create" }, sent);
+    delete msg.stream;
+    try {
+      const ws = await openSocket();
+      const req = startRequest("ws", sent);
+      req.comparing = comparing;
+      ws.send(JSON.stringify(msg));
+      remember("ws", body.value);
+      return req;
+    } catch (err) {
+      A.showError(errBox, err);
+      return null;
+    }
+  }
+
+  sendWS.addEventListener("click", () => {
     A.showError(errBox, null);
     let sent;
     try {
@@ -235,13 +282,23 @@
       A.showError(errBox, err);
       return;
     }
-    const msg = Object.assign({ type: "response.create" }, sent);
-    delete msg.stream;
+    sendOverWS(sent, false);
+  });
+
+  // Send frame as typed: the text goes out unchanged, valid JSON or not.
+  sendRaw.addEventListener("click", async () => {
+    A.showError(errBox, null);
+    const text = body.value;
+    let sent = null;
+    try {
+      sent = JSON.parse(text);
+    } catch (_) { /* any frame at all */ }
     try {
       const ws = await openSocket();
-      const req = startRequest("ws", sent);
-      ws.send(JSON.stringify(msg));
-      return req;
+      if (current && !current.done && current.raw) finish(current, null);
+      startRequest("ws", sent && typeof sent === "object" ? sent : null, true);
+      ws.send(text);
+      remember("frame", text);
     } catch (err) {
       A.showError(errBox, err);
     }
@@ -253,20 +310,35 @@
 
   // --- HTTP + SSE ----------------------------------------------------------
 
-  sendHTTP.addEventListener("click", async () => {
-    A.showError(errBox, null);
-    let sent;
+  // headerLines reads the headers box: one "Name: value" a line.
+  function headerLines() {
+    const out = {};
+    headersBox.value.split(/\r?\n/).forEach((line, i) => {
+      if (line.trim() === "") return;
+      const at = line.indexOf(":");
+      if (at <= 0) throw new Error("HTTP request headers, line " + (i + 1) + ": write Name: value.");
+      out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+    });
+    return out;
+  }
+
+  async function sendOverHTTP(sent, comparing) {
+    let extra;
     try {
-      sent = parseBody();
+      extra = headerLines();
     } catch (err) {
       A.showError(errBox, err);
-      return;
+      headersBox.closest("details").open = true;
+      headersBox.focus();
+      return null;
     }
     const req = startRequest("http", sent);
+    req.comparing = comparing;
+    remember("http", body.value);
     try {
       const res = await fetch("/v1/responses", {
         method: "POST",
-        headers: { "Content-Type": "application/json", "Accept": "text/event-stream" },
+        headers: Object.assign({}, extra, { "Content-Type": "application/json", "Accept": "text/event-stream" }),
         body: JSON.stringify(Object.assign({}, sent, { stream: true })),
         credentials: "same-origin",
       });
@@ -277,13 +349,163 @@
           if (j.error) e = j.error;
         } catch (_) { /* not JSON */ }
         addEvent(req, { type: "error", status: res.status, error: e });
-        return;
+        return req;
       }
       await readSSE(res.body, (ev) => addEvent(req, ev));
       if (!req.done) addEvent(req, { type: "error", message: "The stream ended before a terminal event." });
     } catch (err) {
       if (!req.done) addEvent(req, { type: "error", message: String(err.message || err) });
     }
+    return req;
+  }
+
+  sendHTTP.addEventListener("click", () => {
+    A.showError(errBox, null);
+    let sent;
+    try {
+      sent = parseBody();
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    sendOverHTTP(sent, false);
+  });
+
+  // The aliases of agentloop's own headers, for the upgrade's query.
+  const queryAliases = { "x-agentloop-stack": "agentloop_stack" };
+  document.getElementById("explorer-aliases").addEventListener("click", () => {
+    let h;
+    try {
+      h = headerLines();
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    const q = new URLSearchParams(wsQuery.value.trim().replace(/^\?/, ""));
+    const skipped = [];
+    for (const [k, v] of Object.entries(h)) {
+      const alias = queryAliases[k.toLowerCase()];
+      if (alias) q.set(alias, v);
+      else skipped.push(k);
+    }
+    wsQuery.value = q.toString();
+    A.showError(errBox, skipped.length ? new Error("No query alias for " + skipped.join(", ") + ": only agentloop's own headers have one; a browser cannot send the others on an upgrade.") : null);
+  });
+
+  // --- HTTP against WebSocket ----------------------------------------------
+
+  // compare sends the same body over HTTP, then over the WebSocket, and
+  // sets the two engine traces side by side, stage by stage.
+  compareBtn.addEventListener("click", async () => {
+    A.showError(errBox, null);
+    let sent;
+    try {
+      sent = parseBody();
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    const diff = document.getElementById("explorer-diff");
+    diff.hidden = true;
+    const h = await sendOverHTTP(sent, true);
+    if (!h) return;
+    await h.ended;
+    const w = await sendOverWS(sent, true);
+    if (!w) return;
+    await w.ended;
+    if (!h.id || !w.id) {
+      A.showError(errBox, new Error("Both requests must answer with a response to compare their traces."));
+      return;
+    }
+    try {
+      const [th, tw] = await Promise.all([A.getJSON("/api/traces/" + encodeURIComponent(h.id)), A.getJSON("/api/traces/" + encodeURIComponent(w.id))]);
+      showDiff(diff, th, tw);
+    } catch (err) {
+      A.showError(errBox, err);
+    }
+  });
+
+  function byStage(trace) {
+    const out = new Map();
+    for (const sp of trace.spans || []) {
+      const cur = out.get(sp.name) || { ns: 0, kind: sp.kind };
+      cur.ns += sp.duration_ns;
+      out.set(sp.name, cur);
+    }
+    return out;
+  }
+
+  function showDiff(box, th, tw) {
+    const a = byStage(th), b = byStage(tw);
+    const names = [...new Set([...a.keys(), ...b.keys()])];
+    const total = (m) => [...m.values()].reduce((s, v) => s + v.ns, 0);
+    const cell = (m, n) => (m.has(n) ? fmtNS(m.get(n).ns) : "–");
+    const delta = (n) => {
+      const d = (b.has(n) ? b.get(n).ns : 0) - (a.has(n) ? a.get(n).ns : 0);
+      return d === 0 ? "0" : (d < 0 ? "−" : "+") + fmtNS(Math.abs(d));
+    };
+    const rows = names.map((n) => el("tr", { "data-stage": n },
+      el("th", { scope: "row" }, n), el("td", null, (a.get(n) || b.get(n)).kind),
+      el("td", { class: "num" }, cell(a, n)), el("td", { class: "num" }, cell(b, n)), el("td", { class: "num" }, delta(n))));
+    const sum = total(b) - total(a);
+    rows.push(el("tr", { class: "diff-total" }, el("th", { scope: "row" }, "all stages"), el("td", null, ""),
+      el("td", { class: "num" }, fmtNS(total(a))), el("td", { class: "num" }, fmtNS(total(b))),
+      el("td", { class: "num" }, (sum < 0 ? "−" : "+") + fmtNS(Math.abs(sum)))));
+    const wrap = box.querySelector(".table-wrap");
+    clear(wrap);
+    wrap.append(el("table", { class: "diff-table" },
+      el("thead", null, el("tr", null, ...["stage", "kind", "HTTP", "WebSocket", "WebSocket − HTTP"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", null, ...rows)));
+    box.hidden = false;
+  }
+
+  // --- history -------------------------------------------------------------
+
+  const HISTORY_KEY = "agentloop.explorer.history";
+  const HISTORY_MAX = 30;
+  const historyList = document.getElementById("explorer-history");
+
+  function loadHistory() {
+    try {
+      const h = JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]");
+      return Array.isArray(h) ? h : [];
+    } catch (_) {
+      return [];
+    }
+  }
+
+  function remember(transport, text) {
+    const h = loadHistory();
+    h.unshift({ at: new Date().toISOString(), transport, body: text, headers: headersBox.value, query: wsQuery.value });
+    try {
+      localStorage.setItem(HISTORY_KEY, JSON.stringify(h.slice(0, HISTORY_MAX)));
+    } catch (_) { /* storage full or off: the history is a convenience */ }
+    drawHistory();
+  }
+
+  function drawHistory() {
+    clear(historyList);
+    const names = { ws: "WebSocket", http: "HTTP", frame: "frame as typed" };
+    for (const item of loadHistory()) {
+      const load = el("button", { type: "button" }, "Load");
+      load.addEventListener("click", () => {
+        body.value = item.body;
+        headersBox.value = item.headers || "";
+        wsQuery.value = item.query || "";
+        updateCopy();
+        body.focus();
+      });
+      historyList.append(el("li", { "data-testid": "history-item", "data-transport": item.transport },
+        el("span", { class: "muted" }, new Date(item.at).toLocaleTimeString() + " · " + (names[item.transport] || item.transport) + " · "),
+        el("code", null, clip(String(item.body).replace(/\s+/g, " "), 90)), " ", load));
+    }
+  }
+
+  document.getElementById("explorer-history-clear").addEventListener("click", () => {
+    try {
+      localStorage.removeItem(HISTORY_KEY);
+    } catch (_) { /* nothing to clear */ }
+    drawHistory();
   });
 
   // readSSE parses "event:"/"data:" blocks separated by a blank line.
@@ -445,6 +667,7 @@
     }
   });
   updateCopy();
+  drawHistory();
   // Tests and tools wait for this before clicking.
   document.documentElement.dataset.ready = "explorer";
 })();
