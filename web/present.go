@@ -371,6 +371,16 @@ func runRow(r rollout.RunRecord) views.RunRow {
 	if r.Summary != nil {
 		if v, ok := r.Summary.SavedVsHTTP[rollout.LaneWS]; ok && slices.Contains(r.Config.Lanes, rollout.LaneHTTP) {
 			saving = sooner(v)
+			// With repeats, the medians compared and their spread.
+			if r.Summary.Repeats > 1 {
+				var parts []string
+				for _, l := range r.Summary.Lanes {
+					if l.Lane == rollout.LaneHTTP || l.Lane == rollout.LaneWS {
+						parts = append(parts, laneLabel(l.Lane)+" "+totalWithSpread(l))
+					}
+				}
+				saving += " (medians of " + strconv.Itoa(r.Summary.Repeats) + " repeats: " + strings.Join(parts, ", ") + ")"
+			}
 		}
 	}
 	return views.RunRow{ID: r.ID, Href: "/runs/" + r.ID, RaceHref: "/race?run=" + r.ID,

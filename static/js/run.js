@@ -85,6 +85,11 @@
 
   const axisSel = document.getElementById("overhead-x");
   function drawChart() {
+    const bars = document.getElementById("time-bars");
+    if (bars && run.summary) {
+      A.charts.drawTimeBars(bars, run.summary.lanes || []);
+      A.charts.timeBarsTable(document.getElementById("time-bars-data"), run.summary.lanes || []);
+    }
     const lanes = lanesOf(run);
     A.charts.drawOverhead(document.getElementById("overhead-chart"), lanes, { x: axisSel.value });
     A.charts.overheadTable(document.getElementById("overhead-data"), lanes);
