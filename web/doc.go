@@ -1,6 +1,7 @@
 // Package web is the playground: the pages (home, race, explorer, runs,
 // docs, login), the run JSON API (/api/runs), the live feed of running races
-// (/ui/runs/{id}/live), fanned out to every page by one hub, the embedded
+// (/ui/runs/{id}/live), fanned out to every page by one hub, which runs
+// overlapped a run (/ui/runs/{id}/overlaps), the embedded
 // static assets, and the same-origin guard for state-changing routes
 // (SameOrigin, and SameOriginJSON with IsJSON, the one media-type check),
 // which app applies to every route of the process. Its handlers return *api.Error;
