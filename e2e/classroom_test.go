@@ -62,6 +62,23 @@ func TestClassroom(t *testing.T) {
 		check(t, kb.Type("0"), "type a tool time")
 		check(t, expect.Locator(rtt).Not().ToHaveAttribute("aria-invalid", "true"), "the fixed field is valid again")
 
+		// A negative seed and zero repeats are refused too, never changed.
+		tabTo(t, page, "details.more > summary")
+		press("Enter")
+		for _, bad := range []struct{ id, value, label string }{{"race-seed", "-3", "Seed"}, {"race-repeats", "0", "Repeats"}} {
+			tabTo(t, page, "#"+bad.id)
+			press("Control+a")
+			check(t, kb.Type(bad.value), "type "+bad.value)
+			press("Enter")
+			field := page.Locator("#" + bad.id)
+			check(t, expect.Locator(field).ToHaveAttribute("aria-invalid", "true"), bad.label+" marked invalid")
+			check(t, expect.Locator(page.Locator("#"+bad.id+"-error")).ToContainText(bad.label+" must be"), bad.label+" error names the field")
+			check(t, expect.Locator(field).ToHaveValue(bad.value), bad.label+" kept as typed")
+			check(t, expect.Locator(page.Locator("#race-view")).ToBeHidden(), "no race started")
+			press("Control+a")
+			check(t, kb.Type("1"), "fix "+bad.label)
+		}
+
 		// Enter on a field submits the form, as a keyboard user expects.
 		press("Enter")
 		summary := page.GetByTestId("race-summary")
