@@ -190,6 +190,9 @@ func TestClassroom(t *testing.T) {
 		goTo(t, p, a.URL()+"/race?run="+runID)
 		settle(t, p, "race-result")
 		screenshot(t, p, "race-result-phone.png")
+		if _, err := p.Locator("#race-end").Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "race-result-table-phone.png"))}); err != nil {
+			t.Errorf("screenshot of the result: %v", err)
+		}
 		check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}), "dark")
 		goTo(t, p, a.URL()+"/runs")
 		screenshot(t, p, "runs-phone-dark.png")
