@@ -5,5 +5,8 @@
 // The tests find elements by the data-testid hooks of issue 5 and fail on
 // any console error. They save screenshots under e2e/screenshots. Without
 // PLAYWRIGHT_DRIVER_PATH (set by `make test` and `make e2e`) they skip. The
-// package holds tests only; it must never be imported.
+// accessibility checks inject axe-core, which scripts/e2e-setup.sh installs
+// pinned under $PLAYWRIGHT_DRIVER_PATH/axe (AXE_CORE_PATH overrides), into a
+// context that bypasses the pages' CSP, and fail on any serious or critical
+// violation. The package holds tests only; it must never be imported.
 package e2e

@@ -75,9 +75,17 @@ func needBrowser(t *testing.T) {
 // containing one of allowed.
 func newPage(t *testing.T, allowed ...string) playwright.Page {
 	t.Helper()
-	bc, err := browser.NewContext(playwright.BrowserNewContextOptions{
-		Viewport: &playwright.Size{Width: 1280, Height: 900},
-	})
+	return newPageWith(t, playwright.BrowserNewContextOptions{}, allowed...)
+}
+
+// newPageWith is newPage with more context options (the viewport stays
+// desktop-wide unless opts sets one).
+func newPageWith(t *testing.T, opts playwright.BrowserNewContextOptions, allowed ...string) playwright.Page {
+	t.Helper()
+	if opts.Viewport == nil {
+		opts.Viewport = &playwright.Size{Width: 1280, Height: 900}
+	}
+	bc, err := browser.NewContext(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

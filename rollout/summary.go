@@ -150,6 +150,9 @@ func summarize(cfg Config, results map[string][]LaneSummary) *Summary {
 		sort.Slice(reps, func(i, j int) bool { return reps[i].TotalNS < reps[j].TotalNS })
 		m := reps[len(reps)/2]
 		m.Status, m.Error = status, errMsg
+		if len(reps) > 1 {
+			m.MinTotalNS, m.MaxTotalNS = reps[0].TotalNS, reps[len(reps)-1].TotalNS
+		}
 		medians[lane] = m
 		sum.Lanes = append(sum.Lanes, m)
 	}

@@ -155,9 +155,13 @@ type Call struct {
 
 // LaneSummary sums up one lane of one repeat (or the median over repeats).
 type LaneSummary struct {
-	Lane          string           `json:"lane"`
-	Status        string           `json:"status"`
-	TotalNS       int64            `json:"total_ns"`
+	Lane    string `json:"lane"`
+	Status  string `json:"status"`
+	TotalNS int64  `json:"total_ns"`
+	// MinTotalNS and MaxTotalNS are the spread of TotalNS over the
+	// repeats; with repeats, TotalNS is the median repeat's.
+	MinTotalNS    int64            `json:"min_total_ns,omitempty"`
+	MaxTotalNS    int64            `json:"max_total_ns,omitempty"`
 	Turns         int              `json:"turns"`
 	InputTokens   int              `json:"input_tokens"`
 	CachedTokens  int              `json:"cached_tokens"`

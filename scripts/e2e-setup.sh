@@ -28,3 +28,12 @@ if [ "$("$NODE" "$PW_DIR/package/cli.js" --version 2>/dev/null)" != "Version $PW
     "playwright-core@$PW_VERSION"
   ln -sfn node_modules/playwright-core "$PW_DIR/package"
 fi
+# axe-core, the accessibility checker the browser tests inject into every
+# page; pinned, and in its own folder so it never disturbs the driver's.
+AXE_VERSION=4.14.1
+AXE_DIR=$PW_DIR/axe
+if [ "$("$NODE" -p "require('$AXE_DIR/node_modules/axe-core/package.json').version" 2>/dev/null)" != "$AXE_VERSION" ]; then
+  rm -rf "$AXE_DIR"
+  npm install --prefix "$AXE_DIR" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+    "axe-core@$AXE_VERSION"
+fi

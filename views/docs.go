@@ -1,6 +1,10 @@
 package views
 
-import "strings"
+import (
+	"strings"
+
+	"agentloop/docs/snippets"
+)
 
 type endpoint struct{ path, what string }
 
@@ -19,6 +23,36 @@ var endpoints = []endpoint{
 	{"GET /api/sessions, GET /api/sessions/{id}, GET /api/sessions/{id}/export", "The inspector's client sessions (?limit=), one with its turns, and its JSON as a download; the page is /inspect."},
 	{"POST /api/drills, GET /api/drills, GET /api/drills/{id}, DELETE /api/drills/{id}", "Arm a fault drill {drill, after_turns, times, duration_ms, scope} (201), list the armed drills with their firings, read one, disarm one."},
 	{"GET /metrics", "Prometheus metrics."},
+}
+
+// testHooks are the pages' hooks for browser tests: data-testid values
+// (Playwright: getByTestId) and the html[data-ready] marks.
+var testHooks = []endpoint{
+	{`html[data-ready="race"]`, "/race: the race script is wired up (the form submits, the live feed opens)."},
+	{`html[data-ready="explorer"]`, "/explorer: the explorer script is wired up; Send works."},
+	{"race-scenario, race-profile, race-stack, race-rtt, race-decode-tps", "/race: the form's scenario, profile and stack selects, round trip and decode rate inputs."},
+	{"race-start, race-cancel", "/race: start the race; cancel the running one."},
+	{"lane-http, lane-http-optimized, lane-http-chained, lane-ws", "/race: a lane's card; inside it, lane-status holds queued, running, passed, failed, interrupted or cancelled."},
+	{"race-summary", "/race: the result's headline, shown when the race ends."},
+	{"race-time-went, race-what-it-takes, race-time-bars, overhead-x", "/race: where the time went, what it would take, the stacked bars, the overhead chart's x-axis choice."},
+	{"present-story", "/race?present: presenter mode's three-step story (keys: S start, R reset)."},
+	{"explorer-body, explorer-send-ws, explorer-send-http, explorer-events", "/explorer: the request body, the two send buttons, the event table; each event row is data-testid=\"event\" with data-type set to the event type."},
+	{"explorer-send-raw, explorer-compare, explorer-diff", "/explorer: send the body as one frame exactly as typed; send it over HTTP and then WebSocket; the two traces side by side (rows carry data-stage)."},
+	{"explorer-headers, explorer-ws-query, explorer-history, history-item", "/explorer: the HTTP headers, the upgrade's query (agentloop_stack=…), the stored history and each request in it (data-transport)."},
+	{"race-busy, race-overlap", "/race: the warning before a race starts beside another, and the result's note that it overlapped one."},
+	{"run-row", "/runs: one run, with data-run set to its id."},
+	{"sweep-chart, sweep-line, sweep-empty", "/sweep: a scenario's chart, one line of it (data-stack, data-lane), the empty state."},
+	{"logout", "The header's Sign out button, on a server with --api-key."},
+}
+
+func playwrightSnippet(d Docs) string {
+	return strings.NewReplacer("BASE", d.BaseURL).Replace(`// Playwright (TypeScript): race over the instant profile and read the result.
+await page.goto("BASE/race");
+await expect(page.locator('html[data-ready="race"]')).toHaveCount(1);
+await page.getByTestId("race-profile").selectOption("instant");
+await page.getByTestId("race-start").click();
+await expect(page.getByTestId("lane-ws").getByTestId("lane-status")).toHaveText("passed", { timeout: 120_000 });
+await expect(page.getByTestId("race-summary")).toContainText("finished");`)
 }
 
 func keyLine(d Docs) string {
@@ -57,24 +91,6 @@ err = conn.Create(ctx, responses.ResponsesClientEventResponseCreateParam{
 first, err := conn.FinalResponse(ctx)`)
 }
 
-func pythonSnippet(d Docs) string {
-	return strings.NewReplacer("BASE", d.BaseURL, "KEY", keyLine(d)).Replace(`from openai import OpenAI
-
-client = OpenAI(base_url="BASE/v1", api_key="KEY")
-
-# HTTP + SSE
-for event in client.responses.create(model="spark", input="Hello", stream=True):
-    print(event.sequence_number, event.type)
-
-# WebSocket mode: pip install "openai[realtime]>=3.8.0"
-with client.responses.connect() as conn:
-    conn.response.create(model="spark", input="Hello", store=False)
-    for event in conn:
-        print(event.type)
-        if event.type in ("response.completed", "response.failed", "response.incomplete", "error"):
-            break`)
-}
-
 func nodeSnippet(d Docs) string {
 	return strings.NewReplacer("BASE", d.BaseURL, "KEY", keyLine(d)).Replace(`import OpenAI from "openai";
 import { ResponsesWS } from "openai/resources/responses/ws"; // needs the "ws" package
@@ -91,20 +107,14 @@ ws.on("event", (event) => console.log(event.type));
 ws.send({ type: "response.create", model: "spark", input: "Hello", store: false });`)
 }
 
-func codexSnippet(d Docs) string {
-	s := strings.NewReplacer("BASE", d.BaseURL).Replace(`model = "spark"
-model_provider = "agentloop"
-
-[model_providers.agentloop]
-name = "agentloop"
-base_url = "BASE/v1"
-wire_api = "responses"
-supports_websockets = true
-`)
+// snippet is one of the snippets the README shows too (docs/snippets),
+// with this server's address, and a placeholder key when it needs one.
+func snippet(d Docs, name string) string {
+	key := snippets.DefaultKey
 	if d.KeyRequired {
-		s += "env_key = \"AGENTLOOP_API_KEY\"   # the variable that holds the key\n"
+		key = "YOUR_KEY"
 	}
-	return s + "\n# then: codex exec --skip-git-repo-check \"fix the failing test\""
+	return snippets.For(name, d.BaseURL, strings.TrimSuffix(d.WSURL, "/v1/responses"), key)
 }
 
 func vercelSnippet(d Docs) string {

@@ -11,6 +11,8 @@ type Page struct {
 	// KeyRequired says the server runs with --api-key: the header then
 	// offers Sign out (common.js posts /logout).
 	KeyRequired bool
+	// Present is presenter mode (?present): large type, one screen.
+	Present bool
 
 	signedOut bool
 }
@@ -66,6 +68,8 @@ type Race struct {
 	Cores int
 	// Stages is the waterfall legend.
 	Stages []Stage
+	// Present is presenter mode: the three-step story and shortcuts.
+	Present bool
 }
 
 // LaneCard is one lane of a race, as first rendered.
@@ -104,8 +108,10 @@ type RunsList struct {
 	Since     string
 	Until     string
 	HasMore   bool
-	// Problem explains a filter that could not be used.
-	Problem string
+	// Problem explains a filter that could not be used; ProblemField is
+	// the filter input it is about ("since", "until"), if any.
+	Problem      string
+	ProblemField string
 }
 
 // RunRow is one run in the list.
@@ -115,7 +121,10 @@ type RunRow struct {
 	Scenario, Profile   string
 	Status              string
 	Lanes               string
-	Saving              string
+	// Settings is how the run was set up: round trip, tool time, stack,
+	// and whether the lanes ran together or one after another.
+	Settings string
+	Saving   string
 }
 
 // RunDetail is one stored run: summary, timeline and conversation.
@@ -147,7 +156,9 @@ type Summary struct {
 	// WhatItWouldTake is the extra API overhead per turn optimized HTTP
 	// would need for WebSocket to save 40%, beside what it measured.
 	WhatItWouldTake string
-	Rows            []SummaryRow
+	// Overlap says which runs ran at the same time, "" for none.
+	Overlap string
+	Rows    []SummaryRow
 }
 
 // SummaryRow is one lane's line of the summary table.

@@ -83,7 +83,7 @@ func (p *Playground) race(c echo.Context) error {
 	if all := rollout.Scenarios(); len(all) > 0 {
 		cfg.Scenario = all[0].Name
 	}
-	v := views.Race{Cores: p.cores, Stages: raceStages}
+	v := views.Race{Cores: p.cores, Stages: raceStages, Present: c.QueryParams().Has("present")}
 	if id := c.QueryParam("run"); id != "" {
 		rec, err := p.runs.LoadRun(c.Request().Context(), id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -119,7 +119,9 @@ func (p *Playground) race(c echo.Context) error {
 	if cfg.DecodeTPS > 0 {
 		v.DecodeTPS = strconv.FormatFloat(cfg.DecodeTPS, 'f', -1, 64)
 	}
-	return render(c, http.StatusOK, views.RacePage(p.page("Race", "race", "js/charts.js", "js/race.js"), v))
+	page := p.page("Race", "race", "js/charts.js", "js/race.js")
+	page.Present = v.Present
+	return render(c, http.StatusOK, views.RacePage(page, v))
 }
 
 func (p *Playground) explorer(c echo.Context) error {
@@ -166,7 +168,7 @@ func (p *Playground) runsPage(c echo.Context) error {
 		Since: q.Get("since"), Until: q.Get("until")}
 	f, perr := runFilter(q)
 	if perr != nil {
-		v.Problem = perr.Message
+		v.Problem, v.ProblemField = perr.Message, perr.Param
 		return render(c, http.StatusBadRequest, views.RunsPage(p.page("Runs", "runs"), v))
 	}
 	runs, more, err := p.list(c.Request().Context(), f)
@@ -193,7 +195,15 @@ func (p *Playground) runPage(c echo.Context) error {
 		return p.problem(c, http.StatusInternalServerError, "Could not load the run", "The server had an error while reading the run.")
 	}
 	link := c.Scheme() + "://" + c.Request().Host + "/runs/" + rec.ID
-	return render(c, http.StatusOK, views.RunPage(p.page("Run "+rec.ID, "runs", "js/charts.js", "js/run.js"), runDetail(rec, link, p.cores)))
+	d := runDetail(rec, link, p.cores)
+	if d.Summary != nil {
+		ids, err := p.overlapping(c.Request().Context(), *rec)
+		if err != nil {
+			p.log.Error("overlapping runs", "run", rec.ID, "err", err)
+		}
+		d.Summary.Overlap = overlapNote(ids)
+	}
+	return render(c, http.StatusOK, views.RunPage(p.page("Run "+rec.ID, "runs", "js/charts.js", "js/run.js"), d))
 }
 
 // LoginPage is the page app shows, with status 401, to a browser without

@@ -18,24 +18,29 @@ func TestPages(t *testing.T) {
 		path   string
 		status int
 		want   []string
+		avoid  []string
 	}{
 		{"/", 200, []string{`id="start-preset"`, `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`, `&#34;sequential&#34;:true`,
-			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted&#34;`, "modelled hosted API stack"}},
-		{"/docs", 200, []string{"http://example.com/v1", "ws://example.com/v1/responses", "supports_websockets = true", "/api/traces/{id}", "createOpenAI"}},
+			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted&#34;`, "modelled hosted API stack"}, nil},
+		{"/docs", 200, []string{"http://example.com/v1", "ws://example.com/v1/responses", "supports_websockets = true", "/api/traces/{id}", "createOpenAI",
+			`websocket_base_url=&#34;ws://example.com/v1&#34;`, "curl -sN http://example.com/v1/responses", "websocat -H", `html[data-ready=&#34;race&#34;]`, "race-summary"}, nil},
 		{"/race", 200, []string{`data-testid="race-scenario"`, `data-testid="race-profile"`, `data-testid="race-rtt"`, `data-testid="race-start"`,
 			`data-testid="race-summary"`, `<template id="lane-template">`, `data-testid="lane-status"`,
 			`data-testid="race-stack"`, `<option value="hosted" selected`, `<option value="lean"`, `id="race-stack-hop_ms"`, `name="stack.hop_ms"`, `value="2.65"`,
-			`id="race-stack-billing_hops"`, `data-testid="race-decode-tps"`, `name="sequential" checked`, `swatch-hatched`, "API stack (modelled)"}},
-		{"/race?run=run_done", 200, []string{`data-testid="lane-http"`, `data-testid="lane-ws"`, `data-status="passed">passed</span>`, `data-run="run_done"`}},
-		{"/race?run=run_missing", 404, []string{"Run not found"}},
+			`id="race-stack-billing_hops"`, `data-testid="race-decode-tps"`, `name="sequential" checked`, `swatch-hatched`, "API stack (modelled)"}, nil},
+		{"/race?run=run_done", 200, []string{`data-testid="lane-http"`, `data-testid="lane-ws"`, `data-status="passed">passed</span>`, `data-run="run_done"`}, nil},
+		{"/race?run=run_missing", 404, []string{"Run not found"}, nil},
 		{"/explorer", 200, []string{`data-testid="explorer-body"`, `data-testid="explorer-send-ws"`, `data-testid="explorer-send-http"`, `data-testid="explorer-events"`, `value="chain"`,
-			`value="lanes"`, `&#34;stream_id&#34;: &#34;agent_a&#34;`, `&#34;stream_id&#34;: &#34;agent_b&#34;`}},
-		{"/runs", 200, []string{`data-testid="run-row"`, `data-run="run_done"`, "40% sooner"}},
-		{"/runs?scenario=rename-api", 200, []string{"No runs yet"}},
-		{"/runs?since=soon", 400, []string{"since must be a date"}},
+			`value="lanes"`, `&#34;stream_id&#34;: &#34;agent_a&#34;`, `&#34;stream_id&#34;: &#34;agent_b&#34;`}, nil},
+		{"/runs", 200, []string{`data-testid="run-row"`, `data-run="run_done"`, "40% sooner", " round trip · ", " stack · together", `data-label="Settings"`}, nil},
+		{"/race?present", 200, []string{`<html lang="en" class="present">`, `data-testid="present-story"`, "Optimized HTTP", `data-present`}, nil},
+		{"/runs?scenario=rename-api", 200, []string{"No runs yet"}, nil},
+		{"/runs?since=soon", 400, []string{"From: since must be a date", `aria-invalid="true"`, `aria-describedby="filter-since-error"`, `id="filter-since-error"`},
+			[]string{"No runs yet"}},
+		{"/runs?until=soon", 400, []string{"To: until must be a date", `aria-describedby="filter-until-error"`}, []string{"No runs yet"}},
 		{"/runs/run_done", 200, []string{"WebSocket finished 40% sooner than HTTP — lanes ran side by side and shared the CPU.",
-			"lean (nothing modelled)", "Stack hop (ms)", "Stack billing hops", "Warm-up (generate: false)", "run_tests", "ok  \tpricing", `href="/api/runs/run_done"`, `data-link="http://example.com/runs/run_done"`}},
-		{"/runs/run_missing", 404, []string{"Run not found"}},
+			"lean (nothing modelled)", "Stack hop (ms)", "Stack billing hops", "Warm-up (generate: false)", "run_tests", "ok  \tpricing", `href="/api/runs/run_done"`, `data-link="http://example.com/runs/run_done"`}, nil},
+		{"/runs/run_missing", 404, []string{"Run not found"}, nil},
 	}
 	tp := newTestPlayground(t)
 	for _, tc := range cases {
@@ -51,6 +56,11 @@ func TestPages(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(body, w) {
 					t.Errorf("page lacks %q", w)
+				}
+			}
+			for _, a := range tc.avoid {
+				if strings.Contains(body, a) {
+					t.Errorf("page says %q", a)
 				}
 			}
 			checkCSPSafe(t, body)

@@ -241,7 +241,7 @@ func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summa
 	h, d := headline(s, cfg)
 	v := &views.Summary{Headline: h + ".", Detail: d, Note: fairness(cfg, cores, true), TimeWent: s.TimeWent, WhatItWouldTake: whatItWouldTake(s.WhatItWouldTake)}
 	if s.Repeats > 1 {
-		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats.", s.Repeats)
+		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats, with the fastest and slowest in brackets.", s.Repeats)
 	}
 	for _, l := range s.Lanes {
 		row := views.SummaryRow{Lane: l.Lane, Label: laneLabel(l.Lane), Status: l.Status, Total: fmtNS(l.TotalNS),
@@ -253,9 +253,20 @@ func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summa
 		if v, ok := s.SavedVsHTTP[l.Lane]; ok && l.Lane != rollout.LaneHTTP {
 			row.SavedVsHTTP = sooner(v)
 		}
+		row.Total = totalWithSpread(l)
 		v.Rows = append(v.Rows, row)
 	}
 	return v
+}
+
+// totalWithSpread is a lane's total, with the spread over its repeats
+// next to the median when it has some: "1.20 s (1.10 s – 1.31 s)".
+// race.js phrases it the same way.
+func totalWithSpread(l rollout.LaneSummary) string {
+	if l.MaxTotalNS <= 0 {
+		return fmtNS(l.TotalNS)
+	}
+	return fmtNS(l.TotalNS) + " (" + fmtNS(l.MinTotalNS) + " – " + fmtNS(l.MaxTotalNS) + ")"
 }
 
 // fairness says how the lanes shared the machine.
@@ -361,11 +372,40 @@ func runRow(r rollout.RunRecord) views.RunRow {
 	if r.Summary != nil {
 		if v, ok := r.Summary.SavedVsHTTP[rollout.LaneWS]; ok && slices.Contains(r.Config.Lanes, rollout.LaneHTTP) {
 			saving = sooner(v)
+			// With repeats, the medians compared and their spread.
+			if r.Summary.Repeats > 1 {
+				var parts []string
+				for _, l := range r.Summary.Lanes {
+					if l.Lane == rollout.LaneHTTP || l.Lane == rollout.LaneWS {
+						parts = append(parts, laneLabel(l.Lane)+" "+totalWithSpread(l))
+					}
+				}
+				saving += " (medians of " + strconv.Itoa(r.Summary.Repeats) + " repeats: " + strings.Join(parts, ", ") + ")"
+			}
 		}
 	}
 	return views.RunRow{ID: r.ID, Href: "/runs/" + r.ID, RaceHref: "/race?run=" + r.ID,
 		Created: fmtTime(r.CreatedAt), CreatedISO: r.CreatedAt.UTC().Format(time.RFC3339),
-		Scenario: r.Config.Scenario, Profile: r.Config.Profile, Status: r.Status, Lanes: strings.Join(lanes, ", "), Saving: saving}
+		Scenario: r.Config.Scenario, Profile: r.Config.Profile, Status: r.Status, Lanes: strings.Join(lanes, ", "),
+		Settings: runSettings(r.Config), Saving: saving}
+}
+
+// runSettings is a run's setup in one line, for comparing runs in a list:
+// "20 ms round trip · 50 ms tools · hosted stack · one after another".
+func runSettings(cfg rollout.Config) string {
+	stack := cfg.Stack.Preset
+	if stack == "" {
+		stack = api.StackLean.Preset // a run stored before races chose a stack
+	}
+	order := "together"
+	if cfg.Sequential {
+		order = "one after another"
+	}
+	s := fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " tools · " + stack + " stack · " + order
+	if cfg.Repeats > 1 {
+		s += " · " + strconv.Itoa(cfg.Repeats) + " repeats"
+	}
+	return s
 }
 
 // stackParams names each stack parameter as the config, the form and the

@@ -2,6 +2,7 @@ package web
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"agentloop/api"
@@ -128,5 +129,28 @@ func TestConfigFieldsShowTheStack(t *testing.T) {
 		if !slices.Contains(f, want) {
 			t.Errorf("fields lack %+v: %+v", want, f)
 		}
+	}
+}
+
+func TestTotalWithSpread(t *testing.T) {
+	if got := totalWithSpread(rollout.LaneSummary{TotalNS: 1.2e9}); got != "1.20 s" {
+		t.Errorf("single run: %q", got)
+	}
+	if got := totalWithSpread(rollout.LaneSummary{TotalNS: 1.2e9, MinTotalNS: 1.1e9, MaxTotalNS: 1.31e9}); got != "1.20 s (1.10 s – 1.31 s)" {
+		t.Errorf("repeats: %q", got)
+	}
+}
+
+func TestRunRowShowsTheSpread(t *testing.T) {
+	r := *fixtureRun("run_x")
+	r.Config.Repeats, r.Summary.Repeats = 3, 3
+	r.Summary.Lanes[0].MinTotalNS, r.Summary.Lanes[0].MaxTotalNS = 0.9e9, 1.1e9
+	r.Summary.Lanes[1].MinTotalNS, r.Summary.Lanes[1].MaxTotalNS = 0.5e9, 0.7e9
+	row := runRow(r)
+	if want := "40% sooner (medians of 3 repeats: HTTP 1.00 s (900 ms – 1.10 s), WebSocket 600 ms (500 ms – 700 ms))"; row.Saving != want {
+		t.Errorf("saving %q, want %q", row.Saving, want)
+	}
+	if !strings.Contains(row.Settings, "3 repeats") {
+		t.Errorf("settings %q", row.Settings)
 	}
 }

@@ -72,6 +72,8 @@ func TestStartRun(t *testing.T) {
 		{name: "repeats 0", body: `{"repeats":0}`, header: jsonHeader, status: 400, code: "invalid_value", param: "repeats"},
 		{name: "seed 0", body: `{"seed":0}`, header: jsonHeader, status: 400, code: "invalid_value", param: "seed"},
 		{name: "negative seed", body: `{"seed":-4}`, header: jsonHeader, status: 400, code: "invalid_value", param: "seed"},
+		{name: "empty round trip", body: `{"rtt_ms":null}`, header: jsonHeader, status: 400, code: "invalid_value", param: "rtt_ms"},
+		{name: "empty repeats", body: `{"repeats":null}`, header: jsonHeader, status: 400, code: "invalid_value", param: "repeats"},
 		{name: "stack preset", body: `{"stack":"hosted"}`, header: jsonHeader, status: 200, wantStart: true},
 		{name: "stack parameters", body: `{"stack":{"preset":"hosted","hop_ms":3},"decode_tps":250}`, header: jsonHeader, status: 200, wantStart: true},
 		{name: "unknown stack", body: `{"stack":"turbo"}`, header: jsonHeader, status: 400, code: "invalid_value", param: "stack"},

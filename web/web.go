@@ -106,6 +106,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	api.POST("/:id/cancel", p.cancelRun, SameOriginJSON)
 
 	e.GET("/ui/runs/:id/live", p.live)
+	e.GET("/ui/runs/:id/overlaps", p.overlaps)
 
 	if p.inspector != nil {
 		p.registerInspector(e)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,27 @@ func TestServePrintsOneLineAndHonoursEnvironment(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "\n"); n != 1 {
 		t.Fatalf("stdout has %d lines: %q", n, out.String())
+	}
+}
+
+// TestBusyPortSaysWhatToDo: a port in use is an error that names the
+// address and how to pick another.
+func TestBusyPortSaysWhatToDo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	var out, errOut bytes.Buffer
+	err = run(context.Background(), []string{"serve", "--addr", addr, "--db", filepath.Join(t.TempDir(), "busy.db")}, func(string) string { return "" }, &out, &errOut)
+	if err == nil {
+		t.Fatal("serving on a busy port succeeded")
+	}
+	for _, want := range []string{addr + " is already in use", "--addr", "AGENTLOOP_ADDR"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error %q does not say %q", err, want)
+		}
 	}
 }
 

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"syscall"
 
 	"agentloop/api"
 	"agentloop/app"
@@ -62,6 +64,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	ln, err := a.Listen()
 	if err != nil {
 		a.Shutdown(context.Background())
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s is already in use (another agentloop, or another program): pick another port with --addr 127.0.0.1:9090 or AGENTLOOP_ADDR=127.0.0.1:9090, or --addr 127.0.0.1:0 for any free one (%w)", cfg.Addr, err)
+		}
 		return err
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", a.URL())

@@ -2,7 +2,7 @@
 // chart, drawn as SVG sized to their box (no library).
 "use strict";
 (function () {
-  const { svg, clear, fmtNS, laneLabel } = window.agentloop;
+  const { el, svg, clear, fmtNS, fmtInt, laneLabel } = window.agentloop;
   let uid = 0;
 
   function widthOf(node, fallback) {
@@ -53,7 +53,7 @@
     opts = opts || {};
     clear(root);
     const W = widthOf(root, 320);
-    const left = 30, right = 6, top = 4, rowH = 7, gap = 2, axisH = 18;
+    const left = 56, right = 6, top = 4, rowH = 7, gap = 2, axisH = 18;
     const rows = Math.max(turns.length, 1);
     const H = top + rows * (rowH + gap) + axisH;
     root.setAttribute("viewBox", "0 0 " + W + " " + H);
@@ -66,7 +66,7 @@
     turns.forEach((t, i) => {
       const y = top + i * (rowH + gap);
       if (i === 0 || (t.index + 1) % 5 === 0) {
-        g.append(svg("text", { x: left - 4, y: y + rowH, class: "tick", "text-anchor": "end" }, t.index < 0 ? "w" : String(t.index + 1)));
+        g.append(svg("text", { x: left - 4, y: y + rowH, class: "tick", "text-anchor": "end" }, turnName(t, true)));
       }
       if (t.error) {
         if ((t.sent_ns || 0) <= until) {
@@ -99,8 +99,10 @@
     g.append(svg("line", { x1: x0, x2: x1, y1: y + 1, y2: y + 1 }));
     const step = niceStep(maxNS / 4);
     for (let v = 0; v <= maxNS + 1; v += step) {
+      // A tick near the right edge is anchored at its end, so it is never clipped.
+      const anchor = v === 0 ? "start" : x(v) > x1 - 24 ? "end" : "middle";
       g.append(svg("line", { x1: x(v), x2: x(v), y1: y + 1, y2: y + 4 }));
-      g.append(svg("text", { x: x(v), y: y + 14, class: "tick", "text-anchor": v === 0 ? "start" : "middle" }, v === 0 ? "0" : fmtNS(v)));
+      g.append(svg("text", { x: x(v), y: y + 14, class: "tick", "text-anchor": anchor }, v === 0 ? "0" : fmtNS(v)));
     }
     root.append(g);
   }
@@ -113,16 +115,19 @@
   }
 
   // drawOverhead plots each lane's per-turn API overhead against the turn
-  // number. series: [{lane, turns}].
-  function drawOverhead(root, series) {
+  // number, or (opts.x === "context") against the turn's context size in
+  // input tokens. series: [{lane, turns}].
+  function drawOverhead(root, series, opts) {
     clear(root);
+    const byContext = !!opts && opts.x === "context";
     const W = widthOf(root, 600);
     const points = series.map((s) => ({
       lane: s.lane,
-      pts: s.turns.filter((t) => t.index >= 0 && t.overhead_ns > 0).map((t) => [t.index + 1, t.overhead_ns]),
+      pts: s.turns.filter((t) => t.index >= 0 && t.overhead_ns > 0 && (!byContext || t.input_tokens > 0))
+        .map((t) => [byContext ? t.input_tokens : t.index + 1, t.overhead_ns]),
     })).filter((s) => s.pts.length > 0);
     // Lay the legend out first: it wraps on narrow screens.
-    const left = 58, right = 12, top = 12;
+    const left = 58, right = 16, top = 12;
     const legend = [];
     let lx = left, row = 0;
     for (const s of points) {
@@ -135,30 +140,34 @@
     const H = Math.round(Math.min(340, Math.max(200, W * 0.4)) + row * 16);
     root.setAttribute("viewBox", "0 0 " + W + " " + H);
     root.setAttribute("height", H);
-    const maxX = Math.max(2, ...points.flatMap((s) => s.pts.map((p) => p[0])));
+    const x0 = byContext ? 0 : 1;
+    const maxX = Math.max(x0 + 1, ...points.flatMap((s) => s.pts.map((p) => p[0])));
     const maxY = Math.max(1, ...points.flatMap((s) => s.pts.map((p) => p[1])));
     const yStep = niceStep(maxY / 4);
     const yTop = Math.ceil(maxY / yStep) * yStep;
-    const x = (v) => left + ((v - 1) / (maxX - 1)) * (W - left - right);
+    const x = (v) => left + ((v - x0) / (maxX - x0)) * (W - left - right);
     const y = (v) => top + (1 - v / yTop) * (H - top - bottom);
     const g = svg("g", { class: "axis" });
     for (let v = 0; v <= yTop + 1; v += yStep) {
       g.append(svg("line", { x1: left, x2: W - right, y1: y(v), y2: y(v), class: "grid" }));
       g.append(svg("text", { x: left - 6, y: y(v) + 4, class: "tick", "text-anchor": "end" }, v === 0 ? "0" : fmtNS(v)));
     }
-    const xStep = Math.max(1, niceStep(maxX / 8));
-    for (let v = xStep; v <= maxX; v += xStep) {
-      g.append(svg("text", { x: x(v), y: H - bottom + 16, class: "tick", "text-anchor": "middle" }, String(v)));
-    }
-    g.append(svg("text", { x: x(1), y: H - bottom + 16, class: "tick", "text-anchor": "middle" }, "1"));
-    g.append(svg("text", { x: left + (W - left - right) / 2, y: H - bottom + 30, class: "axis-label", "text-anchor": "middle" }, "turn"));
+    const xStep = Math.max(1, niceStep((maxX - x0) / (byContext ? 5 : 8)));
+    const xTick = (v) => {
+      const anchor = x(v) > W - right - 20 ? "end" : "middle";
+      g.append(svg("text", { x: x(v), y: H - bottom + 16, class: "tick", "text-anchor": anchor }, byContext ? fmtInt(v) : String(v)));
+    };
+    xTick(x0);
+    for (let v = xStep; v <= maxX; v += xStep) if (v > x0) xTick(v);
+    g.append(svg("text", { x: left + (W - left - right) / 2, y: H - bottom + 30, class: "axis-label", "text-anchor": "middle" },
+      byContext ? "context (input tokens)" : "turn"));
     root.append(g);
     for (const s of points) {
       const d = s.pts.map((p, i) => (i ? "L" : "M") + x(p[0]).toFixed(1) + " " + y(p[1]).toFixed(1)).join(" ");
       const grp = svg("g", { class: "series series-" + s.lane });
       grp.append(svg("path", { d, class: "line" }));
       for (const p of s.pts) {
-        grp.append(svg("circle", { cx: x(p[0]), cy: y(p[1]), r: 2.5 }, svg("title", null, laneLabel(s.lane) + ", turn " + p[0] + ": " + fmtNS(p[1]))));
+        grp.append(svg("circle", { cx: x(p[0]), cy: y(p[1]), r: 2.5 }, svg("title", null, laneLabel(s.lane) + (byContext ? ", " + fmtInt(p[0]) + " input tokens: " : ", turn " + p[0] + ": ") + fmtNS(p[1]))));
       }
       root.append(grp);
     }
@@ -170,5 +179,115 @@
     }
   }
 
-  window.agentloop.charts = { drawWaterfall, drawOverhead, turnEnd };
+  // turnName names a turn's row: its number, or the warm-up request
+  // (generate: false) that loads the context before the first turn.
+  function turnName(t, short) {
+    if (t.index < 0) return short ? "warm-up" : "warm-up (generate: false)";
+    return String(t.index + 1);
+  }
+
+  const stageNames = {
+    connect: "Connect", overhead: "API overhead", api_stack: "API stack", queue_prefill: "Queue + prefill",
+    decode: "Decode", network: "Network", pending: "Waiting for the first token", tool: "Tool", other: "Other (client, waiting)",
+  };
+
+  // table fills a chart's data alternative (a details block's .table-wrap).
+  function table(box, head, rows) {
+    if (!box) return;
+    const wrap = box.querySelector(".table-wrap");
+    clear(wrap);
+    wrap.append(el("table", { class: "chart-table" },
+      el("thead", null, el("tr", null, ...head.map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", null, ...rows.map((r) => el("tr", null,
+        el("th", { scope: "row" }, r[0]), ...r.slice(1).map((c) => el("td", { class: "num" }, c)))))));
+  }
+
+  // waterfallTable is a lane's turns as rows: when each was sent and the
+  // time of each stage, measured or modelled.
+  function waterfallTable(box, turns) {
+    const per = turns.map((t) => {
+      const by = {};
+      for (const s of segments(t)) {
+        by[s.name] = by[s.name] || { dur: 0, kind: s.kind };
+        by[s.name].dur += s.dur;
+      }
+      return by;
+    });
+    const names = Object.keys(stageNames).filter((n) => per.some((b) => b[n]));
+    const kinds = {};
+    for (const b of per) for (const n of names) if (b[n]) kinds[n] = b[n].kind;
+    const head = ["Turn", "Sent at", ...names.map((n) => stageNames[n] + " (" + kinds[n] + ")")];
+    table(box, head, turns.map((t, i) => [turnName(t), t.error ? "error: " + t.error : fmtNS(t.sent_ns),
+      ...names.map((n) => (per[i][n] ? fmtNS(per[i][n].dur) : "–"))]));
+  }
+
+  // overheadTable is the overhead chart's data: one row per turn, one
+  // column per lane.
+  function overheadTable(box, series) {
+    const maxTurn = Math.max(0, ...series.flatMap((s) => s.turns.filter((t) => t.index >= 0).map((t) => t.index + 1)));
+    const rows = [];
+    for (let n = 1; n <= maxTurn; n++) {
+      rows.push([String(n), ...series.map((s) => {
+        const t = s.turns.find((u) => u.index + 1 === n);
+        return t && t.overhead_ns > 0 ? fmtNS(t.overhead_ns) : "–";
+      })]);
+    }
+    table(box, ["Turn", ...series.map((s) => laneLabel(s.lane))], rows);
+  }
+
+  // The stages of "where the time goes", in the order a turn meets them;
+  // what no stage accounts for (the client's own work, waiting) is "other".
+  const timeStages = ["connect", "overhead", "api_stack", "queue_prefill", "decode", "network", "tool"];
+  const modelledStages = new Set(["api_stack", "queue_prefill", "decode"]);
+
+  function timeParts(l) {
+    const by = l.stage_ns || {};
+    const parts = timeStages.filter((n) => by[n] > 0).map((n) => ({ name: n, ns: by[n] }));
+    const sum = parts.reduce((a, p) => a + p.ns, 0);
+    if (l.total_ns > sum) parts.push({ name: "other", ns: l.total_ns - sum });
+    return parts;
+  }
+
+  // drawTimeBars draws one stacked bar per lane: where its total time
+  // went, stage by stage, on one scale for every lane. lanes: the
+  // summary's lanes ({lane, total_ns, stage_ns}).
+  function drawTimeBars(root, lanes) {
+    clear(root);
+    const W = widthOf(root, 600);
+    const left = 110, right = 12, barH = 16, gap = 8, top = 4, axisH = 18;
+    const H = top + lanes.length * (barH + gap) + axisH;
+    root.setAttribute("viewBox", "0 0 " + W + " " + H);
+    root.setAttribute("height", H);
+    const maxNS = Math.max(1, ...lanes.map((l) => l.total_ns || 0));
+    const x = (ns) => left + (ns / maxNS) * (W - left - right);
+    const fill = hatch(root);
+    lanes.forEach((l, i) => {
+      const y = top + i * (barH + gap);
+      root.append(svg("text", { x: left - 6, y: y + barH - 4, class: "tick", "text-anchor": "end" }, laneLabel(l.lane)));
+      let at = 0;
+      for (const p of timeParts(l)) {
+        const w = Math.max(x(at + p.ns) - x(at), 0.5);
+        const label = laneLabel(l.lane) + ": " + (stageNames[p.name] || "other") + " " + fmtNS(p.ns);
+        root.append(svg("rect", { x: x(at), y, width: w, height: barH, class: "stage-" + p.name }, svg("title", null, label)));
+        if (modelledStages.has(p.name)) root.append(svg("rect", { x: x(at), y, width: w, height: barH, fill, class: "modelled" }));
+        at += p.ns;
+      }
+    });
+    axis(root, x, maxNS, top + lanes.length * (barH + gap) - gap + 2, left, W - right);
+  }
+
+  // timeBarsTable is the bars' data: one row per lane, one column per stage.
+  function timeBarsTable(box, lanes) {
+    const names = [...timeStages, "other"].filter((n) => lanes.some((l) => timeParts(l).some((p) => p.name === n)));
+    const head = ["Lane", ...names.map((n) => (stageNames[n] || "Other (client, waiting)") + (modelledStages.has(n) ? " (modelled)" : "")), "Total"];
+    table(box, head, lanes.map((l) => {
+      const parts = timeParts(l);
+      return [laneLabel(l.lane), ...names.map((n) => {
+        const p = parts.find((q) => q.name === n);
+        return p ? fmtNS(p.ns) + " (" + Math.round((p.ns / Math.max(l.total_ns, 1)) * 100) + "%)" : "–";
+      }), fmtNS(l.total_ns)];
+    }));
+  }
+
+  window.agentloop.charts = { drawWaterfall, drawOverhead, turnEnd, waterfallTable, overheadTable, drawTimeBars, timeBarsTable };
 })();

@@ -127,12 +127,15 @@
   // apiError reads an OpenAI-shaped error body into an Error.
   async function apiError(res) {
     let msg = res.status + " " + res.statusText;
+    let param = "";
     try {
       const body = await res.json();
       if (body && body.error && body.error.message) msg = body.error.message;
+      if (body && body.error && body.error.param) param = String(body.error.param);
     } catch (_) { /* not JSON */ }
     const err = new Error(msg);
     err.status = res.status;
+    err.param = param;
     return err;
   }
 
@@ -163,6 +166,17 @@
     return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
   }
 
+  // labelCells gives each body cell its column's header as data-label,
+  // which a reflowing table (class reflow) shows at phone width.
+  function labelCells(table) {
+    const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent.trim());
+    for (const tr of table.querySelectorAll("tbody tr")) {
+      [...tr.children].forEach((cell, i) => {
+        if (cell.tagName === "TD" && heads[i]) cell.dataset.label = heads[i];
+      });
+    }
+  }
+
   const terminal = new Set(["passed", "failed", "interrupted", "cancelled"]);
 
   // Sign out (pages of a server with --api-key): end the session, then
@@ -182,6 +196,6 @@
 
   window.agentloop = {
     el, svg, clear, fmtNS, fmtInt, sooner, lanes, laneLabel, headline, whatItWouldTake, stackParams,
-    sendJSON, getJSON, showError, wsURL, terminal,
+    sendJSON, getJSON, showError, wsURL, terminal, labelCells,
   };
 })();

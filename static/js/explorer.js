@@ -2,8 +2,6 @@
 // /v1/responses over one WebSocket (kept open, so store:false chains work)
 // or over HTTP with stream:true, lists every event, chains the next
 // request, shows each response's engine trace and copies the request as code.
-// An array of bodies, each naming its stream_id, runs as that many lanes on
-// the one WebSocket at once.
 "use strict";
 (function () {
   const A = window.agentloop;
@@ -19,12 +17,14 @@
   const errBox = document.getElementById("explorer-error");
   const chain = document.getElementById("explorer-chain");
   const example = document.getElementById("explorer-example");
+  const sendRaw = document.getElementById("explorer-send-raw");
+  const compareBtn = document.getElementById("explorer-compare");
+  const headersBox = document.getElementById("explorer-headers");
+  const wsQuery = document.getElementById("explorer-ws-query");
 
   const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
   let socket = null;
-  let current = null; // the request in flight, when it names no lane
-  const lanes = new Map(); // stream_id → the request in flight on that lane
-  const STREAM_ID = /^[A-Za-z0-9_.-]{1,256}$/;
+  let current = null; // the request in flight
   let count = 0;
   let lastResponse = null; // {id, calls: [{name, call_id}]}
 
@@ -37,23 +37,8 @@
     } catch (err) {
       throw new Error("The body is not valid JSON: " + err.message);
     }
-    if (Array.isArray(v)) {
-      if (v.length === 0 || !v.every((b) => b && typeof b === "object" && !Array.isArray(b))) {
-        throw new Error("An array body holds one JSON object per lane.");
-      }
-      return v;
-    }
-    if (!v || typeof v !== "object") throw new Error("The body must be a JSON object, or an array of them to run as lanes.");
+    if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("The body must be a JSON object.");
     return v;
-  }
-
-  // laneIDs checks that each body of an array names a lane of its own.
-  function laneIDs(list) {
-    const ids = list.map((b) => b.stream_id);
-    if (!ids.every((id) => typeof id === "string" && STREAM_ID.test(id)) || new Set(ids).size !== ids.length) {
-      throw new Error("Each body of an array names its own lane: give each a distinct stream_id of letters, digits, _, - or .");
-    }
-    return ids;
   }
 
   function setBody(obj) {
@@ -88,7 +73,7 @@
   // (or a follow-up message when the model asked for no tool).
   function nextBody(sent, resp, calls) {
     const next = { model: sent.model, previous_response_id: resp.id };
-    for (const k of ["stream_id", "store", "instructions", "tools", "tool_choice"]) {
+    for (const k of ["store", "instructions", "tools", "tool_choice"]) {
       if (k in sent) next[k] = sent[k];
     }
     next.input = calls.length > 0
@@ -138,12 +123,6 @@
     }
   }
 
-  // laneDetail prefixes a named lane's event detail with its stream_id.
-  function laneDetail(ev) {
-    const d = detail(ev);
-    return typeof ev.stream_id === "string" ? "[" + ev.stream_id + "] " + d : d;
-  }
-
   // breakable lets long event names wrap after their dots on phones.
   function breakable(type) {
     const out = [];
@@ -159,29 +138,36 @@
     return s.length > n ? s.slice(0, n) + "…" : s;
   }
 
-  function startRequest(transport, sent, lane) {
+  // startRequest opens a request's row; req.ended resolves once it ends.
+  // A frame sent as typed may get no answer at all, so it never locks the
+  // send buttons.
+  function startRequest(transport, sent, raw) {
     count++;
-    const req = { n: count, transport, sent, lane, t0: performance.now(), id: "", calls: [], text: "", done: false };
-    if (lane) lanes.set(lane, req);
-    else current = req;
+    current = { n: count, transport, sent, raw: !!raw, t0: performance.now(), id: "", calls: [], text: "", done: false };
+    current.ended = new Promise((resolve) => { current.resolve = resolve; });
+    const what = raw ? "WebSocket frame as typed" : transport === "ws" ? "WebSocket" : "HTTP (SSE)";
     events.append(el("tr", { class: "request-row" },
-      el("td", { colspan: 4 }, "Request " + count + " · " + (transport === "ws" ? "WebSocket" : "HTTP (SSE)") +
-        (lane ? " · lane " + lane : "") +
-        (sent.previous_response_id ? " · previous_response_id " + sent.previous_response_id : ""))));
-    sendWS.disabled = true;
-    sendHTTP.disabled = true;
-    return req;
+      el("td", { colspan: 4 }, "Request " + count + " · " + what +
+        (sent && sent.previous_response_id ? " · previous_response_id " + sent.previous_response_id : ""))));
+    if (!raw) setBusy(true);
+    return current;
+  }
+
+  function setBusy(on) {
+    for (const b of [sendWS, sendHTTP, sendRaw, compareBtn]) b.disabled = on;
   }
 
   function addEvent(req, ev) {
     const ms = (performance.now() - req.t0).toFixed(1);
     const seq = ev.sequence_number === undefined || ev.sequence_number === null ? "" : String(ev.sequence_number);
     const type = String(ev.type || "?");
-    events.append(el("tr", { "data-testid": "event", "data-type": type, "data-lane": req.lane || null, class: type === "error" ? "event-error" : null },
+    events.append(el("tr", { "data-testid": "event", "data-type": type, class: type === "error" ? "event-error" : null },
       el("td", { class: "num" }, ms),
       el("td", { class: "num" }, seq),
       el("td", null, el("code", { class: "event-type" }, ...breakable(type))),
-      el("td", { class: "detail" }, laneDetail(ev))));
+      el("td", { class: "detail" }, el("details", { class: "raw" },
+        el("summary", null, detail(ev) || el("span", { class: "muted" }, "raw JSON")),
+        el("pre", { class: "code raw-json" }, JSON.stringify(ev, null, 2))))));
     const wrap = events.closest(".events-wrap");
     if (wrap) wrap.scrollTop = wrap.scrollHeight;
     if (ev.response && ev.response.id) req.id = ev.response.id;
@@ -196,15 +182,12 @@
     if (req.done) return;
     req.done = true;
     if (current === req) current = null;
-    if (req.lane && lanes.get(req.lane) === req) lanes.delete(req.lane);
-    const idle = !current && lanes.size === 0;
-    sendWS.disabled = !idle;
-    sendHTTP.disabled = !idle;
+    setBusy(false);
     const ms = performance.now() - req.t0;
     const resp = ev && ev.response;
     const status = resp ? resp.status : ev && ev.type === "error" ? "error" : "ended";
     const item = el("li", { class: "response" },
-      el("p", null, el("strong", null, "Request " + req.n), " · " + (req.transport === "ws" ? "WebSocket" : "HTTP (SSE)") + (req.lane ? " · lane " + req.lane : "") + " · ",
+      el("p", null, el("strong", null, "Request " + req.n), " · " + (req.transport === "ws" ? "WebSocket" : "HTTP (SSE)") + " · ",
         el("span", { class: "status", "data-status": status === "completed" ? "passed" : "failed" }, status),
         " · " + fmtNS(ms * 1e6)),
       req.id ? el("p", null, el("code", { class: "response-id" }, req.id)) : null,
@@ -218,39 +201,36 @@
     if (req.id && resp) {
       lastResponse = { id: req.id, calls: req.calls };
       loadTrace(item, req.id);
-      if (chain.checked && resp.status === "completed" && !req.batch) setBody(nextBody(req.sent, resp, req.calls));
+      if (chain.checked && !req.comparing && req.sent && resp.status === "completed") setBody(nextBody(req.sent, resp, req.calls));
     }
-    // Lanes sent together chain together: each continues its own response
-    // on its own lane, once all have completed.
-    const b = req.batch;
-    if (b) {
-      b.next[b.ids.indexOf(req.lane)] = resp && resp.status === "completed" ? nextBody(req.sent, resp, req.calls) : null;
-      b.left--;
-      if (b.left === 0 && chain.checked && b.next.every((n) => n)) setBody(b.next);
-    }
-  }
-
-  // stray shows an event that belongs to no request in flight, such as a
-  // connection-scoped error while lanes run: the lanes go on.
-  function stray(ev) {
-    const type = String(ev.type || "?");
-    events.append(el("tr", { "data-testid": "event", "data-type": type, class: type === "error" ? "event-error" : null },
-      el("td", { class: "num" }, ""),
-      el("td", { class: "num" }, ""),
-      el("td", null, el("code", { class: "event-type" }, ...breakable(type))),
-      el("td", { class: "detail" }, "connection · " + laneDetail(ev))));
+    req.status = status;
+    req.resolve(req);
   }
 
   // --- WebSocket -----------------------------------------------------------
 
+  // wsPath is the upgrade's path with the query as typed (the aliases of
+  // agentloop's headers: a browser cannot set headers on an upgrade).
+  function wsPath() {
+    const q = wsQuery.value.trim().replace(/^\?/, "");
+    return "/v1/responses" + (q ? "?" + q : "");
+  }
+
   function openSocket() {
-    if (socket && socket.readyState === WebSocket.OPEN) return Promise.resolve(socket);
+    const path = wsPath();
+    if (socket && socket.readyState === WebSocket.OPEN && socket.agentloopPath === path) return Promise.resolve(socket);
+    if (socket) {
+      socket.onclose = null;
+      socket.close(1000, "the query changed");
+      socket = null;
+    }
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(A.wsURL("/v1/responses"));
+      const ws = new WebSocket(A.wsURL(path));
+      ws.agentloopPath = path;
       connState.textContent = "WebSocket: connecting…";
       ws.onopen = () => {
         socket = ws;
-        connState.textContent = "WebSocket: connected to " + A.wsURL("/v1/responses");
+        connState.textContent = "WebSocket: connected to " + A.wsURL(path);
         disconnect.disabled = false;
         resolve(ws);
       };
@@ -261,26 +241,39 @@
         } catch (_) {
           return;
         }
-        const lane = typeof ev.stream_id === "string" ? lanes.get(ev.stream_id) : undefined;
-        if (lane) addEvent(lane, ev);
-        else if (current && current.transport === "ws") addEvent(current, ev);
-        else stray(ev);
+        if (current && current.transport === "ws") addEvent(current, ev);
       };
       ws.onerror = () => reject(new Error("The WebSocket could not connect."));
       ws.onclose = (c) => {
         if (socket === ws) socket = null;
         disconnect.disabled = true;
         connState.textContent = "WebSocket: closed (" + c.code + (c.reason ? " " + c.reason : "") + ")";
-        const open = [...lanes.values()];
-        if (current && current.transport === "ws") open.push(current);
-        for (const req of open) {
-          if (!req.done) addEvent(req, { type: "error", message: "The WebSocket closed before the response ended." });
+        if (current && current.transport === "ws" && !current.done) {
+          addEvent(current, { type: "error", message: "The WebSocket closed before the response ended." });
         }
       };
     });
   }
 
-  sendWS.addEventListener("click", async () => {
+  // sendOverWS sends sent as a response.create; it returns the request,
+  // or null when the socket could not open.
+  async function sendOverWS(sent, comparing) {
+    const msg = Object.assign({ type: "response.create" }, sent);
+    delete msg.stream;
+    try {
+      const ws = await openSocket();
+      const req = startRequest("ws", sent);
+      req.comparing = comparing;
+      ws.send(JSON.stringify(msg));
+      remember("ws", body.value);
+      return req;
+    } catch (err) {
+      A.showError(errBox, err);
+      return null;
+    }
+  }
+
+  sendWS.addEventListener("click", () => {
     A.showError(errBox, null);
     let sent;
     try {
@@ -289,19 +282,23 @@
       A.showError(errBox, err);
       return;
     }
-    const list = Array.isArray(sent) ? sent : [sent];
-    let ids = null;
+    sendOverWS(sent, false);
+  });
+
+  // Send frame as typed: the text goes out unchanged, valid JSON or not.
+  sendRaw.addEventListener("click", async () => {
+    A.showError(errBox, null);
+    const text = body.value;
+    let sent = null;
     try {
-      if (Array.isArray(sent)) ids = laneIDs(sent);
+      sent = JSON.parse(text);
+    } catch (_) { /* any frame at all */ }
+    try {
       const ws = await openSocket();
-      const batch = ids ? { ids, left: ids.length, next: [] } : null;
-      for (const one of list) {
-        const msg = Object.assign({ type: "response.create" }, one);
-        delete msg.stream;
-        const req = startRequest("ws", one, batch ? one.stream_id : undefined);
-        req.batch = batch;
-        ws.send(JSON.stringify(msg));
-      }
+      if (current && !current.done && current.raw) finish(current, null);
+      startRequest("ws", sent && typeof sent === "object" ? sent : null, true);
+      ws.send(text);
+      remember("frame", text);
     } catch (err) {
       A.showError(errBox, err);
     }
@@ -313,21 +310,35 @@
 
   // --- HTTP + SSE ----------------------------------------------------------
 
-  sendHTTP.addEventListener("click", async () => {
-    A.showError(errBox, null);
-    let sent;
+  // headerLines reads the headers box: one "Name: value" a line.
+  function headerLines() {
+    const out = {};
+    headersBox.value.split(/\r?\n/).forEach((line, i) => {
+      if (line.trim() === "") return;
+      const at = line.indexOf(":");
+      if (at <= 0) throw new Error("HTTP request headers, line " + (i + 1) + ": write Name: value.");
+      out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+    });
+    return out;
+  }
+
+  async function sendOverHTTP(sent, comparing) {
+    let extra;
     try {
-      sent = parseBody();
-      if (Array.isArray(sent)) throw new Error("An array of bodies runs as lanes on one WebSocket: send it over WebSocket.");
+      extra = headerLines();
     } catch (err) {
       A.showError(errBox, err);
-      return;
+      headersBox.closest("details").open = true;
+      headersBox.focus();
+      return null;
     }
     const req = startRequest("http", sent);
+    req.comparing = comparing;
+    remember("http", body.value);
     try {
       const res = await fetch("/v1/responses", {
         method: "POST",
-        headers: { "Content-Type": "application/json", "Accept": "text/event-stream" },
+        headers: Object.assign({}, extra, { "Content-Type": "application/json", "Accept": "text/event-stream" }),
         body: JSON.stringify(Object.assign({}, sent, { stream: true })),
         credentials: "same-origin",
       });
@@ -338,13 +349,163 @@
           if (j.error) e = j.error;
         } catch (_) { /* not JSON */ }
         addEvent(req, { type: "error", status: res.status, error: e });
-        return;
+        return req;
       }
       await readSSE(res.body, (ev) => addEvent(req, ev));
       if (!req.done) addEvent(req, { type: "error", message: "The stream ended before a terminal event." });
     } catch (err) {
       if (!req.done) addEvent(req, { type: "error", message: String(err.message || err) });
     }
+    return req;
+  }
+
+  sendHTTP.addEventListener("click", () => {
+    A.showError(errBox, null);
+    let sent;
+    try {
+      sent = parseBody();
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    sendOverHTTP(sent, false);
+  });
+
+  // The aliases of agentloop's own headers, for the upgrade's query.
+  const queryAliases = { "x-agentloop-stack": "agentloop_stack" };
+  document.getElementById("explorer-aliases").addEventListener("click", () => {
+    let h;
+    try {
+      h = headerLines();
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    const q = new URLSearchParams(wsQuery.value.trim().replace(/^\?/, ""));
+    const skipped = [];
+    for (const [k, v] of Object.entries(h)) {
+      const alias = queryAliases[k.toLowerCase()];
+      if (alias) q.set(alias, v);
+      else skipped.push(k);
+    }
+    wsQuery.value = q.toString();
+    A.showError(errBox, skipped.length ? new Error("No query alias for " + skipped.join(", ") + ": only agentloop's own headers have one; a browser cannot send the others on an upgrade.") : null);
+  });
+
+  // --- HTTP against WebSocket ----------------------------------------------
+
+  // compare sends the same body over HTTP, then over the WebSocket, and
+  // sets the two engine traces side by side, stage by stage.
+  compareBtn.addEventListener("click", async () => {
+    A.showError(errBox, null);
+    let sent;
+    try {
+      sent = parseBody();
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    const diff = document.getElementById("explorer-diff");
+    diff.hidden = true;
+    const h = await sendOverHTTP(sent, true);
+    if (!h) return;
+    await h.ended;
+    const w = await sendOverWS(sent, true);
+    if (!w) return;
+    await w.ended;
+    if (!h.id || !w.id) {
+      A.showError(errBox, new Error("Both requests must answer with a response to compare their traces."));
+      return;
+    }
+    try {
+      const [th, tw] = await Promise.all([A.getJSON("/api/traces/" + encodeURIComponent(h.id)), A.getJSON("/api/traces/" + encodeURIComponent(w.id))]);
+      showDiff(diff, th, tw);
+    } catch (err) {
+      A.showError(errBox, err);
+    }
+  });
+
+  function byStage(trace) {
+    const out = new Map();
+    for (const sp of trace.spans || []) {
+      const cur = out.get(sp.name) || { ns: 0, kind: sp.kind };
+      cur.ns += sp.duration_ns;
+      out.set(sp.name, cur);
+    }
+    return out;
+  }
+
+  function showDiff(box, th, tw) {
+    const a = byStage(th), b = byStage(tw);
+    const names = [...new Set([...a.keys(), ...b.keys()])];
+    const total = (m) => [...m.values()].reduce((s, v) => s + v.ns, 0);
+    const cell = (m, n) => (m.has(n) ? fmtNS(m.get(n).ns) : "–");
+    const delta = (n) => {
+      const d = (b.has(n) ? b.get(n).ns : 0) - (a.has(n) ? a.get(n).ns : 0);
+      return d === 0 ? "0" : (d < 0 ? "−" : "+") + fmtNS(Math.abs(d));
+    };
+    const rows = names.map((n) => el("tr", { "data-stage": n },
+      el("th", { scope: "row" }, n), el("td", null, (a.get(n) || b.get(n)).kind),
+      el("td", { class: "num" }, cell(a, n)), el("td", { class: "num" }, cell(b, n)), el("td", { class: "num" }, delta(n))));
+    const sum = total(b) - total(a);
+    rows.push(el("tr", { class: "diff-total" }, el("th", { scope: "row" }, "all stages"), el("td", null, ""),
+      el("td", { class: "num" }, fmtNS(total(a))), el("td", { class: "num" }, fmtNS(total(b))),
+      el("td", { class: "num" }, (sum < 0 ? "−" : "+") + fmtNS(Math.abs(sum)))));
+    const wrap = box.querySelector(".table-wrap");
+    clear(wrap);
+    wrap.append(el("table", { class: "diff-table" },
+      el("thead", null, el("tr", null, ...["stage", "kind", "HTTP", "WebSocket", "WebSocket − HTTP"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", null, ...rows)));
+    box.hidden = false;
+  }
+
+  // --- history -------------------------------------------------------------
+
+  const HISTORY_KEY = "agentloop.explorer.history";
+  const HISTORY_MAX = 30;
+  const historyList = document.getElementById("explorer-history");
+
+  function loadHistory() {
+    try {
+      const h = JSON.parse(localStorage.getItem(HISTORY_KEY) || "[]");
+      return Array.isArray(h) ? h : [];
+    } catch (_) {
+      return [];
+    }
+  }
+
+  function remember(transport, text) {
+    const h = loadHistory();
+    h.unshift({ at: new Date().toISOString(), transport, body: text, headers: headersBox.value, query: wsQuery.value });
+    try {
+      localStorage.setItem(HISTORY_KEY, JSON.stringify(h.slice(0, HISTORY_MAX)));
+    } catch (_) { /* storage full or off: the history is a convenience */ }
+    drawHistory();
+  }
+
+  function drawHistory() {
+    clear(historyList);
+    const names = { ws: "WebSocket", http: "HTTP", frame: "frame as typed" };
+    for (const item of loadHistory()) {
+      const load = el("button", { type: "button" }, "Load");
+      load.addEventListener("click", () => {
+        body.value = item.body;
+        headersBox.value = item.headers || "";
+        wsQuery.value = item.query || "";
+        updateCopy();
+        body.focus();
+      });
+      historyList.append(el("li", { "data-testid": "history-item", "data-transport": item.transport },
+        el("span", { class: "muted" }, new Date(item.at).toLocaleTimeString() + " · " + (names[item.transport] || item.transport) + " · "),
+        el("code", null, clip(String(item.body).replace(/\s+/g, " "), 90)), " ", load));
+    }
+  }
+
+  document.getElementById("explorer-history-clear").addEventListener("click", () => {
+    try {
+      localStorage.removeItem(HISTORY_KEY);
+    } catch (_) { /* nothing to clear */ }
+    drawHistory();
   });
 
   // readSSE parses "event:"/"data:" blocks separated by a blank line.
@@ -385,7 +546,8 @@
       const spans = t.spans || [];
       const end = Math.max(1, ...spans.map((s) => s.start_ns + s.duration_ns));
       const table = el("table", { class: "trace-table" },
-        el("thead", null, el("tr", null, ...["stage", "kind", "start", "duration", "tokens", ""].map((h) => el("th", { scope: "col" }, h)))));
+        el("thead", null, el("tr", null, ...["stage", "kind", "start", "duration", "tokens"].map((h) => el("th", { scope: "col" }, h)),
+          el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "timeline")))));
       const tb = el("tbody");
       for (const s of spans) {
         const bar = svg("svg", { viewBox: "0 0 100 8", preserveAspectRatio: "none", class: "trace-bar", "aria-hidden": "true" },
@@ -399,7 +561,7 @@
           el("td", { class: "bar-cell" }, bar)));
       }
       table.append(tb);
-      box.append(el("div", { class: "table-wrap" }, table));
+      box.append(el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Engine trace of " + id }, table));
       box.open = true;
     } catch (err) {
       box.append(el("p", { class: "muted" }, "No trace: " + err.message));
@@ -440,11 +602,10 @@
     } catch (err) {
       return "// " + err.message;
     }
-    const ws = transport.value === "ws";
-    if (Array.isArray(obj)) return lanesSnippet(obj, ws);
     const plain = Object.assign({}, obj);
     delete plain.stream;
     const pretty = JSON.stringify(plain, null, 2);
+    const ws = transport.value === "ws";
     const wsMsg = JSON.stringify(Object.assign({ type: "response.create" }, plain));
     switch (lang.value) {
       case "curl":
@@ -484,42 +645,6 @@
     }
   }
 
-  // lanesSnippet sends an array of bodies as lanes on one WebSocket and
-  // prints each event's lane and type until every lane has ended.
-  function lanesSnippet(list, ws) {
-    if (!ws) return "// An array of bodies runs as lanes on one WebSocket: choose the WebSocket transport.";
-    const msgs = list.map((b) => {
-      const m = Object.assign({ type: "response.create" }, b);
-      delete m.stream;
-      return JSON.stringify(m);
-    });
-    const n = msgs.length;
-    switch (lang.value) {
-      case "curl":
-        return "# curl cannot send WebSocket messages; websocat can:\n" +
-          "printf '%s\\n' " + msgs.map(shellQuote).join(" ") + " | \\\n  websocat --no-close -H \"Authorization: Bearer $OPENAI_API_KEY\" " + A.wsURL("/v1/responses");
-      case "go":
-        return "client := openai.NewClient(option.WithBaseURL(\"" + base() + "/v1/\"), option.WithAPIKey(os.Getenv(\"OPENAI_API_KEY\")))\n" +
-          "conn, err := client.Responses.Connect(ctx, responses.ResponseConnectionOptions{})\nif err != nil {\n\tlog.Fatal(err)\n}\ndefer conn.Close()\n" +
-          "for _, msg := range []string{\n" + msgs.map((m) => "\t" + goString(m) + ",\n").join("") + "} {\n" +
-          "\tif err := conn.SendRaw(ctx, json.RawMessage(msg)); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n" +
-          "for ended := 0; ended < " + n + "; {\n\traw, err := conn.RecvRaw(ctx)\n\tif err != nil {\n\t\tlog.Fatal(err)\n\t}\n" +
-          "\tvar ev struct {\n\t\tType     string `json:\"type\"`\n\t\tStreamID string `json:\"stream_id\"`\n\t}\n\tjson.Unmarshal(raw, &ev)\n\tfmt.Println(ev.StreamID, ev.Type)\n" +
-          "\tswitch ev.Type {\n\tcase \"response.completed\", \"response.failed\", \"response.incomplete\", \"error\":\n\t\tended++\n\t}\n}";
-      case "python":
-        return "import json, os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url=\"" + base() + "/v1\", api_key=os.environ.get(\"OPENAI_API_KEY\", \"local\"))\n" +
-          "bodies = json.loads(" + pyString(JSON.stringify(list.map((b) => { const c = Object.assign({}, b); delete c.stream; return c; }), null, 2)) + ")\n\n" +
-          "# pip install \"openai[realtime]>=3.8.0\"\nwith client.responses.connect() as conn:\n    for body in bodies:\n        conn.response.create(**body)\n    ended = 0\n" +
-          "    for event in conn:\n        print(getattr(event, \"stream_id\", None), event.type)\n" +
-          "        if event.type in (\"response.completed\", \"response.failed\", \"response.incomplete\", \"error\"):\n            ended += 1\n            if ended == " + n + ":\n                break";
-      default:
-        return "const ws = new WebSocket(\"" + A.wsURL("/v1/responses") + "\"); // the \"ws\" package adds the Authorization header\nlet ended = 0;\n" +
-          "ws.onopen = () => {\n" + msgs.map((m) => "  ws.send(" + JSON.stringify(m) + ");\n").join("") + "};\n" +
-          "ws.onmessage = (m) => {\n  const event = JSON.parse(m.data);\n  console.log(event.stream_id, event.type);\n" +
-          "  if ([\"response.completed\", \"response.failed\", \"response.incomplete\", \"error\"].includes(event.type) && ++ended === " + n + ") ws.close();\n};";
-    }
-  }
-
   function updateCopy() {
     code.textContent = snippet();
   }
@@ -542,6 +667,7 @@
     }
   });
   updateCopy();
+  drawHistory();
   // Tests and tools wait for this before clicking.
   document.documentElement.dataset.ready = "explorer";
 })();

@@ -33,6 +33,7 @@
     card.querySelector(".lane-label").textContent = laneLabel(name);
     card.querySelector(".lane-how").textContent = laneInfo[name] ? laneInfo[name].how : "";
     card.querySelector(".waterfall").setAttribute("aria-label", "Per-turn waterfall of " + laneLabel(name));
+    card.querySelector(".chart-data .table-wrap").setAttribute("aria-label", "Turns of " + laneLabel(name));
     lanesBox.append(card);
     return card;
   }
@@ -57,65 +58,180 @@
     view.dataset.run = id;
   }
 
+  // The form's numbers: each is refused when empty or out of range, never
+  // quietly changed. Optional ones may be left empty.
+  const numberFields = [
+    { id: "race-rtt", key: "rtt_ms", min: 0, max: 5000 },
+    { id: "race-tool", key: "tool_time_ms", min: 0, max: 60000 },
+    { id: "race-seed", key: "seed", min: 1, integer: true },
+    { id: "race-repeats", key: "repeats", min: 1, max: 20, integer: true },
+    { id: "race-decode-tps", key: "decode_tps", min: 1, max: 100000, optional: true },
+  ];
+  for (const k of A.stackParams) numberFields.push({ id: "race-stack-" + k, key: "stack." + k, min: 0 });
+
+  function labelOf(input) {
+    const l = form.querySelector('label[for="' + CSS.escape(input.id) + '"]');
+    return l ? l.textContent.trim() : input.name;
+  }
+
+  // fieldProblem says what is wrong with a number field's text, or "".
+  function fieldProblem(f, text) {
+    const input = document.getElementById(f.id);
+    const name = labelOf(input);
+    const range = f.max === undefined ? f.min + " or more" : "from " + f.min + " to " + f.max;
+    const want = (f.integer ? "a whole number " : "a number ") + range;
+    if (input.validity && input.validity.badInput) return name + " is not a number: enter " + want + ".";
+    if (text === "") return f.optional ? "" : name + " is empty: enter " + want + ".";
+    const v = Number(text);
+    if (!Number.isFinite(v)) return name + " must be " + want + "; it is “" + text + "”.";
+    if (f.integer && !Number.isInteger(v)) return name + " must be " + want + "; it is " + text + ".";
+    if (v < f.min || (f.max !== undefined && v > f.max)) return name + " must be " + want + "; it is " + text + ".";
+    return "";
+  }
+
+  // setFieldError shows msg under the field and ties it to the field
+  // (aria-describedby, aria-invalid); an empty msg clears it.
+  function setFieldError(input, msg) {
+    const id = input.id + "-error";
+    let box = document.getElementById(id);
+    if (!msg) {
+      if (box) box.remove();
+      input.removeAttribute("aria-invalid");
+      input.removeAttribute("aria-describedby");
+      return;
+    }
+    if (!box) {
+      box = el("p", { id, class: "error field-error" });
+      input.after(box);
+    }
+    box.textContent = msg;
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", id);
+  }
+
+  function clearFieldErrors() {
+    for (const input of form.querySelectorAll('[aria-invalid="true"]')) setFieldError(input, "");
+  }
+
+  // showFieldError marks a field, says so in the alert and focuses it.
+  function showFieldError(input, msg) {
+    setFieldError(input, msg);
+    const more = input.closest("details");
+    if (more) more.open = true;
+    A.showError(errorBox, new Error(msg));
+    input.focus();
+  }
+
+  form.addEventListener("input", (ev) => {
+    const input = ev.target;
+    if (!(input instanceof HTMLInputElement) || input.getAttribute("aria-invalid") !== "true") return;
+    const f = numberFields.find((n) => n.id === input.id);
+    if (f && !fieldProblem(f, input.value.trim())) {
+      setFieldError(input, "");
+      if (!form.querySelector('[aria-invalid="true"]')) A.showError(errorBox, null);
+    }
+  });
+
+  // readForm returns the race config, or null after marking the first
+  // field that cannot be sent as typed.
   function readForm() {
     const fd = new FormData(form);
-    const num = (k, d) => {
-      const v = String(fd.get(k) || "").trim();
-      return v === "" ? d : Number(v);
-    };
+    const values = {};
+    for (const f of numberFields) {
+      const input = document.getElementById(f.id);
+      if (!input) continue;
+      const text = input.value.trim();
+      const msg = fieldProblem(f, text);
+      if (msg) {
+        showFieldError(input, msg);
+        return null;
+      }
+      values[f.key] = text === "" ? undefined : Number(text);
+    }
     // The stack goes as an object: its preset and every parameter (the
     // server names it after the preset when nothing was changed).
     const stack = { preset: String(fd.get("stack") || "lean") };
-    for (const k of A.stackParams) stack[k] = num("stack." + k, 0);
+    for (const k of A.stackParams) stack[k] = values["stack." + k];
     const cfg = {
       scenario: String(fd.get("scenario") || ""),
       profile: String(fd.get("profile") || ""),
-      rtt_ms: num("rtt_ms", 0),
-      tool_time_ms: num("tool_time_ms", 0),
+      rtt_ms: values.rtt_ms,
+      tool_time_ms: values.tool_time_ms,
       lanes: fd.getAll("lanes").map(String),
-      seed: num("seed", 1),
-      repeats: num("repeats", 1),
+      seed: values.seed,
+      repeats: values.repeats,
       sequential: fd.get("sequential") !== null,
       stack,
     };
-    const tps = num("decode_tps", 0);
-    if (tps !== 0) cfg.decode_tps = tps;
+    if (values.decode_tps !== undefined) cfg.decode_tps = values.decode_tps;
     return cfg;
   }
 
+  // A refusal from the server that names a parameter marks that field.
+  function fieldFor(param) {
+    const f = numberFields.find((n) => n.key === param);
+    return f ? document.getElementById(f.id) : null;
+  }
+
+  let startedHere = false;
+  const busyBox = document.getElementById("race-busy");
+  let startAnyway = false;
+
+  // liveRuns are the races running or queued on this server right now.
+  async function liveRuns() {
+    try {
+      const list = await A.getJSON("/api/runs?limit=20");
+      return (list.data || []).filter((r) => r.status === "running" || r.status === "queued").map((r) => r.id);
+    } catch (_) {
+      return []; // the start itself will say what is wrong
+    }
+  }
+
+  document.getElementById("race-start-anyway").addEventListener("click", () => {
+    startAnyway = true;
+    form.requestSubmit();
+  });
+
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
+    if (startBtn.disabled) return;
     A.showError(errorBox, null);
+    clearFieldErrors();
     const cfg = readForm();
+    if (!cfg) return;
     if (cfg.lanes.length === 0) {
-      A.showError(errorBox, new Error("Choose at least one lane."));
+      A.showError(errorBox, new Error("Lanes: choose at least one lane."));
+      const first = form.querySelector('input[name="lanes"]');
+      if (first) first.focus();
       return;
     }
-    for (const k of ["rtt_ms", "tool_time_ms", "seed", "repeats"]) {
-      if (!Number.isFinite(cfg[k])) {
-        A.showError(errorBox, new Error(k + " must be a number."));
+    // Warn before a race that would share the machine with another.
+    const forced = startAnyway;
+    startAnyway = false;
+    busyBox.hidden = true;
+    if (!forced) {
+      const live = await liveRuns();
+      if (live.length > 0) {
+        document.getElementById("race-busy-text").textContent = (live.length === 1 ? "Run " + live[0] + " is" : "Runs " + live.join(", ") + " are") +
+          " still running. Two races at once share this machine's cores, so both measure slower, and the result will say they overlapped. Start anyway, or wait until it ends.";
+        busyBox.hidden = false;
+        busyBox.focus();
         return;
       }
-    }
-    for (const k of A.stackParams) {
-      if (!Number.isFinite(cfg.stack[k])) {
-        A.showError(errorBox, new Error("Stack parameter " + k + " must be a number."));
-        return;
-      }
-    }
-    if ("decode_tps" in cfg && !Number.isFinite(cfg.decode_tps)) {
-      A.showError(errorBox, new Error("decode_tps must be a number."));
-      return;
     }
     startBtn.disabled = true;
     state.textContent = "Starting…";
     try {
       const { id } = await A.sendJSON("POST", "/api/runs", cfg);
-      history.pushState({ run: id }, "", "/race?run=" + encodeURIComponent(id));
+      const present = form.dataset.present !== undefined ? "present&" : "";
+      history.pushState({ run: id }, "", "/race?" + present + "run=" + encodeURIComponent(id));
+      startedHere = true;
       resetView(id, cfg.lanes);
       connect(id);
     } catch (err) {
-      A.showError(errorBox, err);
+      const input = fieldFor(err.param);
+      if (input) showFieldError(input, labelOf(input) + ": " + err.message);
+      else A.showError(errorBox, err);
       state.textContent = "";
       startBtn.disabled = false;
     }
@@ -205,7 +321,8 @@
     const running = !A.terminal.has(snap.status);
     state.textContent = running
       ? snap.status === "running" ? "Running…" : "Queued" + (snap.waiting_behind ? " behind " + snap.waiting_behind : "") + "…"
-      : "Finished: " + snap.status;
+      : "Finished: " + snap.status + (snap.summary ? ". " + A.headline(snap.summary, snap.config || {}).text + "." : "");
+    promisedRate(snap.config || {});
     startBtn.disabled = running;
     if (cancelBtn) cancelBtn.hidden = !running;
     document.getElementById("race-elapsed").textContent = fmtNS(snap.elapsed_ns);
@@ -242,9 +359,34 @@
       if (drawn[l.lane] !== key) {
         drawn[l.lane] = key;
         A.charts.drawWaterfall(card.querySelector(".waterfall"), turns, { maxNS });
+        A.charts.waterfallTable(card.querySelector(".chart-data"), turns);
       }
     }
-    if (!running && snap.summary) showSummary(snap);
+    if (!running && snap.summary) {
+      const first = document.getElementById("race-end").hidden;
+      showSummary(snap);
+      // A race started on this page hands the focus to its result.
+      if (first && startedHere) {
+        startedHere = false;
+        document.getElementById("race-end-title").focus();
+      }
+    }
+  }
+
+  // promisedRate names the decode rate the profile promises, next to the
+  // lanes' end-to-end tokens/s.
+  function promisedRate(cfg) {
+    const out = document.getElementById("race-promised-tps");
+    if (!out) return;
+    let text = "its own rate";
+    if (cfg.decode_tps > 0) text = fmtInt(cfg.decode_tps) + " tok/s (set for this race)";
+    else {
+      const opt = [...document.getElementById("race-profile").options].find((o) => o.value === cfg.profile);
+      const m = opt && opt.textContent.match(/\(([\d,]+ tok\/s)\)/);
+      if (m) text = m[1] + " (" + cfg.profile + ")";
+      else if (cfg.profile === "instant") text = "no modelled rate at all (instant)";
+    }
+    if (out.textContent !== text) out.textContent = text;
   }
 
   // roundUp keeps the shared scale steady while it grows.
@@ -263,7 +405,8 @@
     const s = snap.summary;
     const h = A.headline(s, snap.config || {});
     document.getElementById("race-summary").textContent = h.text + ".";
-    document.getElementById("race-summary-detail").textContent = h.detail;
+    const reps = (snap.config || {}).repeats > 1 ? " Each lane shows its median of " + snap.config.repeats + " repeats, with the fastest and slowest in brackets." : "";
+    document.getElementById("race-summary-detail").textContent = (h.detail + reps).trim();
     const went = document.getElementById("race-time-went");
     went.textContent = s.time_went || "";
     went.hidden = !s.time_went;
@@ -277,7 +420,7 @@
       body.append(el("tr", null,
         el("th", { scope: "row" }, laneLabel(l.lane)),
         el("td", null, el("span", { class: "status", "data-status": l.status }, l.status)),
-        el("td", null, fmtNS(l.total_ns)),
+        el("td", null, fmtNS(l.total_ns) + (l.max_total_ns > 0 ? " (" + fmtNS(l.min_total_ns) + " – " + fmtNS(l.max_total_ns) + ")" : "")),
         el("td", null, String(l.turns)),
         el("td", null, fmtInt(l.input_tokens)),
         el("td", null, fmtInt(l.cached_tokens) + " (" + Math.round((l.cached_share || 0) * 100) + "%)"),
@@ -287,14 +430,39 @@
         el("td", null, l.rollouts_per_core > 0 ? fmtInt(l.rollouts_per_core) : "–"),
         el("td", null, l.lane === "http" || vs === undefined ? "–" : A.sooner(vs))));
     }
+    A.labelCells(document.getElementById("race-summary-table"));
+    showOverlap(snap.run_id);
     document.getElementById("race-end").hidden = false;
+    A.charts.drawTimeBars(document.getElementById("time-bars"), s.lanes || []);
+    A.charts.timeBarsTable(document.getElementById("time-bars-data"), s.lanes || []);
     drawOverheadChart();
+  }
+
+  // showOverlap says in the result when other races ran alongside;
+  // web/overlap.go phrases it the same way on the run page.
+  let overlapAsked = "";
+  async function showOverlap(id) {
+    if (overlapAsked === id) return;
+    overlapAsked = id;
+    const box = document.getElementById("race-overlap");
+    box.hidden = true;
+    try {
+      const r = await A.getJSON("/ui/runs/" + encodeURIComponent(id) + "/overlaps");
+      const ids = r.overlapped_with || [];
+      if (ids.length === 0 || id !== runID) return;
+      box.textContent = "This race overlapped " + ids.join(", ") + ": they shared the machine, so each measured slower than it would alone.";
+      box.hidden = false;
+    } catch (_) { /* the result stands without it */ }
   }
 
   function drawOverheadChart() {
     if (!last) return;
-    A.charts.drawOverhead(document.getElementById("overhead-chart"), last.lanes.map((l) => ({ lane: l.lane, turns: l.turns || [] })));
+    const series = last.lanes.map((l) => ({ lane: l.lane, turns: l.turns || [] }));
+    A.charts.drawOverhead(document.getElementById("overhead-chart"), series, { x: document.getElementById("overhead-x").value });
+    A.charts.overheadTable(document.getElementById("overhead-data"), series);
   }
+
+  document.getElementById("overhead-x").addEventListener("change", drawOverheadChart);
 
   let resizeTimer = 0;
   window.addEventListener("resize", () => {
@@ -306,8 +474,28 @@
     }, 150);
   });
 
+  // Presenter mode's keys: S starts the race, R resets to a fresh one.
+  // They never fire while typing in a field.
+  if (form.dataset.present !== undefined) {
+    document.addEventListener("keydown", (ev) => {
+      if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.repeat) return;
+      const t = ev.target;
+      if (t instanceof Element && t.closest("input, select, textarea, [contenteditable]")) return;
+      const k = ev.key.toLowerCase();
+      if (k === "s" && !startBtn.disabled) {
+        ev.preventDefault();
+        form.requestSubmit();
+      } else if (k === "r") {
+        ev.preventDefault();
+        location.assign("/race?present");
+      }
+    });
+    if (!view.dataset.run) startBtn.focus();
+  }
+
   if (view.dataset.run) {
     runID = view.dataset.run;
     connect(runID);
   }
+  document.documentElement.dataset.ready = "race";
 })();

@@ -34,8 +34,11 @@
       for (const l of lanes) {
         lanesBox.append(el("div", { class: "timeline-lane", "data-lane": l.lane },
           el("h3", null, laneLabel(l.lane)),
-          A.svg("svg", { class: "waterfall", role: "img", "aria-label": "Per-turn waterfall of " + laneLabel(l.lane) })));
+          A.svg("svg", { class: "waterfall", role: "img", "aria-label": "Per-turn waterfall of " + laneLabel(l.lane) }),
+          el("details", { class: "chart-data" }, el("summary", null, "Turns as a table"),
+            el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Turns of " + laneLabel(l.lane) }))));
       }
+      lanes.forEach((l, i) => A.charts.waterfallTable(lanesBox.children[i].querySelector(".chart-data"), l.turns));
     }
     lanes.forEach((l, i) => {
       A.charts.drawWaterfall(lanesBox.children[i].querySelector("svg"), l.turns, { maxNS, untilNS });
@@ -80,9 +83,18 @@
     });
   }
 
+  const axisSel = document.getElementById("overhead-x");
   function drawChart() {
-    A.charts.drawOverhead(document.getElementById("overhead-chart"), lanesOf(run));
+    const bars = document.getElementById("time-bars");
+    if (bars && run.summary) {
+      A.charts.drawTimeBars(bars, run.summary.lanes || []);
+      A.charts.timeBarsTable(document.getElementById("time-bars-data"), run.summary.lanes || []);
+    }
+    const lanes = lanesOf(run);
+    A.charts.drawOverhead(document.getElementById("overhead-chart"), lanes, { x: axisSel.value });
+    A.charts.overheadTable(document.getElementById("overhead-data"), lanes);
   }
+  axisSel.addEventListener("change", () => run && drawChart());
 
   let resizeTimer = 0;
   window.addEventListener("resize", () => {

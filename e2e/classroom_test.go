@@ -1,0 +1,281 @@
+package e2e
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentloop/app"
+	"agentloop/app/apptest"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// storyLanes are the three lanes of presenter mode's story.
+var storyLanes = []string{"http", "http-optimized", "ws"}
+
+// TestClassroom is the playground as a class, a keyboard and a phone meet
+// it. One race, started with the keyboard alone, serves every check after
+// it: the presenter view, axe-core on every page in light and dark, and
+// every page at phone width.
+func TestClassroom(t *testing.T) {
+	needBrowser(t)
+	axe := axeScript(t)
+	a := apptest.Start(t)
+	page := newPage(t)
+	var runID string
+
+	t.Run("keyboard", func(t *testing.T) {
+		goTo(t, page, a.URL()+"/race")
+		check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
+		kb := page.Keyboard()
+		press := func(keys ...string) {
+			t.Helper()
+			for _, k := range keys {
+				check(t, kb.Press(k), "press "+k)
+			}
+		}
+		// A short scenario on the instant profile: the race takes moments.
+		tabTo(t, page, "#race-scenario")
+		check(t, kb.Type("config"), "choose the scenario by typing")
+		check(t, expect.Locator(page.GetByTestId("race-scenario")).ToHaveValue("config-migration"), "short scenario chosen")
+		tabTo(t, page, "#race-profile")
+		check(t, kb.Type("instant"), "choose the profile by typing")
+		check(t, expect.Locator(page.GetByTestId("race-profile")).ToHaveValue("instant"), "instant profile chosen")
+		tabTo(t, page, "#race-stack")
+		check(t, kb.Type("lean"), "choose the stack by typing")
+		check(t, expect.Locator(page.GetByTestId("race-stack")).ToHaveValue("lean"), "lean stack chosen")
+
+		// An empty round trip is refused, named as labelled, and tied to its field.
+		tabTo(t, page, "#race-rtt")
+		press("Control+a", "Backspace", "Enter")
+		rtt := page.GetByTestId("race-rtt")
+		check(t, expect.Locator(rtt).ToHaveAttribute("aria-invalid", "true"), "round trip marked invalid")
+		check(t, expect.Locator(page.Locator("#race-rtt-error")).ToContainText("Round trip (ms)"), "error names the field")
+		check(t, expect.Locator(rtt).ToHaveAttribute("aria-describedby", "race-rtt-error"), "error tied to the field")
+		check(t, expect.Locator(rtt).ToBeFocused(), "focus back on the field")
+		check(t, expect.Locator(page.Locator("#race-view")).ToBeHidden(), "no race started")
+		check(t, kb.Type("0"), "type a round trip")
+		tabTo(t, page, "#race-tool")
+		press("Control+a")
+		check(t, kb.Type("0"), "type a tool time")
+		check(t, expect.Locator(rtt).Not().ToHaveAttribute("aria-invalid", "true"), "the fixed field is valid again")
+
+		// The three lanes of presenter mode's story.
+		tabTo(t, page, `input[name="lanes"][value="http-chained"]`)
+		press("Space")
+		check(t, expect.Locator(page.Locator(`input[name="lanes"][value="http-chained"]`)).Not().ToBeChecked(), "http-chained left out")
+
+		// A negative seed and zero repeats are refused too, never changed.
+		tabTo(t, page, "details.more > summary")
+		press("Enter")
+		for _, bad := range []struct{ id, value, label string }{{"race-seed", "-3", "Seed"}, {"race-repeats", "0", "Repeats"}} {
+			tabTo(t, page, "#"+bad.id)
+			press("Control+a")
+			check(t, kb.Type(bad.value), "type "+bad.value)
+			press("Enter")
+			field := page.Locator("#" + bad.id)
+			check(t, expect.Locator(field).ToHaveAttribute("aria-invalid", "true"), bad.label+" marked invalid")
+			check(t, expect.Locator(page.Locator("#"+bad.id+"-error")).ToContainText(bad.label+" must be"), bad.label+" error names the field")
+			check(t, expect.Locator(field).ToHaveValue(bad.value), bad.label+" kept as typed")
+			check(t, expect.Locator(page.Locator("#race-view")).ToBeHidden(), "no race started")
+			press("Control+a")
+			check(t, kb.Type("1"), "fix "+bad.label)
+		}
+
+		// Side by side, the race ends sooner (the tests run under -race on
+		// two shared cores).
+		tabTo(t, page, `input[name="sequential"]`)
+		press("Space")
+		check(t, expect.Locator(page.Locator(`input[name="sequential"]`)).Not().ToBeChecked(), "lanes side by side")
+		tabTo(t, page, "#race-start")
+		press("Enter")
+		summary := page.GetByTestId("race-summary")
+		check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(300000)}), "result reached")
+		check(t, expect.Locator(summary).ToContainText("finished"), "headline")
+		// Focus moves to the result, so a screen reader reads it next.
+		check(t, expect.Locator(page.Locator("#race-end-title")).ToBeFocused(), "focus on the result")
+		for _, l := range storyLanes {
+			check(t, expect.Locator(page.GetByTestId("lane-"+l).GetByTestId("lane-status")).ToHaveText("passed"), "lane "+l+" passed")
+		}
+		u := page.URL()
+		i := strings.Index(u, "run=")
+		if i < 0 {
+			t.Fatalf("the URL %q does not name the run", u)
+		}
+		runID = u[i+4:]
+		// Every chart has its data as a table too.
+		check(t, expect.Locator(page.Locator("#overhead-data table tbody tr").First()).ToBeAttached(), "overhead chart data")
+		check(t, expect.Locator(page.GetByTestId("lane-ws").Locator(".chart-data table tbody tr").First()).ToBeAttached(), "waterfall data")
+		check(t, expect.Locator(page.GetByTestId("lane-ws").Locator(".chart-data tbody th").First()).ToHaveText("warm-up (generate: false)"), "the warm-up row named")
+		// Where the time goes: one stacked bar per lane, and its table.
+		check(t, expect.Locator(page.Locator("#time-bars-data tbody tr")).ToHaveCount(len(storyLanes)), "one time bar per lane")
+		check(t, expect.Locator(page.Locator("#time-bars rect.stage-overhead")).ToHaveCount(len(storyLanes)), "measured overhead in every bar")
+		// The overhead chart's x-axis switches to the context size.
+		tabTo(t, page, "#overhead-x")
+		check(t, kb.Type("context"), "choose the context axis")
+		check(t, expect.Locator(page.Locator("#overhead-chart .axis-label")).ToHaveText("context (input tokens)"), "context axis")
+	})
+	if runID == "" {
+		t.Fatal("no race to look at")
+	}
+
+	t.Run("presenter", func(t *testing.T) {
+		goTo(t, page, a.URL()+"/race?present&run="+runID)
+		check(t, expect.Locator(page.Locator("html.present")).ToHaveCount(1), "presenter mode on")
+		check(t, expect.Locator(page.GetByTestId("present-story").Locator("li")).ToContainText([]string{"HTTP", "Optimized HTTP", "WebSocket"}), "the three-step story")
+		check(t, expect.Locator(page.GetByTestId("race-summary")).ToBeInViewport(), "result on the first screen")
+		check(t, expect.Locator(page.GetByTestId("lane-ws")).ToBeInViewport(), "lanes on the first screen")
+		screenshot(t, page, "present.png")
+		check(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}), "dark")
+		screenshot(t, page, "present-dark.png")
+		check(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeLight}), "light")
+		// r resets to a fresh race, still presenting.
+		check(t, page.Keyboard().Press("r"), "press r")
+		check(t, page.WaitForURL(a.URL()+"/race?present"), "reset")
+		check(t, expect.Locator(page.Locator("#race-view")).ToBeHidden(), "no race shown after reset")
+		check(t, expect.Locator(page.GetByTestId("race-start")).ToBeFocused(), "start focused after reset")
+	})
+
+	keyed := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-e2e" })
+	pages := []struct{ name, url string }{
+		{"home", a.URL() + "/"},
+		{"race", a.URL() + "/race"},
+		{"race-result", a.URL() + "/race?run=" + runID},
+		{"present", a.URL() + "/race?present&run=" + runID},
+		{"explorer", a.URL() + "/explorer"},
+		{"runs", a.URL() + "/runs"},
+		{"runs-bad-date", a.URL() + "/runs?since=yesterday"},
+		{"run", a.URL() + "/runs/" + runID},
+		{"sweep", a.URL() + "/sweep"},
+		{"docs", a.URL() + "/docs"},
+		{"not-found", a.URL() + "/no-such-page"},
+		{"login", keyed.URL() + "/race"},
+	}
+
+	t.Run("axe", func(t *testing.T) {
+		// Browsers log the login page's 401, the bad filter's 400 and the
+		// missing page's 404. axe-core goes in as an inline script, which
+		// the pages' Content-Security-Policy refuses; the test bypasses it.
+		p := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)}, "status of 401", "status of 400", "status of 404")
+		for _, scheme := range []*playwright.ColorScheme{playwright.ColorSchemeLight, playwright.ColorSchemeDark} {
+			check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: scheme}), "colour scheme")
+			for _, pg := range pages {
+				goTo(t, p, pg.url)
+				settle(t, p, pg.name)
+				axeCheck(t, p, axe, pg.name+" ("+string(*scheme)+")")
+			}
+		}
+	})
+
+	t.Run("runs-bad-date", func(t *testing.T) {
+		p := newPage(t, "status of 400")
+		goTo(t, p, a.URL()+"/runs?since=yesterday")
+		check(t, expect.Locator(p.Locator("#filter-since-error")).ToContainText("From"), "the date error names the field")
+		check(t, expect.Locator(p.Locator("#filter-since")).ToHaveAttribute("aria-invalid", "true"), "the field is marked")
+		check(t, expect.Locator(p.GetByText("No runs yet")).ToHaveCount(0), "no claim that there are no runs")
+	})
+
+	t.Run("phone", func(t *testing.T) {
+		p := newPage(t, "status of 401", "status of 400", "status of 404")
+		check(t, p.SetViewportSize(390, 844), "phone width")
+		for _, pg := range pages {
+			goTo(t, p, pg.url)
+			settle(t, p, pg.name)
+			v, err := p.Evaluate(`() => document.documentElement.scrollWidth - document.documentElement.clientWidth`)
+			check(t, err, "measure "+pg.name)
+			if n := toFloat(v); n > 0 {
+				t.Errorf("%s scrolls sideways at 390 px: %.0f px too wide", pg.name, n)
+			}
+			// The result table, the runs list and the docs fit without a scroll
+			// box (a chart's folded data table may scroll in its own region,
+			// and so may the sweep's wide data table).
+			wide, err := p.Evaluate(`() => [...document.querySelectorAll("main .table-wrap")].filter((w) => !w.closest(".chart-data") && w.offsetParent && w.scrollWidth > w.clientWidth + 1).length`)
+			check(t, err, "measure tables of "+pg.name)
+			if n := toFloat(wide); n > 0 && pg.name != "sweep" {
+				t.Errorf("%s: %.0f tables scroll sideways at 390 px", pg.name, n)
+			}
+		}
+		goTo(t, p, a.URL()+"/race?run="+runID)
+		settle(t, p, "race-result")
+		screenshot(t, p, "race-result-phone.png")
+		if _, err := p.Locator("#race-end").Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "race-result-table-phone.png"))}); err != nil {
+			t.Errorf("screenshot of the result: %v", err)
+		}
+		check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}), "dark")
+		goTo(t, p, a.URL()+"/runs")
+		screenshot(t, p, "runs-phone-dark.png")
+		goTo(t, p, a.URL()+"/docs")
+		screenshot(t, p, "docs-phone-dark.png")
+	})
+}
+
+// settle waits until a page has drawn what its script draws.
+func settle(t *testing.T, p playwright.Page, name string) {
+	t.Helper()
+	switch name {
+	case "race-result", "present":
+		check(t, expect.Locator(p.GetByTestId("race-summary")).ToBeVisible(), name+": result shown")
+	case "run":
+		check(t, expect.Locator(p.Locator("#timeline-lanes svg").First()).ToBeAttached(), name+": timeline drawn")
+	case "explorer", "race":
+		check(t, expect.Locator(p.Locator(`html[data-ready="`+name+`"]`)).ToHaveCount(1), name+": script ready")
+	}
+}
+
+// tabTo presses Tab until the element matching sel has the focus.
+func tabTo(t *testing.T, p playwright.Page, sel string) {
+	t.Helper()
+	for range 60 {
+		on, err := p.Evaluate(`(sel) => document.activeElement !== null && document.activeElement.matches(sel)`, sel)
+		check(t, err, "read the focus")
+		if on == true {
+			return
+		}
+		check(t, p.Keyboard().Press("Tab"), "press Tab")
+	}
+	t.Fatalf("Tab never reached %s", sel)
+}
+
+// axeScript is axe-core's source, installed by scripts/e2e-setup.sh.
+func axeScript(t *testing.T) string {
+	t.Helper()
+	path := cmp.Or(os.Getenv("AXE_CORE_PATH"), filepath.Join(os.Getenv("PLAYWRIGHT_DRIVER_PATH"), "axe", "node_modules", "axe-core", "axe.min.js"))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("axe-core is missing (%v): run `make e2e-deps` (scripts/e2e-setup.sh installs it)", err)
+	}
+	return string(b)
+}
+
+// axeCheck runs axe-core on the page and fails on every serious or
+// critical violation, naming the rule and the elements.
+func axeCheck(t *testing.T, p playwright.Page, axe, where string) {
+	t.Helper()
+	if _, err := p.AddScriptTag(playwright.PageAddScriptTagOptions{Content: playwright.String(axe)}); err != nil {
+		t.Fatalf("%s: inject axe-core: %v", where, err)
+	}
+	v, err := p.Evaluate(`async () => {
+		const r = await axe.run(document, { resultTypes: ["violations"] });
+		return JSON.stringify(r.violations
+			.filter((v) => v.impact === "serious" || v.impact === "critical")
+			.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(" ") + ": " + n.failureSummary) })));
+	}`)
+	if err != nil {
+		t.Fatalf("%s: run axe-core: %v", where, err)
+	}
+	var found []struct {
+		ID, Impact, Help string
+		Nodes            []string
+	}
+	if err := json.Unmarshal([]byte(fmt.Sprint(v)), &found); err != nil {
+		t.Fatalf("%s: axe-core result: %v", where, err)
+	}
+	for _, f := range found {
+		t.Errorf("%s: %s violation %s (%s):\n  %s", where, f.Impact, f.ID, f.Help, strings.Join(f.Nodes, "\n  "))
+	}
+}
