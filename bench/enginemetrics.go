@@ -23,7 +23,9 @@ type metricsSample struct {
 	values map[string]float64
 }
 
-func (m metricsSample) get(name string) float64 { return m.values[name] }
+// get reads a metric that has one series per process, whatever labels the
+// server adds to every series (agentloop adds its replica id).
+func (m metricsSample) get(name string) float64 { return m.sum(name) }
 
 // sum adds every sample of a metric whatever its labels.
 func (m metricsSample) sum(name string) float64 {
