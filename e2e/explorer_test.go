@@ -103,8 +103,20 @@ func TestExplorerLanes(t *testing.T) {
 		done := page.Locator(`[data-testid="event"][data-type="response.completed"][data-lane="` + lane + `"]`)
 		check(t, expect.Locator(done).ToHaveCount(1), lane+" completed")
 	}
+	// A lane's event names its lane and opens to its raw JSON.
+	doneA := page.Locator(`[data-testid="event"][data-type="response.completed"][data-lane="agent_a"]`)
+	check(t, expect.Locator(doneA.Locator("summary")).ToContainText("[agent_a]"), "the lane in the detail")
+	check(t, doneA.Locator("summary").Click(), "open the lane's event")
+	check(t, expect.Locator(doneA.Locator("pre.raw-json")).ToContainText(`"stream_id": "agent_a"`), "the lane's raw JSON")
 	// The chained body is one follow-up per lane, each continuing its own.
 	check(t, expect.Locator(body).ToHaveValue(regexp.MustCompile("previous_response_id")), "follow-ups filled in")
+	// The batch is in the history; HTTP and the comparison refuse an array body.
+	check(t, expect.Locator(page.Locator(`[data-testid="history-item"][data-transport="lanes"]`)).ToHaveCount(1), "the batch remembered")
+	errBox := page.Locator("#explorer-error")
+	check(t, page.GetByTestId("explorer-send-http").Click(), "send the lanes over HTTP")
+	check(t, expect.Locator(errBox).ToContainText("send it over WebSocket"), "HTTP refuses lanes")
+	check(t, page.GetByTestId("explorer-compare").Click(), "compare the lanes")
+	check(t, expect.Locator(errBox).ToContainText("compare one of its bodies"), "the comparison refuses lanes")
 	text, err := body.InputValue()
 	check(t, err, "read the body")
 	var next []struct {

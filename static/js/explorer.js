@@ -2,6 +2,8 @@
 // /v1/responses over one WebSocket (kept open, so store:false chains work)
 // or over HTTP with stream:true, lists every event, chains the next
 // request, shows each response's engine trace and copies the request as code.
+// An array of bodies, each naming its stream_id, runs as that many lanes on
+// the one WebSocket at once.
 "use strict";
 (function () {
   const A = window.agentloop;
@@ -24,7 +26,9 @@
 
   const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
   let socket = null;
-  let current = null; // the request in flight
+  let current = null; // the request in flight, when it names no lane
+  const lanes = new Map(); // stream_id → the request in flight on that lane
+  const STREAM_ID = /^[A-Za-z0-9_.-]{1,256}$/;
   let count = 0;
   let lastResponse = null; // {id, calls: [{name, call_id}]}
 
@@ -37,8 +41,23 @@
     } catch (err) {
       throw new Error("The body is not valid JSON: " + err.message);
     }
-    if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("The body must be a JSON object.");
+    if (Array.isArray(v)) {
+      if (v.length === 0 || !v.every((b) => b && typeof b === "object" && !Array.isArray(b))) {
+        throw new Error("An array body holds one JSON object per lane.");
+      }
+      return v;
+    }
+    if (!v || typeof v !== "object") throw new Error("The body must be a JSON object, or an array of them to run as lanes.");
     return v;
+  }
+
+  // laneIDs checks that each body of an array names a lane of its own.
+  function laneIDs(list) {
+    const ids = list.map((b) => b.stream_id);
+    if (!ids.every((id) => typeof id === "string" && STREAM_ID.test(id)) || new Set(ids).size !== ids.length) {
+      throw new Error("Each body of an array names its own lane: give each a distinct stream_id of letters, digits, _, - or .");
+    }
+    return ids;
   }
 
   function setBody(obj) {
@@ -73,7 +92,7 @@
   // (or a follow-up message when the model asked for no tool).
   function nextBody(sent, resp, calls) {
     const next = { model: sent.model, previous_response_id: resp.id };
-    for (const k of ["store", "instructions", "tools", "tool_choice"]) {
+    for (const k of ["stream_id", "store", "instructions", "tools", "tool_choice"]) {
       if (k in sent) next[k] = sent[k];
     }
     next.input = calls.length > 0
@@ -123,6 +142,12 @@
     }
   }
 
+  // laneDetail prefixes a named lane's event detail with its stream_id.
+  function laneDetail(ev) {
+    const d = detail(ev);
+    return typeof ev.stream_id === "string" ? "[" + ev.stream_id + "] " + d : d;
+  }
+
   // breakable lets long event names wrap after their dots on phones.
   function breakable(type) {
     const out = [];
@@ -138,38 +163,61 @@
     return s.length > n ? s.slice(0, n) + "…" : s;
   }
 
-  // startRequest opens a request's row; req.ended resolves once it ends.
-  // A frame sent as typed may get no answer at all, so it never locks the
-  // send buttons.
-  function startRequest(transport, sent, raw) {
+  // startRequest opens a request's row, on its lane when it names one;
+  // req.ended resolves once it ends. A frame sent as typed may get no answer
+  // at all, so it never locks the send buttons, and it ends when the next
+  // request starts.
+  function startRequest(transport, sent, { raw = false, lane } = {}) {
+    if (current && !current.done && current.raw) finish(current, null);
     count++;
-    current = { n: count, transport, sent, raw: !!raw, t0: performance.now(), id: "", calls: [], text: "", done: false };
-    current.ended = new Promise((resolve) => { current.resolve = resolve; });
+    const req = { n: count, transport, sent, raw, lane, t0: performance.now(), id: "", calls: [], text: "", done: false };
+    req.ended = new Promise((resolve) => { req.resolve = resolve; });
+    if (lane) lanes.set(lane, req);
+    else current = req;
     const what = raw ? "WebSocket frame as typed" : transport === "ws" ? "WebSocket" : "HTTP (SSE)";
     events.append(el("tr", { class: "request-row" },
       el("td", { colspan: 4 }, "Request " + count + " · " + what +
+        (lane ? " · lane " + lane : "") +
         (sent && sent.previous_response_id ? " · previous_response_id " + sent.previous_response_id : ""))));
-    if (!raw) setBusy(true);
-    return current;
+    setBusy(inFlight());
+    return req;
+  }
+
+  // inFlight tells whether a request or a lane still awaits its end (a
+  // frame sent as typed does not count: it may never get one).
+  function inFlight() {
+    return (current !== null && !current.raw) || lanes.size > 0;
   }
 
   function setBusy(on) {
     for (const b of [sendWS, sendHTTP, sendRaw, compareBtn]) b.disabled = on;
   }
 
-  function addEvent(req, ev) {
-    const ms = (performance.now() - req.t0).toFixed(1);
-    const seq = ev.sequence_number === undefined || ev.sequence_number === null ? "" : String(ev.sequence_number);
+  // eventRow is an event's row: its detail (with its lane) opens to the
+  // event's raw JSON.
+  function eventRow(ms, seq, ev, lane, prefix) {
     const type = String(ev.type || "?");
-    events.append(el("tr", { "data-testid": "event", "data-type": type, class: type === "error" ? "event-error" : null },
+    const summary = prefix + laneDetail(ev);
+    return el("tr", { "data-testid": "event", "data-type": type, "data-lane": lane || null, class: type === "error" ? "event-error" : null },
       el("td", { class: "num" }, ms),
       el("td", { class: "num" }, seq),
       el("td", null, el("code", { class: "event-type" }, ...breakable(type))),
       el("td", { class: "detail" }, el("details", { class: "raw" },
-        el("summary", null, detail(ev) || el("span", { class: "muted" }, "raw JSON")),
-        el("pre", { class: "code raw-json" }, JSON.stringify(ev, null, 2))))));
+        el("summary", null, summary || el("span", { class: "muted" }, "raw JSON")),
+        el("pre", { class: "code raw-json" }, JSON.stringify(ev, null, 2)))));
+  }
+
+  function showEvent(row) {
+    events.append(row);
     const wrap = events.closest(".events-wrap");
     if (wrap) wrap.scrollTop = wrap.scrollHeight;
+  }
+
+  function addEvent(req, ev) {
+    const ms = (performance.now() - req.t0).toFixed(1);
+    const seq = ev.sequence_number === undefined || ev.sequence_number === null ? "" : String(ev.sequence_number);
+    const type = String(ev.type || "?");
+    showEvent(eventRow(ms, seq, ev, req.lane, ""));
     if (ev.response && ev.response.id) req.id = ev.response.id;
     if (type === "response.output_item.done" && ev.item && ev.item.type === "function_call") {
       req.calls.push({ name: ev.item.name, call_id: ev.item.call_id, arguments: ev.item.arguments });
@@ -182,12 +230,13 @@
     if (req.done) return;
     req.done = true;
     if (current === req) current = null;
-    setBusy(false);
+    if (req.lane && lanes.get(req.lane) === req) lanes.delete(req.lane);
+    setBusy(inFlight());
     const ms = performance.now() - req.t0;
     const resp = ev && ev.response;
     const status = resp ? resp.status : ev && ev.type === "error" ? "error" : "ended";
     const item = el("li", { class: "response" },
-      el("p", null, el("strong", null, "Request " + req.n), " · " + (req.transport === "ws" ? "WebSocket" : "HTTP (SSE)") + " · ",
+      el("p", null, el("strong", null, "Request " + req.n), " · " + (req.transport === "ws" ? "WebSocket" : "HTTP (SSE)") + (req.lane ? " · lane " + req.lane : "") + " · ",
         el("span", { class: "status", "data-status": status === "completed" ? "passed" : "failed" }, status),
         " · " + fmtNS(ms * 1e6)),
       req.id ? el("p", null, el("code", { class: "response-id" }, req.id)) : null,
@@ -201,10 +250,24 @@
     if (req.id && resp) {
       lastResponse = { id: req.id, calls: req.calls };
       loadTrace(item, req.id);
-      if (chain.checked && !req.comparing && req.sent && resp.status === "completed") setBody(nextBody(req.sent, resp, req.calls));
+      if (chain.checked && !req.comparing && !req.batch && req.sent && resp.status === "completed") setBody(nextBody(req.sent, resp, req.calls));
+    }
+    // Lanes sent together chain together: each continues its own response
+    // on its own lane, once all have completed.
+    const b = req.batch;
+    if (b) {
+      b.next[b.ids.indexOf(req.lane)] = resp && resp.status === "completed" ? nextBody(req.sent, resp, req.calls) : null;
+      b.left--;
+      if (b.left === 0 && chain.checked && b.next.every((n) => n)) setBody(b.next);
     }
     req.status = status;
     req.resolve(req);
+  }
+
+  // stray shows an event that belongs to no request in flight, such as a
+  // connection-scoped error while lanes run: the lanes go on.
+  function stray(ev) {
+    showEvent(eventRow("", "", ev, null, "connection · "));
   }
 
   // --- WebSocket -----------------------------------------------------------
@@ -241,32 +304,45 @@
         } catch (_) {
           return;
         }
-        if (current && current.transport === "ws") addEvent(current, ev);
+        const lane = typeof ev.stream_id === "string" ? lanes.get(ev.stream_id) : undefined;
+        if (lane) addEvent(lane, ev);
+        else if (current && current.transport === "ws") addEvent(current, ev);
+        else stray(ev);
       };
       ws.onerror = () => reject(new Error("The WebSocket could not connect."));
       ws.onclose = (c) => {
         if (socket === ws) socket = null;
         disconnect.disabled = true;
         connState.textContent = "WebSocket: closed (" + c.code + (c.reason ? " " + c.reason : "") + ")";
-        if (current && current.transport === "ws" && !current.done) {
-          addEvent(current, { type: "error", message: "The WebSocket closed before the response ended." });
+        const open = [...lanes.values()];
+        if (current && current.transport === "ws") open.push(current);
+        for (const req of open) {
+          if (!req.done) addEvent(req, { type: "error", message: "The WebSocket closed before the response ended." });
         }
       };
     });
   }
 
-  // sendOverWS sends sent as a response.create; it returns the request,
-  // or null when the socket could not open.
+  // sendOverWS sends sent as a response.create, or an array of bodies as
+  // one response.create each, every one on its own lane; it returns the
+  // request (or the lanes' requests), or null when it could not send.
   async function sendOverWS(sent, comparing) {
-    const msg = Object.assign({ type: "response.create" }, sent);
-    delete msg.stream;
     try {
+      const ids = Array.isArray(sent) ? laneIDs(sent) : null;
       const ws = await openSocket();
-      const req = startRequest("ws", sent);
-      req.comparing = comparing;
-      ws.send(JSON.stringify(msg));
-      remember("ws", body.value);
-      return req;
+      const batch = ids ? { ids, left: ids.length, next: [] } : null;
+      const reqs = [];
+      for (const one of batch ? sent : [sent]) {
+        const msg = Object.assign({ type: "response.create" }, one);
+        delete msg.stream;
+        const req = startRequest("ws", one, { lane: batch ? one.stream_id : undefined });
+        req.comparing = comparing;
+        req.batch = batch;
+        ws.send(JSON.stringify(msg));
+        reqs.push(req);
+      }
+      remember(batch ? "lanes" : "ws", body.value);
+      return batch ? reqs : reqs[0];
     } catch (err) {
       A.showError(errBox, err);
       return null;
@@ -295,8 +371,7 @@
     } catch (_) { /* any frame at all */ }
     try {
       const ws = await openSocket();
-      if (current && !current.done && current.raw) finish(current, null);
-      startRequest("ws", sent && typeof sent === "object" ? sent : null, true);
+      startRequest("ws", sent && typeof sent === "object" && !Array.isArray(sent) ? sent : null, { raw: true });
       ws.send(text);
       remember("frame", text);
     } catch (err) {
@@ -323,6 +398,10 @@
   }
 
   async function sendOverHTTP(sent, comparing) {
+    if (Array.isArray(sent)) {
+      A.showError(errBox, new Error("An array of bodies runs as lanes on one WebSocket: send it over WebSocket."));
+      return null;
+    }
     let extra;
     try {
       extra = headerLines();
@@ -401,6 +480,7 @@
     let sent;
     try {
       sent = parseBody();
+      if (Array.isArray(sent)) throw new Error("Compare sends one body over HTTP and over the WebSocket: an array of bodies runs as lanes on the WebSocket only, so compare one of its bodies at a time.");
     } catch (err) {
       A.showError(errBox, err);
       return;
@@ -485,7 +565,7 @@
 
   function drawHistory() {
     clear(historyList);
-    const names = { ws: "WebSocket", http: "HTTP", frame: "frame as typed" };
+    const names = { ws: "WebSocket", lanes: "WebSocket lanes", http: "HTTP", frame: "frame as typed" };
     for (const item of loadHistory()) {
       const load = el("button", { type: "button" }, "Load");
       load.addEventListener("click", () => {
@@ -602,10 +682,11 @@
     } catch (err) {
       return "// " + err.message;
     }
+    const ws = transport.value === "ws";
+    if (Array.isArray(obj)) return lanesSnippet(obj, ws);
     const plain = Object.assign({}, obj);
     delete plain.stream;
     const pretty = JSON.stringify(plain, null, 2);
-    const ws = transport.value === "ws";
     const wsMsg = JSON.stringify(Object.assign({ type: "response.create" }, plain));
     switch (lang.value) {
       case "curl":
@@ -642,6 +723,42 @@
         }
         return head + "const stream = await client.responses.create({ ...body, stream: true });\nfor await (const event of stream) console.log(event.sequence_number, event.type);";
       }
+    }
+  }
+
+  // lanesSnippet sends an array of bodies as lanes on one WebSocket and
+  // prints each event's lane and type until every lane has ended.
+  function lanesSnippet(list, ws) {
+    if (!ws) return "// An array of bodies runs as lanes on one WebSocket: choose the WebSocket transport.";
+    const msgs = list.map((b) => {
+      const m = Object.assign({ type: "response.create" }, b);
+      delete m.stream;
+      return JSON.stringify(m);
+    });
+    const n = msgs.length;
+    switch (lang.value) {
+      case "curl":
+        return "# curl cannot send WebSocket messages; websocat can:\n" +
+          "printf '%s\\n' " + msgs.map(shellQuote).join(" ") + " | \\\n  websocat --no-close -H \"Authorization: Bearer $OPENAI_API_KEY\" " + A.wsURL("/v1/responses");
+      case "go":
+        return "client := openai.NewClient(option.WithBaseURL(\"" + base() + "/v1/\"), option.WithAPIKey(os.Getenv(\"OPENAI_API_KEY\")))\n" +
+          "conn, err := client.Responses.Connect(ctx, responses.ResponseConnectionOptions{})\nif err != nil {\n\tlog.Fatal(err)\n}\ndefer conn.Close()\n" +
+          "for _, msg := range []string{\n" + msgs.map((m) => "\t" + goString(m) + ",\n").join("") + "} {\n" +
+          "\tif err := conn.SendRaw(ctx, json.RawMessage(msg)); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n" +
+          "for ended := 0; ended < " + n + "; {\n\traw, err := conn.RecvRaw(ctx)\n\tif err != nil {\n\t\tlog.Fatal(err)\n\t}\n" +
+          "\tvar ev struct {\n\t\tType     string `json:\"type\"`\n\t\tStreamID string `json:\"stream_id\"`\n\t}\n\tjson.Unmarshal(raw, &ev)\n\tfmt.Println(ev.StreamID, ev.Type)\n" +
+          "\tswitch ev.Type {\n\tcase \"response.completed\", \"response.failed\", \"response.incomplete\", \"error\":\n\t\tended++\n\t}\n}";
+      case "python":
+        return "import json, os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url=\"" + base() + "/v1\", api_key=os.environ.get(\"OPENAI_API_KEY\", \"local\"))\n" +
+          "bodies = json.loads(" + pyString(JSON.stringify(list.map((b) => { const c = Object.assign({}, b); delete c.stream; return c; }), null, 2)) + ")\n\n" +
+          "# pip install \"openai[realtime]>=3.8.0\"\nwith client.responses.connect() as conn:\n    for body in bodies:\n        conn.response.create(**body)\n    ended = 0\n" +
+          "    for event in conn:\n        print(getattr(event, \"stream_id\", None), event.type)\n" +
+          "        if event.type in (\"response.completed\", \"response.failed\", \"response.incomplete\", \"error\"):\n            ended += 1\n            if ended == " + n + ":\n                break";
+      default:
+        return "const ws = new WebSocket(\"" + A.wsURL("/v1/responses") + "\"); // the \"ws\" package adds the Authorization header\nlet ended = 0;\n" +
+          "ws.onopen = () => {\n" + msgs.map((m) => "  ws.send(" + JSON.stringify(m) + ");\n").join("") + "};\n" +
+          "ws.onmessage = (m) => {\n  const event = JSON.parse(m.data);\n  console.log(event.stream_id, event.type);\n" +
+          "  if ([\"response.completed\", \"response.failed\", \"response.incomplete\", \"error\"].includes(event.type) && ++ended === " + n + ") ws.close();\n};";
     }
   }
 
