@@ -44,6 +44,12 @@ func exactPieces(tok *inference.Tokenizer, base string, basePieces []string, n i
 			k--
 			continue
 		}
+		// The whole base, ending in a non-space: its pieces are its own,
+		// and the first filler word, led by a space, starts a chunk of the
+		// split pattern after it, so nothing can merge across the join.
+		if k == len(pieces) {
+			return head + filler(n-k), append(pieces[:k:k], fillerPieces(n-k, false)...)
+		}
 		// Filler words start their own chunk of the split pattern, so only
 		// the join can merge tokens: counting the head's last few pieces
 		// with the first filler word checks it without tokenizing the rest.
