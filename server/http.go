@@ -114,6 +114,15 @@ func (s *sseSink) event(typ string, b []byte) error {
 	s.w.WriteString("\ndata: ")
 	s.w.Write(b)
 	_, err := s.w.WriteString("\n\n")
+	return s.check(err) // an event larger than the buffer is written here, not at the flush
+}
+
+// check counts a write that hit the stall limit, once.
+func (s *sseSink) check(err error) error {
+	if err != nil && s.stalled != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		s.stalled()
+		s.stalled = nil
+	}
 	return err
 }
 
@@ -128,11 +137,7 @@ func (s *sseSink) flush() error {
 		}
 	}
 	if err := s.w.Flush(); err != nil {
-		if s.stalled != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-			s.stalled()
-			s.stalled = nil
-		}
-		return err
+		return s.check(err)
 	}
 	if s.f != nil {
 		s.f.Flush()

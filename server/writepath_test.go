@@ -2,11 +2,17 @@ package server
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countingConn counts the writes that reach a real socket.
@@ -115,5 +121,37 @@ func TestBatchConnSendsABatchInOneWrite(t *testing.T) {
 	b.Write([]byte("lost"))
 	if err := b.release(); err == nil {
 		t.Fatal("release on a closed connection reported no error")
+	}
+}
+
+// An SSE event larger than the sink's buffer is written by event, not by
+// the flush: a stall there must be counted too.
+func TestSSEStallInALargeEventIsCounted(t *testing.T) {
+	var stalls atomic.Int64
+	result := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		s := newSSESink(w, 100*time.Millisecond)
+		s.stalled = func() { stalls.Add(1) }
+		err := s.flush()
+		big := bytes.Repeat([]byte("x"), 1<<20)
+		for err == nil { // until the unread socket's buffers are full
+			err = s.event("response.output_text.delta", big)
+		}
+		result <- err
+	}))
+	defer srv.Close()
+	raw, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(raw, "GET / HTTP/1.1\r\nHost: x\r\n\r\n") // and never read
+	if err := <-result; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the stalled event returned %v", err)
+	}
+	if stalls.Load() != 1 {
+		t.Fatalf("%d stalls counted, want 1", stalls.Load())
 	}
 }
