@@ -60,65 +60,97 @@ func readN(t *testing.T, c net.Conn, n int) []byte {
 	return b
 }
 
+// textFrame is a final, unmasked text frame, as a server writes it.
+func textFrame(payload []byte) []byte {
+	n := len(payload)
+	var h []byte
+	switch {
+	case n <= 125:
+		h = []byte{0x81, byte(n)}
+	case n <= 65535:
+		h = []byte{0x81, 126, byte(n >> 8), byte(n)}
+	default:
+		h = []byte{0x81, 127, 0, 0, 0, 0, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	}
+	return append(h, payload...)
+}
+
 func TestBatchConnSendsABatchInOneWrite(t *testing.T) {
 	srv, cli := loopbackPair(t)
 	cc := &countingConn{Conn: srv}
 	b := &batchConn{Conn: cc, writing: new(atomic.Int64)}
+	pong := []byte{0x8a, 0}
 
-	// Outside a batch, a write goes out at once.
-	if _, err := b.Write([]byte("ping")); err != nil {
+	// A frame the engine did not announce goes out at once.
+	if _, err := b.Write(pong); err != nil {
 		t.Fatal(err)
 	}
-	if cc.writes != 1 || string(readN(t, cli, 4)) != "ping" {
+	if cc.writes != 1 || !bytes.Equal(readN(t, cli, 2), pong) {
 		t.Fatalf("%d writes", cc.writes)
 	}
 
-	// In a batch, writes are gathered until release, then sent in one.
-	b.hold()
-	for _, s := range []string{"one ", "two ", "three"} {
-		if _, err := b.Write([]byte(s)); err != nil {
+	// The engine's frames are gathered until release, then sent in one
+	// write; a control frame from elsewhere in the meantime goes out at
+	// once, after what was gathered, so nothing is reordered.
+	var want []byte
+	for _, s := range []string{"one", "two"} {
+		f := textFrame([]byte(s))
+		b.gather(len(s))
+		if _, err := b.Write(f); err != nil {
 			t.Fatal(err)
 		}
+		want = append(want, f...)
 	}
 	if cc.writes != 1 {
 		t.Fatalf("%d writes before release, want none new", cc.writes-1)
 	}
+	b.Write(pong)
+	want = append(want, pong...)
+	if cc.writes != 3 || !bytes.Equal(readN(t, cli, len(want)), want) {
+		t.Fatalf("%d writes: want the batch, then the pong", cc.writes)
+	}
+	three := textFrame([]byte("three"))
+	b.gather(len("three"))
+	b.Write(three)
 	if err := b.release(); err != nil {
 		t.Fatal(err)
 	}
-	if cc.writes != 2 || string(readN(t, cli, 13)) != "one two three" {
-		t.Fatalf("%d writes after release, want 2 in all", cc.writes)
+	if cc.writes != 4 || !bytes.Equal(readN(t, cli, len(three)), three) {
+		t.Fatalf("%d writes after release, want 4 in all", cc.writes)
 	}
 	if b.buf != nil || b.writing.Load() != 0 {
 		t.Fatal("the batch kept its buffer or its stall stamp")
 	}
 
-	// A large write in a batch goes out after what was gathered, in order,
-	// without being copied into the batch.
-	b.hold()
-	b.Write([]byte("head "))
-	big := bytes.Repeat([]byte("x"), batchDirect)
+	// A large frame reaches the connection in pieces (the library's
+	// buffer): the first is gathered, the large rest goes out at once
+	// after it, without being copied into the batch.
+	small := textFrame([]byte("head"))
+	b.gather(len("head"))
+	b.Write(small)
+	big := textFrame(bytes.Repeat([]byte("x"), 2*batchDirect))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if _, err := b.Write(big); err != nil {
+		b.gather(len(big) - 10)
+		b.Write(big[:4096])
+		if _, err := b.Write(big[4096:]); err != nil {
 			t.Error(err)
 		}
-		b.Write([]byte(" tail"))
 		if err := b.release(); err != nil {
 			t.Error(err)
 		}
 	}()
-	got := readN(t, cli, len("head ")+len(big)+len(" tail"))
-	if !strings.HasPrefix(string(got), "head xxx") || !strings.HasSuffix(string(got), "xxx tail") {
-		t.Fatalf("out of order: %q…%q", got[:10], got[len(got)-10:])
+	want = append(append([]byte{}, small...), big...)
+	if got := readN(t, cli, len(want)); !bytes.Equal(got, want) {
+		t.Fatal("the large frame came out of order")
 	}
 	<-done
 
 	// A failed write is reported by release.
 	srv.Close()
-	b.hold()
-	b.Write([]byte("lost"))
+	b.gather(4)
+	b.Write(textFrame([]byte("lost")))
 	if err := b.release(); err == nil {
 		t.Fatal("release on a closed connection reported no error")
 	}

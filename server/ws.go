@@ -300,7 +300,7 @@ func admitMessage(req *api.CreateRequest) *api.Error {
 
 // event frames one event into the batch that flush sends.
 func (wc *wsConn) event(_ string, b []byte) error {
-	wc.out.hold()
+	wc.out.gather(len(b))
 	return wc.c.Write(context.Background(), websocket.MessageText, b)
 }
 

@@ -11,22 +11,27 @@ import (
 )
 
 // batchConn is a hijacked WebSocket connection that gathers the frames a
-// stream writes between hold and release, and sends them in one write(2)
-// when the batch ends. The WebSocket library still frames each event as
-// its own message; only the syscalls are shared. A response writes its
-// events for one scheduler tick inside one batch, so a token still leaves
-// as soon as its tick released it, and the syscall, the largest cost of
-// streaming, is paid once per stream per tick instead of once per event.
+// stream writes in one scheduler tick and sends them in one write(2) when
+// the tick's batch is released. The WebSocket library still frames each
+// event as its own message; only the syscalls are shared. A token still
+// leaves as soon as its tick released it, and the syscall, the largest
+// cost of streaming, is paid once per stream per tick instead of once per
+// event.
 //
-// Writes outside a batch (errors, pongs, close frames) go straight out,
-// after anything still gathered.
+// Only the engine's own event frames are gathered: gather announces one,
+// and its bytes are recognised by its first byte (a final text frame,
+// 0x81) and its length. Every other write (pongs and close frames from the
+// reader goroutine, error events) goes straight out, after anything
+// gathered: a close frame the library writes just before it closes the
+// socket must not wait in a batch.
 type batchConn struct {
 	net.Conn
 	writing *atomic.Int64 // the connection's stall stamp: unix nanos while a write(2) runs
 
 	mu      sync.Mutex
 	buf     *[]byte // gathered bytes; nil when none, so an idle connection holds no buffer
-	holding bool
+	expect  int     // the length of an announced frame that has not started yet
+	pending int     // bytes still to come of the engine's frame being written
 }
 
 // batchDirect is the size from which a write in a batch goes out at once
@@ -37,10 +42,23 @@ const batchDirect = 64 << 10
 // batchBufs recycles batch buffers between connections and ticks.
 var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
-// hold starts a batch: writes are gathered until release.
-func (b *batchConn) hold() {
+// frameLen is the length on the wire of an unmasked frame (a server's)
+// with a payload of n bytes (RFC 6455, 5.2).
+func frameLen(n int) int {
+	switch {
+	case n <= 125:
+		return n + 2
+	case n <= 65535:
+		return n + 4
+	}
+	return n + 10
+}
+
+// gather announces that the engine writes one text message of n bytes
+// next; its frame joins the batch.
+func (b *batchConn) gather(n int) {
 	b.mu.Lock()
-	b.holding = true
+	b.expect = frameLen(n)
 	b.mu.Unlock()
 }
 
@@ -48,19 +66,26 @@ func (b *batchConn) hold() {
 func (b *batchConn) release() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.holding = false
+	b.expect, b.pending = 0, 0
 	return b.flushLocked()
 }
 
 func (b *batchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.holding && len(p) < batchDirect {
-		if b.buf == nil {
-			b.buf = batchBufs.Get().(*[]byte)
+	ours := b.pending > 0
+	if !ours && b.expect > 0 && len(p) > 0 && p[0] == 0x81 { // FIN, text: the announced frame starts
+		b.pending, b.expect, ours = b.expect, 0, true
+	}
+	if ours {
+		b.pending = max(b.pending-len(p), 0)
+		if len(p) < batchDirect {
+			if b.buf == nil {
+				b.buf = batchBufs.Get().(*[]byte)
+			}
+			*b.buf = append(*b.buf, p...)
+			return len(p), nil
 		}
-		*b.buf = append(*b.buf, p...)
-		return len(p), nil
 	}
 	if err := b.flushLocked(); err != nil {
 		return 0, err
