@@ -256,6 +256,7 @@ type HostUsage struct {
 	MachineBusyCores float64 `json:"machine_busy_cores"` // every process, the engine included
 	MachineCores     float64 `json:"machine_cores"`
 	ClientCores      float64 `json:"client_cores"` // this process
+	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
 }
 
 func hostUsage(a, b hostCPU) HostUsage {
@@ -263,7 +264,8 @@ func hostUsage(a, b hostCPU) HostUsage {
 	if wall <= 0 {
 		return HostUsage{}
 	}
-	u := HostUsage{ClientCores: (b.self - a.self) / wall}
+	u := HostUsage{ClientCPUSeconds: b.self - a.self}
+	u.ClientCores = u.ClientCPUSeconds / wall
 	if a.haveMachine && b.haveMachine {
 		u.MachineBusyCores = (b.busy - a.busy) / wall
 		u.MachineCores = (b.all - a.all) / wall

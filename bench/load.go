@@ -88,6 +88,16 @@ type LoadReport struct {
 	StreamTPS       RateSummary `json:"stream_tokens_per_second"`
 	TargetTPS       float64     `json:"target_tokens_per_second"`
 	StreamsAtTarget int         `json:"streams_at_95pct_target"`
+	// StreamsAtTargetShare is StreamsAtTarget over Streams (0 without a
+	// target rate).
+	StreamsAtTargetShare float64 `json:"streams_at_95pct_target_share"`
+
+	// CPU per token, in µs: the engine's process CPU (from its /metrics)
+	// and the load generator's own (getrusage), each over the tokens the
+	// clients received. With the engine in this process both are the same
+	// process's figure.
+	EngineCPUPerToken float64 `json:"engine_cpu_us_per_token"`
+	ClientCPUPerToken float64 `json:"client_cpu_us_per_token"`
 
 	TTFT LatencySummary `json:"ttft"`
 	Gap  LatencySummary `json:"inter_token_gap"`
@@ -354,6 +364,13 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 		}
 	}
 	rep.StreamTPS = summarizeRates(rates)
+	if cfg.TargetTPS > 0 && rep.Streams > 0 {
+		rep.StreamsAtTargetShare = float64(rep.StreamsAtTarget) / float64(rep.Streams)
+	}
+	if rep.Tokens > 0 {
+		rep.EngineCPUPerToken = rep.Engine.CPUSeconds / float64(rep.Tokens) * 1e6
+		rep.ClientCPUPerToken = rep.Host.ClientCPUSeconds / float64(rep.Tokens) * 1e6
+	}
 	rep.TTFT = summarizeDurations(ttft)
 	rep.Gap = LatencySummary{P50: ms(gaps.quantile(0.5)), P99: ms(gaps.quantile(0.99)), Max: ms(gaps.max)}
 	rep.GapP999 = ms(gaps.quantile(0.999))
@@ -632,8 +649,9 @@ func FormatLoad(w io.Writer, r *LoadReport) {
 	fmt.Fprintf(w, "  tokens       %d total in %d deltas (%d coalesced); %.0f tok/s overall, %.0f tok/s steady\n",
 		r.Tokens, r.Deltas, r.CoalescedTokens, r.TokensPerSecond, r.SteadyTokensPerSecond)
 	if r.TargetTPS > 0 {
-		fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; %d/%d streams ≥ 95%% of %.0f tok/s\n",
-			r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50, r.StreamsAtTarget, r.Streams, r.TargetTPS)
+		fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; %d/%d streams (%.2f%%) ≥ 95%% of %.0f tok/s\n",
+			r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50, r.StreamsAtTarget, r.Streams,
+			100*r.StreamsAtTargetShare, r.TargetTPS)
 	} else {
 		fmt.Fprintf(w, "  per stream   min %.0f  p1 %.0f  p5 %.0f  p50 %.0f tok/s; no target rate (the model is unpaced)\n",
 			r.StreamTPS.Min, r.StreamTPS.P1, r.StreamTPS.P5, r.StreamTPS.P50)
@@ -650,6 +668,11 @@ func FormatLoad(w io.Writer, r *LoadReport) {
 	who := "engine"
 	if r.Engine.SharedProcess {
 		who = "engine+clients (one process)"
+	}
+	if r.Engine.SharedProcess {
+		fmt.Fprintf(w, "  CPU/token    %.2f µs engine+clients (one process)\n", r.EngineCPUPerToken)
+	} else {
+		fmt.Fprintf(w, "  CPU/token    %.2f µs engine, %.2f µs load generator\n", r.EngineCPUPerToken, r.ClientCPUPerToken)
 	}
 	fmt.Fprintf(w, "  %s  CPU %.2f cores (%.1f s); RSS %.1f → %.1f MiB under load; heap %.1f MiB, stacks %.1f MiB, %0.f goroutines, %.0f GCs\n",
 		who, r.Engine.CPUCores, r.Engine.CPUSeconds, r.Engine.RSSBefore/(1<<20), r.Engine.RSSUnderLoad/(1<<20),

@@ -24,11 +24,21 @@ import (
 // With tool_choice "none" it never calls. ExactTokens > 0 always gives one
 // message of exactly that many tokens.
 func NewChatPolicy(tok *inference.Tokenizer) Policy {
-	return &chatPolicy{tok: tok}
+	c := &chatPolicy{tok: tok, sentencePieces: make([][]string, len(bodySentences))}
+	for i, s := range bodySentences {
+		c.sentencePieces[i] = tok.Pieces(" " + s)
+	}
+	return c
 }
 
 type chatPolicy struct {
 	tok *inference.Tokenizer
+	// sentencePieces are the token pieces of each body sentence led by its
+	// space. The bank is fixed, so it is tokenized once, here, and not in
+	// every reply. A sentence's pieces are the same inside a reply: the
+	// split pattern starts a new chunk at a space that follows a non-space
+	// and precedes one, and every reply's text before it ends in one.
+	sentencePieces [][]string
 }
 
 // maxChatTokens bounds a free-form chat reply.
@@ -38,7 +48,8 @@ func (c *chatPolicy) Respond(req *Request) Reply {
 	question := lastUserText(req.Items)
 	h := inference.HashStrings(uint64(req.Seed), req.Instructions, question, fmt.Sprint(len(req.Items)))
 	if req.ExactTokens > 0 {
-		text, pieces := exactPieces(c.tok, c.compose(req, question, h), req.ExactTokens)
+		base, basePieces := c.compose(req, question, h)
+		text, pieces := exactPieces(c.tok, base, basePieces, req.ExactTokens)
 		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: text, Pieces: pieces}}}
 	}
 	if tool, ok := chooseTool(req, question); ok {
@@ -49,14 +60,16 @@ func (c *chatPolicy) Respond(req *Request) Reply {
 			Arguments: argumentsFor(tool.Parameters, question, h),
 		}}}
 	}
-	return Reply{Items: []OutputItem{{Type: OutputMessage, Text: c.compose(req, question, h)}}}
+	text, pieces := c.compose(req, question, h)
+	return Reply{Items: []OutputItem{{Type: OutputMessage, Text: text, Pieces: pieces}}}
 }
 
 // compose writes the reply text: an answer built on tool outputs when they
-// end the conversation, else a short reply about the question.
-func (c *chatPolicy) compose(req *Request, question string, h uint64) string {
+// end the conversation, else a short reply about the question. It returns
+// the text's token pieces when it knows them (nil otherwise).
+func (c *chatPolicy) compose(req *Request, question string, h uint64) (string, []string) {
 	if outs := trailingOutputs(req.Items); len(outs) > 0 {
-		return answerFromOutputs(outs, question, h)
+		return answerFromOutputs(outs, question, h), nil
 	}
 	return c.chatReply(question, h)
 }
@@ -238,7 +251,9 @@ var bodySentences = []string{
 
 // chatReply writes a few sentences about the question, up to about
 // maxChatTokens tokens; the length and the sentences vary with h.
-func (c *chatPolicy) chatReply(question string, h uint64) string {
+// Only the opening, which quotes the question, is tokenized per reply; it
+// returns the reply's pieces with its text.
+func (c *chatPolicy) chatReply(question string, h uint64) (string, []string) {
 	var b strings.Builder
 	if topic := topicOf(question); topic != "" {
 		fmt.Fprintf(&b, openings[inference.Splitmix64(h)%uint64(len(openings))], topic)
@@ -246,19 +261,31 @@ func (c *chatPolicy) chatReply(question string, h uint64) string {
 		b.WriteString("Hello! How can I help you today?")
 	}
 	budget := 20 + int(inference.Splitmix64(h^1)%uint64(maxChatTokens-30))
-	used := c.tok.Count(b.String())
+	pieces := c.tok.Pieces(b.String())
+	// Every opening ends in punctuation, so the sentences' own pieces hold
+	// after it (see sentencePieces); a text that did not would be
+	// tokenized whole instead.
+	known := b.Len() > 0 && !isSpace(b.String()[b.Len()-1])
 	start := int(inference.Splitmix64(h^2) % uint64(len(bodySentences)))
 	step := 1 + int(inference.Splitmix64(h^3)%3) // a few different walks through the bank
-	for i := 0; i < len(bodySentences) && used < budget; i++ {
-		s := " " + bodySentences[(start+i*step)%len(bodySentences)]
-		n := c.tok.Count(s)
-		if used+n > maxChatTokens {
+	for i := 0; i < len(bodySentences) && len(pieces) < budget; i++ {
+		k := (start + i*step) % len(bodySentences)
+		sp := c.sentencePieces[k]
+		if len(pieces)+len(sp) > maxChatTokens {
 			break
 		}
-		b.WriteString(s)
-		used += n
+		b.WriteByte(' ')
+		b.WriteString(bodySentences[k])
+		pieces = append(pieces, sp...)
 	}
-	return b.String()
+	if !known {
+		return b.String(), nil
+	}
+	return b.String(), pieces
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 // answerFromOutputs writes the reply that follows tool outputs: it names each

@@ -298,6 +298,11 @@ func TestChatPolicyText(t *testing.T) {
 			t.Fatalf("reply %q does not refer to the question", text)
 		}
 		n := tok.Count(text)
+		// The reply carries pieces built from the sentence bank's, tokenized
+		// once; they must be what tokenizing the whole reply gives.
+		if got := a.Items[0].Pieces; !slices.Equal(got, tok.Pieces(text)) {
+			t.Fatalf("seed %d: carried pieces %q differ from the tokenizer's %q", seed, got, tok.Pieces(text))
+		}
 		if n < 5 || n > maxChatTokens+40 {
 			t.Fatalf("reply of %d tokens: %q", n, text)
 		}
@@ -308,6 +313,15 @@ func TestChatPolicyText(t *testing.T) {
 	}
 	if got := chat.Respond(&Request{}); len(got.Items) != 1 || got.Items[0].Text == "" {
 		t.Fatalf("empty request: %+v", got)
+	}
+	// Questions whose quoted topic ends in odd characters: the opening's
+	// pieces and the sentences' still join into the reply's own.
+	for i, q := range []string{"日本語のテキスト🦀", "tabs\tand \x7f del?", "ends in a quote\"", "a b c d e f g h i j k l m n o p q r s t", "\xff\xfe broken"} {
+		got := chat.Respond(&Request{Items: userAsks(q), Seed: int64(i)})
+		text := got.Items[0].Text
+		if p := got.Items[0].Pieces; p != nil && !slices.Equal(p, tok.Pieces(text)) {
+			t.Fatalf("%q: carried pieces %q differ from the tokenizer's %q", q, p, tok.Pieces(text))
+		}
 	}
 }
 

@@ -20,17 +20,21 @@ var fillerWords = []string{
 // merge tokens across the join, so every candidate is counted, and cuts that
 // do not hold are moved back.
 func exactText(tok *inference.Tokenizer, base string, n int) string {
-	text, _ := exactPieces(tok, base, n)
+	text, _ := exactPieces(tok, base, nil, n)
 	return text
 }
 
 // exactPieces is exactText with the text's token pieces, so that the engine
-// can stream them without tokenizing the text again.
-func exactPieces(tok *inference.Tokenizer, base string, n int) (string, []string) {
+// can stream them without tokenizing the text again. basePieces are base's
+// pieces when the caller knows them (nil: base is tokenized here).
+func exactPieces(tok *inference.Tokenizer, base string, basePieces []string, n int) (string, []string) {
 	if n <= 0 {
 		return "", nil
 	}
-	pieces := tok.Pieces(base)
+	pieces := basePieces
+	if pieces == nil {
+		pieces = tok.Pieces(base)
+	}
 	k := min(n, len(pieces))
 	for tries := 0; k > 0 && tries < 16; tries++ {
 		head := strings.Join(pieces[:k], "")
@@ -39,6 +43,12 @@ func exactPieces(tok *inference.Tokenizer, base string, n int) (string, []string
 		if pieces[k-1] == "" || endsInSpace(head) {
 			k--
 			continue
+		}
+		// The whole base, ending in a non-space: its pieces are its own,
+		// and the first filler word, led by a space, starts a chunk of the
+		// split pattern after it, so nothing can merge across the join.
+		if k == len(pieces) {
+			return head + filler(n-k), append(pieces[:k:k], fillerPieces(n-k, false)...)
 		}
 		// Filler words start their own chunk of the split pattern, so only
 		// the join can merge tokens: counting the head's last few pieces

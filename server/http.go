@@ -145,17 +145,20 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 // sseSink frames events as SSE into a buffer and flushes once per batch.
 type sseSink struct {
 	w        *bufio.Writer
-	rc       *http.ResponseController
-	f        http.Flusher
+	rc       *http.ResponseController // flushes and sets deadlines on the writer under echo's
 	stall    time.Duration
 	deadline time.Time // the write deadline last set
 	stalled  func()    // counts a write that hit the stall limit
 }
 
 func newSSESink(w http.ResponseWriter, stall time.Duration) *sseSink {
-	s := &sseSink{w: bufio.NewWriterSize(w, 16<<10), rc: http.NewResponseController(w), stall: stall}
-	s.f, _ = w.(http.Flusher)
-	return s
+	inner := w
+	if er, ok := w.(*echo.Response); ok {
+		// echo's Flush drops the error of the write it causes: a stalled
+		// flush would end the stream as if the client had gone.
+		inner = er.Writer
+	}
+	return &sseSink{w: bufio.NewWriterSize(w, 16<<10), rc: http.NewResponseController(inner), stall: stall}
 }
 
 func (s *sseSink) event(typ string, b []byte) error {
@@ -164,6 +167,15 @@ func (s *sseSink) event(typ string, b []byte) error {
 	s.w.WriteString("\ndata: ")
 	s.w.Write(b)
 	_, err := s.w.WriteString("\n\n")
+	return s.check(err) // an event larger than the buffer is written here, not at the flush
+}
+
+// check counts a write that hit the stall limit, once.
+func (s *sseSink) check(err error) error {
+	if err != nil && s.stalled != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		s.stalled()
+		s.stalled = nil
+	}
 	return err
 }
 
@@ -178,14 +190,10 @@ func (s *sseSink) flush() error {
 		}
 	}
 	if err := s.w.Flush(); err != nil {
-		if s.stalled != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-			s.stalled()
-			s.stalled = nil
-		}
-		return err
+		return s.check(err)
 	}
-	if s.f != nil {
-		s.f.Flush()
+	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return s.check(err)
 	}
 	return nil
 }

@@ -107,7 +107,7 @@ func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.
 	snapshot := api.MarshalResponse(resp)
 	resp.Output = []api.Item{}
 	st.buf = api.AppendResponseEvent(st.buf, api.EventDone, st.seq, snapshot)
-	if err := st.emit(api.EventDone); err != nil {
+	if err := st.emit(api.EventDone); err != nil || st.out.flush() != nil {
 		g.cancelled = true
 		return inference.Job{}, time.Time{}, false
 	}

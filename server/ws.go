@@ -23,13 +23,14 @@ import (
 type wsConn struct {
 	e      *Engine
 	c      *websocket.Conn
+	out    *batchConn      // c's socket: frames written between hold and release share one write(2)
 	ctx    context.Context // cancelled when the client goes away
 	cancel context.CancelFunc
 	lanes  *lanes
 
 	queued      atomic.Int64 // creates waiting with a body
 	queuedBytes atomic.Int64
-	writing     atomic.Int64 // unix nanos when the current write began, 0 when idle
+	writing     *atomic.Int64 // unix nanos when the current write(2) began, 0 when idle (batchConn stamps it)
 	drain       chan struct{}
 	drainOnce   sync.Once
 
@@ -64,15 +65,16 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	if aerr != nil {
 		return aerr
 	}
-	conn, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	hj := &batchHijacker{ResponseWriter: c.Response(), writing: new(atomic.Int64)}
+	conn, err := websocket.Accept(hj, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return nil // Accept has written the HTTP error
 	}
 	conn.SetReadLimit(e.cfg.WSReadLimit)
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	wc := &wsConn{e: e, c: conn, ctx: ctx, cancel: cancel, drain: make(chan struct{}), stack: stack, proto: isPrototype(r),
-		session: newWSSession(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
+	wc := &wsConn{e: e, c: conn, out: hj.conn, writing: hj.writing, ctx: ctx, cancel: cancel, drain: make(chan struct{}),
+		stack: stack, proto: isPrototype(r), session: newWSSession(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
 	wc.lanes = newLanes(wc, newQueueBound(max(4*e.cfg.WSQueue, 16)))
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
@@ -322,16 +324,30 @@ func admitMessage(req *api.CreateRequest) *api.Error {
 	return nil
 }
 
-// event writes one frame; the stall watchdog aborts a write that hangs.
-func (wc *wsConn) event(_ string, b []byte) error { return wc.write(b) }
+// event frames one event into the batch that flush sends.
+func (wc *wsConn) event(_ string, b []byte) error {
+	wc.out.gather(len(b))
+	return wc.c.Write(context.Background(), websocket.MessageText, b)
+}
 
-func (wc *wsConn) flush() error { return nil }
-
-func (wc *wsConn) write(b []byte) error {
-	wc.writing.Store(time.Now().UnixNano())
-	err := wc.c.Write(context.Background(), websocket.MessageText, b)
-	wc.writing.Store(0)
+// flush sends the batch's frames in one write; the stall watchdog aborts a
+// write that hangs. A failed write leaves a frame cut short, after which
+// nothing more can go on the connection: it is closed.
+func (wc *wsConn) flush() error {
+	err := wc.out.release()
+	if err != nil {
+		wc.cancel()
+		wc.c.CloseNow()
+	}
 	return err
+}
+
+// write sends one frame outside a stream's batch, at once.
+func (wc *wsConn) write(b []byte) error {
+	if err := wc.c.Write(context.Background(), websocket.MessageText, b); err != nil {
+		return err
+	}
+	return wc.out.release() // anything still gathered went out with it; nothing is left held
 }
 
 // track registers a connection; it fails once the engine is closing.

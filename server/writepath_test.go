@@ -1,0 +1,202 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// countingConn counts the writes that reach a real socket.
+type countingConn struct {
+	net.Conn
+	writes int
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.writes++
+	return c.Conn.Write(p)
+}
+
+// loopbackPair returns both ends of a real TCP connection.
+func loopbackPair(t *testing.T) (server, client net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server = <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { server.Close(); client.Close() })
+	return server, client
+}
+
+func readN(t *testing.T, c net.Conn, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(c, b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// textFrame is a final, unmasked text frame, as a server writes it.
+func textFrame(payload []byte) []byte {
+	n := len(payload)
+	var h []byte
+	switch {
+	case n <= 125:
+		h = []byte{0x81, byte(n)}
+	case n <= 65535:
+		h = []byte{0x81, 126, byte(n >> 8), byte(n)}
+	default:
+		h = []byte{0x81, 127, 0, 0, 0, 0, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	}
+	return append(h, payload...)
+}
+
+func TestBatchConnSendsABatchInOneWrite(t *testing.T) {
+	srv, cli := loopbackPair(t)
+	cc := &countingConn{Conn: srv}
+	b := &batchConn{Conn: cc, writing: new(atomic.Int64)}
+	pong := []byte{0x8a, 0}
+
+	// A frame the engine did not announce goes out at once.
+	if _, err := b.Write(pong); err != nil {
+		t.Fatal(err)
+	}
+	if cc.writes != 1 || !bytes.Equal(readN(t, cli, 2), pong) {
+		t.Fatalf("%d writes", cc.writes)
+	}
+
+	// The engine's frames are gathered until release, then sent in one
+	// write; a control frame from elsewhere in the meantime goes out at
+	// once, after what was gathered, so nothing is reordered.
+	var want []byte
+	for _, s := range []string{"one", "two"} {
+		f := textFrame([]byte(s))
+		b.gather(len(s))
+		if _, err := b.Write(f); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, f...)
+	}
+	if cc.writes != 1 {
+		t.Fatalf("%d writes before release, want none new", cc.writes-1)
+	}
+	b.Write(pong)
+	want = append(want, pong...)
+	if cc.writes != 3 || !bytes.Equal(readN(t, cli, len(want)), want) {
+		t.Fatalf("%d writes: want the batch, then the pong", cc.writes)
+	}
+	three := textFrame([]byte("three"))
+	b.gather(len("three"))
+	b.Write(three)
+	if err := b.release(); err != nil {
+		t.Fatal(err)
+	}
+	if cc.writes != 4 || !bytes.Equal(readN(t, cli, len(three)), three) {
+		t.Fatalf("%d writes after release, want 4 in all", cc.writes)
+	}
+	if b.buf != nil || b.writing.Load() != 0 {
+		t.Fatal("the batch kept its buffer or its stall stamp")
+	}
+
+	// A large frame reaches the connection in pieces (the library's
+	// buffer): the first is gathered, the large rest goes out at once
+	// after it, without being copied into the batch.
+	small := textFrame([]byte("head"))
+	b.gather(len("head"))
+	b.Write(small)
+	big := textFrame(bytes.Repeat([]byte("x"), 2*batchDirect))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.gather(len(big) - 10)
+		b.Write(big[:4096])
+		if _, err := b.Write(big[4096:]); err != nil {
+			t.Error(err)
+		}
+		if err := b.release(); err != nil {
+			t.Error(err)
+		}
+	}()
+	want = append(append([]byte{}, small...), big...)
+	if got := readN(t, cli, len(want)); !bytes.Equal(got, want) {
+		t.Fatal("the large frame came out of order")
+	}
+	<-done
+
+	// A failed write is reported by release.
+	srv.Close()
+	b.gather(4)
+	b.Write(textFrame([]byte("lost")))
+	if err := b.release(); err == nil {
+		t.Fatal("release on a closed connection reported no error")
+	}
+}
+
+// A stalled SSE write is counted as a stall wherever it fails: in an event
+// larger than the sink's buffer, which is written by event, or in the
+// flush through echo's writer, whose own Flush drops the error.
+func TestSSEStallIsCountedWhereverItFails(t *testing.T) {
+	for _, size := range []int{1 << 20, 512} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			var stalls atomic.Int64
+			result := make(chan error, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				res := echo.NewResponse(w, echo.New()) // as the engine's handler gets it
+				res.WriteHeader(http.StatusOK)
+				s := newSSESink(res, 100*time.Millisecond)
+				s.stalled = func() { stalls.Add(1) }
+				err := s.flush()
+				ev := bytes.Repeat([]byte("x"), size)
+				// Until the unread socket's buffers are full; like the engine,
+				// stop when the request's context ends (net/http ends it
+				// when a write fails).
+				for err == nil && r.Context().Err() == nil {
+					if err = s.event("response.output_text.delta", ev); err == nil {
+						err = s.flush()
+					}
+				}
+				result <- err
+			}))
+			defer srv.Close()
+			raw, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			raw.(*net.TCPConn).SetReadBuffer(4096)
+			fmt.Fprintf(raw, "GET / HTTP/1.1\r\nHost: x\r\n\r\n") // and never read
+			if err := <-result; !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("the stalled write returned %v", err)
+			}
+			if stalls.Load() != 1 {
+				t.Fatalf("%d stalls counted, want 1", stalls.Load())
+			}
+		})
+	}
+}
