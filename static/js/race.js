@@ -4,7 +4,7 @@
 "use strict";
 (function () {
   const A = window.agentloop;
-  const { el, clear, fmtNS, fmtInt, laneLabel, lanes: laneInfo } = A;
+  const { el, clear, fmtNS, fmtInt, laneLabel, lanes: laneInfo, setFieldError } = A;
   const form = document.getElementById("race-form");
   const view = document.getElementById("race-view");
   if (!form || !view) return;
@@ -87,26 +87,6 @@
     if (f.integer && !Number.isInteger(v)) return name + " must be " + want + "; it is " + text + ".";
     if (v < f.min || (f.max !== undefined && v > f.max)) return name + " must be " + want + "; it is " + text + ".";
     return "";
-  }
-
-  // setFieldError shows msg under the field and ties it to the field
-  // (aria-describedby, aria-invalid); an empty msg clears it.
-  function setFieldError(input, msg) {
-    const id = input.id + "-error";
-    let box = document.getElementById(id);
-    if (!msg) {
-      if (box) box.remove();
-      input.removeAttribute("aria-invalid");
-      input.removeAttribute("aria-describedby");
-      return;
-    }
-    if (!box) {
-      box = el("p", { id, class: "error field-error" });
-      input.after(box);
-    }
-    box.textContent = msg;
-    input.setAttribute("aria-invalid", "true");
-    input.setAttribute("aria-describedby", id);
   }
 
   function clearFieldErrors() {
