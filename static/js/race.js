@@ -71,7 +71,65 @@
 
   function labelOf(input) {
     const l = form.querySelector('label[for="' + CSS.escape(input.id) + '"]');
-    return l ? l.textContent.trim() : input.name;
+    const row = input.closest(".drill-row");
+    const name = l ? l.textContent.trim() : input.name;
+    return row ? row.getAttribute("aria-label") + ", " + name : name;
+  }
+
+  // ---- the drill schedule (under "More settings") ----
+  // Each row is one of the config's drills, numbered from 0 in its order:
+  // its fields are race-drill-N-KEY, and a refusal naming drills[N].KEY
+  // marks that field.
+  const drillList = document.getElementById("race-drill-list");
+  const drillRows = () => [...drillList.querySelectorAll(".drill-row")];
+
+  function renumberDrills() {
+    drillRows().forEach((row, i) => {
+      row.setAttribute("aria-label", "Drill " + (i + 1));
+      for (const input of row.querySelectorAll("select[data-key], input[data-key]")) {
+        const id = "race-drill-" + i + "-" + input.dataset.key;
+        if (input.id !== id && input.getAttribute("aria-invalid") === "true") setFieldError(input, "");
+        input.id = id;
+        row.querySelector('label[data-key="' + input.dataset.key + '"]').htmlFor = id;
+      }
+      row.querySelector("[data-remove]").setAttribute("aria-label", "Remove drill " + (i + 1));
+    });
+  }
+
+  function addDrill(d) {
+    const row = document.getElementById("race-drill-template").content.firstElementChild.cloneNode(true);
+    if (d) {
+      for (const input of row.querySelectorAll("[data-key]:not(label)")) {
+        const v = d[input.dataset.key];
+        if (v !== undefined && v !== null) input.value = String(v);
+      }
+      // The form has no field for a drill's duration; a run's is kept.
+      if (d.duration_ms > 0) row.dataset.durationMs = String(d.duration_ms);
+    }
+    row.querySelector("[data-remove]").addEventListener("click", () => {
+      const i = drillRows().indexOf(row);
+      row.remove();
+      renumberDrills();
+      const rows = drillRows();
+      const next = rows[Math.min(i, rows.length - 1)];
+      (next ? next.querySelector("select") : document.getElementById("race-drill-add")).focus();
+    });
+    drillList.append(row);
+    renumberDrills();
+    return row;
+  }
+
+  document.getElementById("race-drill-add").addEventListener("click", () => addDrill().querySelector("select").focus());
+  try {
+    for (const d of JSON.parse(document.getElementById("race-drills").dataset.drills || "[]")) addDrill(d);
+  } catch (_) { /* start with no drills */ }
+
+  // drillNumberFields are the schedule's number fields, as numberFields.
+  function drillNumberFields() {
+    return drillRows().flatMap((row, i) => [
+      { id: "race-drill-" + i + "-after_turns", key: "drills[" + i + "].after_turns", min: 0, integer: true },
+      { id: "race-drill-" + i + "-times", key: "drills[" + i + "].times", min: 1, max: 10, integer: true },
+    ]);
   }
 
   // fieldProblem says what is wrong with a number field's text, or "".
@@ -105,7 +163,7 @@
   form.addEventListener("input", (ev) => {
     const input = ev.target;
     if (!(input instanceof HTMLInputElement) || input.getAttribute("aria-invalid") !== "true") return;
-    const f = numberFields.find((n) => n.id === input.id);
+    const f = numberFields.concat(drillNumberFields()).find((n) => n.id === input.id);
     if (f && !fieldProblem(f, input.value.trim())) {
       setFieldError(input, "");
       if (!form.querySelector('[aria-invalid="true"]')) A.showError(errorBox, null);
@@ -144,11 +202,30 @@
       stack,
     };
     if (values.decode_tps !== undefined) cfg.decode_tps = values.decode_tps;
+    const drills = [];
+    for (const [i, row] of drillRows().entries()) {
+      const d = { lane: row.querySelector('select[data-key="lane"]').value, drill: row.querySelector('select[data-key="drill"]').value };
+      for (const f of drillNumberFields().slice(2 * i, 2 * i + 2)) {
+        const input = document.getElementById(f.id);
+        const msg = fieldProblem(f, input.value.trim());
+        if (msg) {
+          showFieldError(input, msg);
+          return null;
+        }
+        d[input.dataset.key] = Number(input.value.trim());
+      }
+      if (row.dataset.durationMs) d.duration_ms = Number(row.dataset.durationMs);
+      drills.push(d);
+    }
+    if (drills.length) cfg.drills = drills;
     return cfg;
   }
 
   // A refusal from the server that names a parameter marks that field.
   function fieldFor(param) {
+    const m = /^drills\[(\d+)\]\.(\w+)$/.exec(param || "");
+    if (m) return document.getElementById("race-drill-" + m[1] + "-" + m[2]);
+    if (param === "drills") return drillList.querySelector("select");
     const f = numberFields.find((n) => n.key === param);
     return f ? document.getElementById(f.id) : null;
   }
