@@ -135,3 +135,21 @@ func TestRaceDrillInProcess(t *testing.T) {
 		t.Fatalf("the firing is not reported:\n%s", out.String())
 	}
 }
+
+func FuzzRaceDrillFlag(f *testing.F) {
+	for _, s := range []string{"ws:evict-cache", "ws:evict-cache:after=2", "http:stall:after=1:times=2:for=2s", "http-optimized:http-503:for=1500ms",
+		"ws", ":", "ws:", "after=1:stall", "ws:stall:scope=x", "ws:refuse-upgrade:times=99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		var got []rollout.LaneDrill
+		if err := (laneDrillFlag{&got}).Set(v); err != nil || len(got) != 1 {
+			return
+		}
+		// What parses prints back to the same drill.
+		var again []rollout.LaneDrill
+		if err := (laneDrillFlag{&again}).Set((laneDrillFlag{&got}).String()); err != nil || len(again) != 1 || again[0] != got[0] {
+			t.Fatalf("%q → %+v → %q → %+v (%v)", v, got[0], (laneDrillFlag{&got}).String(), again, err)
+		}
+	})
+}
