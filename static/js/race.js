@@ -127,8 +127,8 @@
   // drillNumberFields are the schedule's number fields, as numberFields.
   function drillNumberFields() {
     return drillRows().flatMap((row, i) => [
-      { id: "race-drill-" + i + "-after_turns", key: "drills[" + i + "].after_turns", min: 0, integer: true },
-      { id: "race-drill-" + i + "-times", key: "drills[" + i + "].times", min: 1, max: 10, integer: true },
+      { id: "race-drill-" + i + "-after_turns", key: "drills[" + i + "].after_turns", row: i, field: "after_turns", min: 0, integer: true },
+      { id: "race-drill-" + i + "-times", key: "drills[" + i + "].times", row: i, field: "times", min: 1, max: 10, integer: true },
     ]);
   }
 
@@ -202,20 +202,20 @@
       stack,
     };
     if (values.decode_tps !== undefined) cfg.decode_tps = values.decode_tps;
-    const drills = [];
-    for (const [i, row] of drillRows().entries()) {
+    const drills = drillRows().map((row) => {
       const d = { lane: row.querySelector('select[data-key="lane"]').value, drill: row.querySelector('select[data-key="drill"]').value };
-      for (const f of drillNumberFields().slice(2 * i, 2 * i + 2)) {
-        const input = document.getElementById(f.id);
-        const msg = fieldProblem(f, input.value.trim());
-        if (msg) {
-          showFieldError(input, msg);
-          return null;
-        }
-        d[input.dataset.key] = Number(input.value.trim());
-      }
       if (row.dataset.durationMs) d.duration_ms = Number(row.dataset.durationMs);
-      drills.push(d);
+      return d;
+    });
+    for (const f of drillNumberFields()) {
+      const input = document.getElementById(f.id);
+      const text = input.value.trim();
+      const msg = fieldProblem(f, text);
+      if (msg) {
+        showFieldError(input, msg);
+        return null;
+      }
+      drills[f.row][f.field] = Number(text);
     }
     if (drills.length) cfg.drills = drills;
     return cfg;
