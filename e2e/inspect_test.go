@@ -11,6 +11,7 @@ import (
 	"agentloop/app/apptest"
 
 	"github.com/coder/websocket"
+	"github.com/mxschmitt/playwright-go"
 )
 
 // wsClient is a client of the engine over a raw WebSocket, as an SDK
@@ -91,4 +92,61 @@ func TestInspectWatchesAClientLive(t *testing.T) {
 	check(t, expect.Locator(turnRows).ToHaveCount(4), "the fourth turn arrives live")
 	check(t, expect.Locator(page.GetByTestId("summary-turns")).ToHaveText("4"), "the summary follows")
 	screenshot(t, page, "inspect-session.png")
+}
+
+// TestInspectArmsAndDisarmsADrill arms a drill from /inspect: a refusal
+// is shown on the field it names; an armed drill is listed, its firing
+// shows once a client's turn meets it, and Disarm removes it. The session
+// list stays live meanwhile, and axe-core finds nothing serious.
+func TestInspectArmsAndDisarmsADrill(t *testing.T) {
+	needBrowser(t)
+	axe := axeScript(t)
+	a := apptest.Start(t)
+	// The refused arming logs its 400; axe-core goes in as an inline script.
+	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)}, "status of 400")
+	goTo(t, page, a.URL()+"/inspect")
+	check(t, expect.Locator(page.Locator(`#drills[data-loaded="true"]`)).ToHaveCount(1), "the armed drills are read")
+	check(t, expect.Locator(page.GetByTestId("drills-empty")).ToBeVisible(), "none armed")
+	drillRows := page.GetByTestId("drill-row")
+
+	// evict-cache takes no duration: the server says so, on that field.
+	name := page.GetByLabel("Drill", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})
+	_, err := name.SelectOption(playwright.SelectOptionValues{Values: &[]string{"evict-cache"}})
+	check(t, err, "choose evict-cache")
+	duration := page.GetByTestId("drill-duration")
+	check(t, duration.Fill("500"), "type a duration")
+	check(t, page.GetByTestId("drill-arm").Click(), "arm")
+	check(t, expect.Locator(duration).ToHaveAttribute("aria-invalid", "true"), "duration marked invalid")
+	check(t, expect.Locator(duration).ToHaveAttribute("aria-describedby", "drill-duration-error"), "error tied to the field")
+	check(t, expect.Locator(page.Locator("#drill-duration-error")).ToContainText("Duration (ms, optional): duration_ms applies to"), "error names the field")
+	check(t, expect.Locator(duration).ToBeFocused(), "focus on the field")
+	check(t, expect.Locator(drillRows).ToHaveCount(0), "nothing armed")
+	axeCheck(t, page, axe, "inspect with a refused drill")
+
+	// slow-first-token for 5 ms on the first response: the turn completes.
+	_, err = name.SelectOption(playwright.SelectOptionValues{Values: &[]string{"slow-first-token"}})
+	check(t, err, "choose slow-first-token")
+	check(t, duration.Fill("5"), "type a duration")
+	check(t, expect.Locator(duration).Not().ToHaveAttribute("aria-invalid", "true"), "the edited field is valid again")
+	check(t, page.GetByTestId("drill-arm").Click(), "arm")
+	check(t, expect.Locator(drillRows).ToHaveCount(1), "the drill is listed")
+	check(t, expect.Locator(drillRows.First()).ToContainText("slow-first-token"), "by name")
+	check(t, expect.Locator(drillRows.First().GetByTestId("drill-fired")).ToHaveText("0 / 1"), "not fired yet")
+	check(t, expect.Locator(page.GetByTestId("drills-empty")).ToBeHidden(), "the empty note goes")
+
+	c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(a.URL(), "http")+"/v1/responses", nil)
+	check(t, err, "dial the engine")
+	defer c.CloseNow()
+	client := &wsClient{t: t, c: c}
+	client.turn("hello")
+	check(t, expect.Locator(page.GetByTestId("session-row")).ToHaveCount(1), "the session list stays live")
+	check(t, expect.Locator(drillRows.First().GetByTestId("drill-fired")).ToHaveText("1 / 1"), "the firing shows")
+	check(t, expect.Locator(drillRows.First()).ToContainText(client.last), "on the response it hit")
+	axeCheck(t, page, axe, "inspect with an armed drill")
+	screenshot(t, page, "inspect-drills.png")
+
+	check(t, drillRows.First().GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Disarm slow-first-token"}).Click(), "disarm")
+	check(t, expect.Locator(drillRows).ToHaveCount(0), "the drill is gone")
+	check(t, expect.Locator(page.GetByTestId("drill-state")).ToContainText("Disarmed slow-first-token"), "the disarming is said")
+	check(t, expect.Locator(page.GetByTestId("drills-empty")).ToBeVisible(), "none armed again")
 }

@@ -5,6 +5,8 @@ type InspectList struct {
 	// BaseURL is this server's /v1, for pointing a client at it.
 	BaseURL string
 	Rows    []SessionRow
+	// Drills are the drill names the form offers (api.DrillNames).
+	Drills []string
 }
 
 // SessionRow is one session of the list; inspect.js renders the same

@@ -70,6 +70,11 @@ type Race struct {
 	Stages []Stage
 	// Present is presenter mode: the three-step story and shortcuts.
 	Present bool
+	// Drills are the drill names the schedule offers (api.DrillNames);
+	// DrillSchedule the shown run's schedule as JSON ("[]" for none), for
+	// the script to fill the rows.
+	Drills        []string
+	DrillSchedule string
 }
 
 // LaneCard is one lane of a race, as first rendered.

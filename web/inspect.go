@@ -218,7 +218,7 @@ func (p *Playground) inspectPage(c echo.Context) error {
 		p.log.Error("list sessions", "err", err)
 		return p.problem(c, http.StatusInternalServerError, "Could not list sessions", "The server had an error while reading sessions.")
 	}
-	v := views.InspectList{BaseURL: c.Scheme() + "://" + c.Request().Host + "/v1"}
+	v := views.InspectList{BaseURL: c.Scheme() + "://" + c.Request().Host + "/v1", Drills: api.DrillNames}
 	for _, s := range sessions {
 		v.Rows = append(v.Rows, sessionRow(s))
 	}

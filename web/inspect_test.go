@@ -213,3 +213,26 @@ func TestInspectorLiveFeeds(t *testing.T) {
 		t.Fatalf("list feed at shutdown: %v", err)
 	}
 }
+
+func TestInspectPageRendersTheDrillForm(t *testing.T) {
+	tp, _ := newInspectPlayground(t)
+	rec := tp.do(http.MethodGet, "/inspect", "", nil)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/inspect: %d %s", rec.Code, body)
+	}
+	for _, want := range []string{`<form id="drill-form"`, `<label for="drill-name">`, `<label for="drill-after">`, `<label for="drill-times">`,
+		`<label for="drill-duration">`, `<label for="drill-scope">`, `<th scope="col">Disarm</th>`, `id="drills-body"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/inspect lacks %s", want)
+		}
+	}
+	for _, name := range api.DrillNames {
+		if !strings.Contains(body, `<option value="`+name+`">`+name+`</option>`) {
+			t.Errorf("the drill form does not offer %s", name)
+		}
+	}
+	if n := strings.Count(body, "<option "); n != len(api.DrillNames) {
+		t.Errorf("%d options, want the %d drills", n, len(api.DrillNames))
+	}
+}

@@ -119,6 +119,11 @@ func (p *Playground) race(c echo.Context) error {
 	if cfg.DecodeTPS > 0 {
 		v.DecodeTPS = strconv.FormatFloat(cfg.DecodeTPS, 'f', -1, 64)
 	}
+	v.Drills, v.DrillSchedule = api.DrillNames, "[]"
+	if len(cfg.Drills) > 0 {
+		b, _ := json.Marshal(cfg.Drills)
+		v.DrillSchedule = string(b)
+	}
 	page := p.page("Race", "race", "js/charts.js", "js/race.js")
 	page.Present = v.Present
 	return render(c, http.StatusOK, views.RacePage(page, v))

@@ -363,3 +363,58 @@ func TestCancelRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRaceFormDrills: the race form offers every drill and lane for its
+// schedule, the body race.js sends carries the drills into the run's
+// config, a refusal names the drill's field, and a run's schedule comes
+// back to the form.
+func TestRaceFormDrills(t *testing.T) {
+	tp := newTestPlayground(t)
+	page := tp.do(http.MethodGet, "/race", "", nil).Body.String()
+	for _, want := range []string{`id="race-drills" data-drills="[]"`, `<template id="race-drill-template">`, `id="race-drill-add"`,
+		`<option value="ws">WebSocket</option>`, `<label data-key="after_turns">After turns</label>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/race lacks %s", want)
+		}
+	}
+	for _, name := range api.DrillNames {
+		if !strings.Contains(page, `<option value="`+name+`">`+name+`</option>`) {
+			t.Errorf("the drill schedule does not offer %s", name)
+		}
+	}
+
+	// The shape readForm sends.
+	body := `{"scenario":"rename-api","profile":"instant","rtt_ms":0,"tool_time_ms":0,"lanes":["http","ws"],"seed":1,"repeats":1,"sequential":false,` +
+		`"stack":{"preset":"lean"},"drills":[{"lane":"ws","drill":"evict-cache","after_turns":2,"times":1},{"lane":"http","drill":"http-503","after_turns":0,"times":2}]}`
+	if rec := tp.do(http.MethodPost, "/api/runs", body, jsonHeader); rec.Code != http.StatusOK {
+		t.Fatal(rec.Code, rec.Body)
+	}
+	want := []rollout.LaneDrill{{Drill: "evict-cache", Lane: "ws", AfterTurns: 2, Times: 1}, {Drill: "http-503", Lane: "http", Times: 2}}
+	if got := tp.races.started[0].Drills; mustJSON(t, got) != mustJSON(t, want) {
+		t.Errorf("drills %+v, want %+v", got, want)
+	}
+
+	// A refusal names the drill's field (race.js marks race-drill-0-lane).
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runner := rollout.NewRunner("http://127.0.0.1:1", db, nil)
+	defer runner.Shutdown(context.Background())
+	real := &testPlayground{pg: New(Deps{Races: runner, Runs: StoreRuns(db)}), e: newEcho()}
+	real.pg.Register(real.e)
+	rec := real.do(http.MethodPost, "/api/runs", `{"lanes":["http"],"drills":[{"lane":"ws","drill":"evict-cache","after_turns":1}]}`, jsonHeader)
+	if e := decodeAPIError(t, rec.Body.Bytes()); rec.Code != http.StatusBadRequest || deref(e.Error.Param) != "drills[0].lane" {
+		t.Errorf("a drill on a lane not raced: %d %s", rec.Code, rec.Body)
+	}
+
+	// A run's schedule fills the form again.
+	run := fixtureRun("run_drills")
+	run.Config.Drills = []rollout.LaneDrill{{Drill: "stall", Lane: "ws", AfterTurns: 1, Times: 1, DurationMS: 50}}
+	tp.runs.runs[run.ID] = run
+	page = tp.do(http.MethodGet, "/race?run=run_drills", "", nil).Body.String()
+	if !strings.Contains(page, `data-drills="[{&#34;drill&#34;:&#34;stall&#34;,&#34;lane&#34;:&#34;ws&#34;,&#34;after_turns&#34;:1,&#34;times&#34;:1,&#34;duration_ms&#34;:50}]"`) {
+		t.Errorf("the run's schedule is not on the form:\n%s", page)
+	}
+}

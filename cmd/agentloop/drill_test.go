@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"agentloop/api"
 	"agentloop/app"
+	"agentloop/rollout"
 )
 
 func TestDrillFlagParsesRepeatsAndEnvironment(t *testing.T) {
@@ -72,6 +76,80 @@ func FuzzDrillFlag(f *testing.F) {
 				return // a scope holding the separators does not round-trip
 			}
 			t.Fatalf("%q → %+v → %q → %+v (%v)", v, s, formatDrill(s), again, err)
+		}
+	})
+}
+
+func TestRaceDrillFlagParses(t *testing.T) {
+	var got []rollout.LaneDrill
+	fs := flag.NewFlagSet("race", flag.ContinueOnError)
+	fs.Var(laneDrillFlag{&got}, "drill", "")
+	if err := parseFlags(fs, []string{"--drill", "ws:evict-cache:after=2", "--drill", "http:stall:times=2:for=150ms"},
+		func(string) string { return "" }, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	want := []rollout.LaneDrill{{Drill: "evict-cache", Lane: "ws", AfterTurns: 2, Times: 1}, {Drill: "stall", Lane: "http", Times: 2, DurationMS: 150}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("drills %+v, want %+v", got, want)
+	}
+	for spec, want := range map[string]string{
+		"evict-cache":                "LANE:NAME",
+		":evict-cache":               "LANE:NAME",
+		"after=2:evict-cache":        "LANE:NAME",
+		"ws:explode":                 "Supported drills",
+		"ws:evict-cache:after=x":     "after",
+		"ws:stall:colour=red":        "unknown option",
+		"ws:evict-cache:scope=mine":  "leave out scope",
+		"ws:evict-cache:for=1s":      "duration_ms",
+		"ws:drop-mid-stream:times=0": "times",
+	} {
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"race", "--drill", spec}, func(string) string { return "" }, io.Discard, &out)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "-drill") {
+			t.Errorf("%q: got %v, want an error naming --drill about %q", spec, err, want)
+		}
+	}
+	// The lane is checked against the race's lanes and the drill's.
+	for _, args := range [][]string{
+		{"race", "--lanes", "http", "--drill", "ws:evict-cache"},
+		{"race", "--lanes", "http,ws", "--drill", "http:evict-cache"},
+	} {
+		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+		if err == nil || !strings.HasPrefix(err.Error(), "--drill: ") {
+			t.Errorf("%v: got %v, want an error naming --drill", args, err)
+		}
+	}
+}
+
+// TestRaceDrillInProcess races the ws lane with an evict-cache drill on
+// the in-process engine: the lane recovers, so the race passes, and the
+// summary names the turn the drill hit.
+func TestRaceDrillInProcess(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"race", "--profile", "instant", "--scenario", "config-migration", "--lanes", "ws",
+		"--drill", "ws:evict-cache:after=2", "--db", filepath.Join(t.TempDir(), "race.db")}, func(string) string { return "" }, &out, &errOut)
+	if err != nil {
+		t.Fatalf("race: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "drill evict-cache fired on ws turn ") || !strings.Contains(out.String(), "previous_response_not_found → full-context retry") {
+		t.Fatalf("the firing is not reported:\n%s", out.String())
+	}
+}
+
+func FuzzRaceDrillFlag(f *testing.F) {
+	for _, s := range []string{"ws:evict-cache", "ws:evict-cache:after=2", "http:stall:after=1:times=2:for=2s", "http-optimized:http-503:for=1500ms",
+		"ws", ":", "ws:", "after=1:stall", "ws:stall:scope=x", "ws:refuse-upgrade:times=99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		var got []rollout.LaneDrill
+		if err := (laneDrillFlag{&got}).Set(v); err != nil || len(got) != 1 {
+			return
+		}
+		// What parses prints back to the same drill.
+		var again []rollout.LaneDrill
+		if err := (laneDrillFlag{&again}).Set((laneDrillFlag{&got}).String()); err != nil || len(again) != 1 || again[0] != got[0] {
+			t.Fatalf("%q → %+v → %q → %+v (%v)", v, got[0], (laneDrillFlag{&got}).String(), again, err)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/rollout"
 	"agentloop/server"
 )
 
@@ -212,6 +213,54 @@ func parseDrill(v string) (api.DrillSpec, error) {
 		return s, fmt.Errorf("drill %q: %s", v, aerr.Message)
 	}
 	return s, nil
+}
+
+// laneDrillFlag is race's --drill: LANE:NAME[:after=N][:times=K][:for=DURATION],
+// repeatable. The part after the lane is serve's --drill, read by the same
+// parser; the scope is the lane's, so it takes none.
+type laneDrillFlag struct{ v *[]rollout.LaneDrill }
+
+func (f laneDrillFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	var parts []string
+	for _, d := range *f.v {
+		parts = append(parts, d.Lane+":"+formatDrill(api.DrillSpec{Drill: d.Drill, AfterTurns: d.AfterTurns, Times: d.Times, DurationMS: d.DurationMS}))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f laneDrillFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		d, err := parseLaneDrill(p)
+		if err != nil {
+			return err
+		}
+		*f.v = append(*f.v, d)
+	}
+	return nil
+}
+
+// parseLaneDrill reads one race --drill value. Whether the lane is raced
+// and takes the drill is checked with the rest of the race's config.
+func parseLaneDrill(v string) (rollout.LaneDrill, error) {
+	lane, spec, ok := strings.Cut(v, ":")
+	lane = strings.TrimSpace(lane)
+	if !ok || lane == "" || strings.Contains(lane, "=") {
+		return rollout.LaneDrill{}, fmt.Errorf("drill %q: want LANE:NAME[:after=N][:times=K][:for=DURATION], e.g. ws:evict-cache:after=2", v)
+	}
+	s, err := parseDrill(spec)
+	if err != nil {
+		return rollout.LaneDrill{}, fmt.Errorf("lane %s: %w", lane, err)
+	}
+	if s.Scope != "" {
+		return rollout.LaneDrill{}, fmt.Errorf("drill %q: a race scopes each drill to its lane; leave out scope", v)
+	}
+	return rollout.LaneDrill{Drill: s.Drill, Lane: lane, AfterTurns: s.AfterTurns, Times: s.Times, DurationMS: s.DurationMS}, nil
 }
 
 func formatDrill(s api.DrillSpec) string {

@@ -33,6 +33,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.Var(stackFlag{&cfg.Stack}, "stack", "modelled API stack every lane asks for: "+strings.Join(api.StackPresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
 	fs.Float64Var(&cfg.DecodeTPS, "decode-tps", 0, "decode at this rate in tokens/s per stream (model custom-<tps>: spark's profile at that rate; needs --profile spark); 0: the profile's own")
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve the in-process engine over TLS (self-signed) so new connections pay real handshakes")
+	fs.Var(laneDrillFlag{&cfg.Drills}, "drill", "fault drill on one lane: LANE:NAME[:after=N][:times=K][:for=DURATION], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
 	serverURL := fs.String("server", "", "ask the agentloop server at this URL to run the race (it shows live in the browser)")
@@ -55,6 +56,9 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	cfg.ToolTimeMs = float64(*toolTime) / float64(time.Millisecond)
 	cfg.Lanes = strings.Split(*lanes, ",")
 	if err := rollout.Normalize(&cfg); err != nil {
+		if strings.HasPrefix(err.Param, "drills") {
+			return fmt.Errorf("--drill: %s", err.Message)
+		}
 		return err
 	}
 	var rec *rollout.RunRecord
@@ -210,6 +214,7 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 			fmt.Fprintf(w, "    error: %s\n", l.Error)
 		}
 	}
+	printDrills(w, rec)
 	s := rec.Summary
 	if s.TimeWent != "" {
 		fmt.Fprintln(w, s.TimeWent)
@@ -218,6 +223,30 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	fmt.Fprintln(w, "  how many such rollouts one core's API work could serve concurrently (modelled stages use no CPU here).")
 	if x := s.WhatItWouldTake; x != nil {
 		fmt.Fprintln(w, whatItWouldTakeText(x))
+	}
+}
+
+// printDrills says, for each turn a drill hit, what fired and how the
+// lane recovered.
+func printDrills(w io.Writer, rec *rollout.RunRecord) {
+	if len(rec.Config.Drills) == 0 {
+		return
+	}
+	fired := 0
+	for _, t := range rec.Turns {
+		if len(t.Drills) == 0 {
+			continue
+		}
+		fired++
+		var actions []string
+		for _, r := range t.Recoveries {
+			actions = append(actions, r.Error+" → "+r.Action)
+		}
+		fmt.Fprintf(w, "drill %s fired on %s turn %d (repeat %d): %s, recovery %s\n", strings.Join(t.Drills, ","), t.Lane, t.Index+1, t.Repeat+1,
+			strings.Join(actions, "; "), time.Duration(t.RecoveryNS).Round(10*time.Microsecond))
+	}
+	if fired == 0 {
+		fmt.Fprintln(w, "drills: none fired")
 	}
 }
 

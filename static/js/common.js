@@ -162,6 +162,26 @@
     node.hidden = !err;
   }
 
+  // setFieldError shows msg under the field and ties it to the field
+  // (aria-describedby, aria-invalid); an empty msg clears it.
+  function setFieldError(input, msg) {
+    const id = input.id + "-error";
+    let box = document.getElementById(id);
+    if (!msg) {
+      if (box) box.remove();
+      input.removeAttribute("aria-invalid");
+      input.removeAttribute("aria-describedby");
+      return;
+    }
+    if (!box) {
+      box = el("p", { id, class: "error field-error" });
+      input.after(box);
+    }
+    box.textContent = msg;
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", id);
+  }
+
   function wsURL(path) {
     return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
   }
@@ -196,6 +216,6 @@
 
   window.agentloop = {
     el, svg, clear, fmtNS, fmtInt, sooner, lanes, laneLabel, headline, whatItWouldTake, stackParams,
-    sendJSON, getJSON, showError, wsURL, terminal, labelCells,
+    sendJSON, getJSON, showError, setFieldError, wsURL, terminal, labelCells,
   };
 })();

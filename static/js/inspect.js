@@ -1,5 +1,5 @@
 // inspect.js: the inspector. /inspect keeps its table of sessions live from
-// /ui/inspect/live; /inspect/{id} draws a session (summary, estimate,
+// /ui/inspect/live, and arms, lists and disarms fault drills (/api/drills); /inspect/{id} draws a session (summary, estimate,
 // waterfall and turns table) from /api/sessions/{id} and keeps it live from
 // /ui/inspect/{id}/live. Feed frames and fetches may arrive in any order:
 // turns merge by index and a session's summary keeps the highest version.
@@ -78,8 +78,139 @@
     document.documentElement.dataset.ready = name;
   }
 
+  // ---- /inspect: fault drills ----
+  // drillPanel arms a drill from the form, lists the armed drills with
+  // their firings and disarms them, refreshing the list after each action.
+  // A refusal that names a parameter is shown on that field.
+  function drillPanel(root) {
+    const form = document.getElementById("drill-form");
+    const body = document.getElementById("drills-body");
+    const empty = document.getElementById("drills-empty");
+    const state = document.getElementById("drill-state");
+    const errorBox = document.getElementById("drill-error");
+    const armBtn = document.getElementById("drill-arm");
+    // The API's parameters and the fields that hold them.
+    const fields = { drill: "drill-name", after_turns: "drill-after", times: "drill-times", duration_ms: "drill-duration", scope: "drill-scope" };
+    let armed = 0;
+    let loading = null;
+    let again = false;
+
+    function labelOf(input) {
+      const l = form.querySelector('label[for="' + CSS.escape(input.id) + '"]');
+      return l ? l.textContent.trim() : input.name;
+    }
+
+    function fieldError(input, msg) {
+      A.setFieldError(input, msg);
+      A.showError(errorBox, new Error(msg));
+      input.focus();
+    }
+
+    // refresh reads the armed drills; a call while a read is under way
+    // reads again after it, so the list never shows what was before an action.
+    function refresh() {
+      if (loading) {
+        again = true;
+        return loading;
+      }
+      loading = A.getJSON("/api/drills").then((r) => {
+        draw(r.data || []);
+        root.dataset.loaded = "true";
+      }).catch((err) => A.showError(errorBox, err)).finally(() => {
+        loading = null;
+        if (again) {
+          again = false;
+          refresh();
+        }
+      });
+      return loading;
+    }
+
+    function firingText(f) {
+      const what = f.upgrade ? "refused an upgrade" : f.response_id ? f.response_id : "refused a request";
+      return what + (f.session ? " · " + f.session : "");
+    }
+
+    function draw(list) {
+      armed = list.length;
+      clear(body);
+      for (const d of list) {
+        const firings = (d.firings || []).slice(-5);
+        const btn = el("button", { type: "button", "data-testid": "drill-disarm", "aria-label": "Disarm " + d.drill + " (" + d.id + ")" }, "Disarm");
+        btn.addEventListener("click", () => disarm(d, btn));
+        body.append(el("tr", { "data-testid": "drill-row", "data-drill": d.id },
+          el("th", { scope: "row" }, d.drill, " ", el("code", { class: "muted small" }, d.id)),
+          el("td", null, String(d.after_turns)),
+          el("td", { "data-testid": "drill-fired" }, d.fired + " / " + d.times),
+          el("td", null, d.duration_ms ? fmtNS(d.duration_ms * 1e6) : "–"),
+          el("td", null, d.scope ? el("code", null, d.scope) : "every session"),
+          el("td", { class: "small" }, firings.length ? el("ul", { class: "plain" }, ...firings.map((f) => el("li", null, when(f.at_unix_ns), " ", firingText(f)))) : "–"),
+          el("td", null, btn)));
+      }
+      empty.hidden = list.length > 0;
+    }
+
+    async function disarm(d, btn) {
+      btn.disabled = true;
+      A.showError(errorBox, null);
+      try {
+        const r = await A.sendJSON("DELETE", "/api/drills/" + encodeURIComponent(d.id));
+        state.textContent = "Disarmed " + d.drill + " (" + d.id + ") after " + r.fired + " firing" + (r.fired === 1 ? "" : "s") + ".";
+      } catch (err) {
+        A.showError(errorBox, err);
+        btn.disabled = false;
+      }
+      await refresh();
+    }
+
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      if (armBtn.disabled) return;
+      A.showError(errorBox, null);
+      for (const input of form.querySelectorAll('[aria-invalid="true"]')) A.setFieldError(input, "");
+      const spec = { drill: document.getElementById(fields.drill).value };
+      for (const key of ["after_turns", "times", "duration_ms"]) {
+        const input = document.getElementById(fields[key]);
+        const text = input.value.trim();
+        if ((input.validity && input.validity.badInput) || (text !== "" && !Number.isFinite(Number(text)))) {
+          fieldError(input, labelOf(input) + " is not a number.");
+          return;
+        }
+        if (text !== "") spec[key] = Number(text);
+      }
+      const scope = document.getElementById(fields.scope).value.trim();
+      if (scope !== "") spec.scope = scope;
+      armBtn.disabled = true;
+      state.textContent = "Arming…";
+      try {
+        const d = await A.sendJSON("POST", "/api/drills", spec);
+        state.textContent = "Armed " + d.drill + " (" + d.id + ").";
+      } catch (err) {
+        state.textContent = "";
+        const input = fields[err.param] && document.getElementById(fields[err.param]);
+        if (input) fieldError(input, labelOf(input) + ": " + err.message);
+        else A.showError(errorBox, err);
+      }
+      armBtn.disabled = false;
+      await refresh();
+    });
+
+    // Clearing a marked field's error once it is edited.
+    form.addEventListener("input", (ev) => {
+      const input = ev.target;
+      if (input instanceof HTMLElement && input.getAttribute("aria-invalid") === "true") {
+        A.setFieldError(input, "");
+        if (!form.querySelector('[aria-invalid="true"]')) A.showError(errorBox, null);
+      }
+    });
+
+    refresh();
+    // While a drill is armed, the sessions' changes may be its firings.
+    return { changed: () => { if (armed > 0) refresh(); } };
+  }
+
   // ---- /inspect ----
-  function listPage(root) {
+  function listPage(root, drills) {
     const body = document.getElementById("sessions-body");
     const empty = document.getElementById("sessions-empty");
     const state = document.getElementById("inspect-state");
@@ -121,7 +252,10 @@
         loaded = true;
         merge(r.data);
       }).catch((err) => { state.textContent = "Could not list sessions: " + (err.message || err); });
-    }, (frame) => merge(frame.sessions));
+    }, (frame) => {
+      merge(frame.sessions);
+      if (drills) drills.changed();
+    });
   }
 
   // ---- /inspect/{id} ----
@@ -267,8 +401,10 @@
     }, (frame) => merge(frame.session));
   }
 
+  const drillRoot = document.getElementById("drills");
+  const drills = drillRoot ? drillPanel(drillRoot) : null;
   const list = document.getElementById("inspect-list");
-  if (list) listPage(list);
+  if (list) listPage(list, drills);
   const one = document.getElementById("session");
   if (one) sessionPage(one);
 })();

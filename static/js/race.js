@@ -4,7 +4,7 @@
 "use strict";
 (function () {
   const A = window.agentloop;
-  const { el, clear, fmtNS, fmtInt, laneLabel, lanes: laneInfo } = A;
+  const { el, clear, fmtNS, fmtInt, laneLabel, lanes: laneInfo, setFieldError } = A;
   const form = document.getElementById("race-form");
   const view = document.getElementById("race-view");
   if (!form || !view) return;
@@ -71,7 +71,65 @@
 
   function labelOf(input) {
     const l = form.querySelector('label[for="' + CSS.escape(input.id) + '"]');
-    return l ? l.textContent.trim() : input.name;
+    const row = input.closest(".drill-row");
+    const name = l ? l.textContent.trim() : input.name;
+    return row ? row.getAttribute("aria-label") + ", " + name : name;
+  }
+
+  // ---- the drill schedule (under "More settings") ----
+  // Each row is one of the config's drills, numbered from 0 in its order:
+  // its fields are race-drill-N-KEY, and a refusal naming drills[N].KEY
+  // marks that field.
+  const drillList = document.getElementById("race-drill-list");
+  const drillRows = () => [...drillList.querySelectorAll(".drill-row")];
+
+  function renumberDrills() {
+    drillRows().forEach((row, i) => {
+      row.setAttribute("aria-label", "Drill " + (i + 1));
+      for (const input of row.querySelectorAll("select[data-key], input[data-key]")) {
+        const id = "race-drill-" + i + "-" + input.dataset.key;
+        if (input.id !== id && input.getAttribute("aria-invalid") === "true") setFieldError(input, "");
+        input.id = id;
+        row.querySelector('label[data-key="' + input.dataset.key + '"]').htmlFor = id;
+      }
+      row.querySelector("[data-remove]").setAttribute("aria-label", "Remove drill " + (i + 1));
+    });
+  }
+
+  function addDrill(d) {
+    const row = document.getElementById("race-drill-template").content.firstElementChild.cloneNode(true);
+    if (d) {
+      for (const input of row.querySelectorAll("[data-key]:not(label)")) {
+        const v = d[input.dataset.key];
+        if (v !== undefined && v !== null) input.value = String(v);
+      }
+      // The form has no field for a drill's duration; a run's is kept.
+      if (d.duration_ms > 0) row.dataset.durationMs = String(d.duration_ms);
+    }
+    row.querySelector("[data-remove]").addEventListener("click", () => {
+      const i = drillRows().indexOf(row);
+      row.remove();
+      renumberDrills();
+      const rows = drillRows();
+      const next = rows[Math.min(i, rows.length - 1)];
+      (next ? next.querySelector("select") : document.getElementById("race-drill-add")).focus();
+    });
+    drillList.append(row);
+    renumberDrills();
+    return row;
+  }
+
+  document.getElementById("race-drill-add").addEventListener("click", () => addDrill().querySelector("select").focus());
+  try {
+    for (const d of JSON.parse(document.getElementById("race-drills").dataset.drills || "[]")) addDrill(d);
+  } catch (_) { /* start with no drills */ }
+
+  // drillNumberFields are the schedule's number fields, as numberFields.
+  function drillNumberFields() {
+    return drillRows().flatMap((row, i) => [
+      { id: "race-drill-" + i + "-after_turns", key: "drills[" + i + "].after_turns", row: i, field: "after_turns", min: 0, integer: true },
+      { id: "race-drill-" + i + "-times", key: "drills[" + i + "].times", row: i, field: "times", min: 1, max: 10, integer: true },
+    ]);
   }
 
   // fieldProblem says what is wrong with a number field's text, or "".
@@ -87,26 +145,6 @@
     if (f.integer && !Number.isInteger(v)) return name + " must be " + want + "; it is " + text + ".";
     if (v < f.min || (f.max !== undefined && v > f.max)) return name + " must be " + want + "; it is " + text + ".";
     return "";
-  }
-
-  // setFieldError shows msg under the field and ties it to the field
-  // (aria-describedby, aria-invalid); an empty msg clears it.
-  function setFieldError(input, msg) {
-    const id = input.id + "-error";
-    let box = document.getElementById(id);
-    if (!msg) {
-      if (box) box.remove();
-      input.removeAttribute("aria-invalid");
-      input.removeAttribute("aria-describedby");
-      return;
-    }
-    if (!box) {
-      box = el("p", { id, class: "error field-error" });
-      input.after(box);
-    }
-    box.textContent = msg;
-    input.setAttribute("aria-invalid", "true");
-    input.setAttribute("aria-describedby", id);
   }
 
   function clearFieldErrors() {
@@ -125,7 +163,7 @@
   form.addEventListener("input", (ev) => {
     const input = ev.target;
     if (!(input instanceof HTMLInputElement) || input.getAttribute("aria-invalid") !== "true") return;
-    const f = numberFields.find((n) => n.id === input.id);
+    const f = numberFields.concat(drillNumberFields()).find((n) => n.id === input.id);
     if (f && !fieldProblem(f, input.value.trim())) {
       setFieldError(input, "");
       if (!form.querySelector('[aria-invalid="true"]')) A.showError(errorBox, null);
@@ -164,11 +202,30 @@
       stack,
     };
     if (values.decode_tps !== undefined) cfg.decode_tps = values.decode_tps;
+    const drills = drillRows().map((row) => {
+      const d = { lane: row.querySelector('select[data-key="lane"]').value, drill: row.querySelector('select[data-key="drill"]').value };
+      if (row.dataset.durationMs) d.duration_ms = Number(row.dataset.durationMs);
+      return d;
+    });
+    for (const f of drillNumberFields()) {
+      const input = document.getElementById(f.id);
+      const text = input.value.trim();
+      const msg = fieldProblem(f, text);
+      if (msg) {
+        showFieldError(input, msg);
+        return null;
+      }
+      drills[f.row][f.field] = Number(text);
+    }
+    if (drills.length) cfg.drills = drills;
     return cfg;
   }
 
   // A refusal from the server that names a parameter marks that field.
   function fieldFor(param) {
+    const m = /^drills\[(\d+)\]\.(\w+)$/.exec(param || "");
+    if (m) return document.getElementById("race-drill-" + m[1] + "-" + m[2]);
+    if (param === "drills") return drillList.querySelector("select");
     const f = numberFields.find((n) => n.key === param);
     return f ? document.getElementById(f.id) : null;
   }

@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+
+	"agentloop/app/apptest"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// drilledTurn is the part of a run's turn that names the drills that hit it.
+type drilledTurn struct {
+	Drills []string `json:"drills"`
+}
+
+// TestRaceFormDrillSchedule gives a race a drill from the form's "More
+// settings": a drill on a lane the race does not run is refused on that
+// field; on the ws lane it fires, the lane recovers and the run's config
+// and turns carry it. axe-core finds nothing serious in the schedule.
+func TestRaceFormDrillSchedule(t *testing.T) {
+	needBrowser(t)
+	axe := axeScript(t)
+	a := apptest.Start(t)
+	// The refused start logs its 400; axe-core goes in as an inline script.
+	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)}, "status of 400")
+	goTo(t, page, a.URL()+"/race")
+	check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
+	_, err := page.GetByTestId("race-scenario").SelectOption(playwright.SelectOptionValues{Values: &[]string{"config-migration"}})
+	check(t, err, "choose the scenario")
+	_, err = page.GetByTestId("race-profile").SelectOption(playwright.SelectOptionValues{Values: &[]string{"instant"}})
+	check(t, err, "choose the profile")
+	check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
+	for _, l := range []string{"http", "http-optimized", "http-chained"} {
+		check(t, page.Locator(`input[name="lanes"][value="`+l+`"]`).Uncheck(), "leave out "+l)
+	}
+	check(t, page.Locator(`input[name="lanes"][value="ws"]`).Check(), "race ws")
+
+	check(t, page.Locator("details.more > summary").Click(), "open more settings")
+	add := page.GetByTestId("race-drill-add")
+	check(t, add.Click(), "add a drill")
+	check(t, add.Click(), "add another")
+	rows := page.GetByTestId("race-drill")
+	check(t, expect.Locator(rows).ToHaveCount(2), "two rows")
+	check(t, rows.Nth(1).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Remove drill 2"}).Click(), "remove the second")
+	check(t, expect.Locator(rows).ToHaveCount(1), "one row")
+
+	lane := page.Locator("#race-drill-0-lane")
+	_, err = lane.SelectOption(playwright.SelectOptionValues{Values: &[]string{"http"}})
+	check(t, err, "a lane the race does not run")
+	_, err = page.GetByLabel("Drill", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).SelectOption(playwright.SelectOptionValues{Values: &[]string{"evict-cache"}})
+	check(t, err, "choose evict-cache")
+	after := page.GetByLabel("After turns")
+	check(t, after.Fill(""), "empty after turns")
+	check(t, page.GetByTestId("race-start").Click(), "start")
+	check(t, expect.Locator(page.Locator("#race-drill-0-after_turns-error")).ToContainText("Drill 1, After turns is empty"), "an empty count is refused on its field")
+	check(t, expect.Locator(after).ToBeFocused(), "focus on the field")
+	check(t, after.Fill("2"), "after two turns")
+	check(t, expect.Locator(after).Not().ToHaveAttribute("aria-invalid", "true"), "the fixed field is valid again")
+	check(t, page.GetByTestId("race-start").Click(), "start")
+	check(t, expect.Locator(lane).ToHaveAttribute("aria-invalid", "true"), "the lane is marked")
+	check(t, expect.Locator(lane).ToHaveAttribute("aria-describedby", "race-drill-0-lane-error"), "the error is tied to it")
+	check(t, expect.Locator(page.Locator("#race-drill-0-lane-error")).ToContainText("Drill 1, Lane: Lane 'http' is not in the race's lanes"), "the error names the field")
+	check(t, expect.Locator(page.Locator("#race-view")).ToBeHidden(), "no race started")
+	axeCheck(t, page, axe, "race form with a refused drill")
+
+	_, err = lane.SelectOption(playwright.SelectOptionValues{Values: &[]string{"ws"}})
+	check(t, err, "the ws lane")
+	check(t, page.GetByTestId("race-start").Click(), "start")
+	summary := page.GetByTestId("race-summary")
+	check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(120000)}), "race summary")
+	check(t, expect.Locator(page.GetByTestId("lane-ws").GetByTestId("lane-status")).ToHaveText("passed"), "the ws lane recovered and passed")
+
+	runID, err := page.Locator("#race-view").GetAttribute("data-run")
+	check(t, err, "read the run id")
+	res, err := http.Get(a.URL() + "/api/runs/" + runID)
+	check(t, err, "GET the run")
+	defer res.Body.Close()
+	var run struct {
+		Config struct {
+			Drills []struct {
+				Drill, Lane string
+				AfterTurns  int `json:"after_turns"`
+			} `json:"drills"`
+		} `json:"config"`
+		Turns []drilledTurn `json:"turns"`
+	}
+	check(t, json.NewDecoder(res.Body).Decode(&run), "decode the run")
+	if d := run.Config.Drills; len(d) != 1 || d[0].Drill != "evict-cache" || d[0].Lane != "ws" || d[0].AfterTurns != 2 {
+		t.Fatalf("the run's drills: %+v", d)
+	}
+	if !slices.ContainsFunc(run.Turns, func(tu drilledTurn) bool { return slices.Contains(tu.Drills, "evict-cache") }) {
+		t.Error("no turn names the drill that hit it")
+	}
+}
