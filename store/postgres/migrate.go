@@ -4,12 +4,10 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"agentloop/store/internal/migrations"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,48 +16,8 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one embedded schema step, named NNNN_what.sql. The versions
-// are PostgreSQL's own: they need not match SQLite's.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	seen := map[int]string{}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
-			continue
-		}
-		prefix, _, ok := strings.Cut(name, "_")
-		if !ok {
-			return nil, fmt.Errorf("migration %s: name must be NNNN_what.sql", name)
-		}
-		v, err := strconv.Atoi(prefix)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive version", name)
-		}
-		if other, dup := seen[v]; dup {
-			return nil, fmt.Errorf("migrations %s and %s share version %d", other, name, v)
-		}
-		seen[v] = name
-		body, err := fs.ReadFile(migrationFiles, "migrations/"+name)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: name, sql: string(body)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	return ms, nil
-}
+// steps returns the embedded migrations in version order.
+func steps() ([]migrations.Migration, error) { return migrations.Load(migrationFiles, "migrations") }
 
 // migrationLock is the advisory lock key replicas take while migrating, so
 // two processes starting together apply each step once.
@@ -70,11 +28,11 @@ const migrationLock = 0x6167656e746c6f6f // "agentloo"
 // every step either applied and recorded or not at all, and replicas
 // starting at once wait for each other.
 func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
-	ms, err := migrations()
+	ms, err := steps()
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	var applied []migration
+	var applied []migrations.Migration
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 			return err
@@ -90,19 +48,19 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
 			return err
 		}
-		if known := ms[len(ms)-1].version; newest > known {
+		if known := ms[len(ms)-1].Version; newest > known {
 			return fmt.Errorf("database schema version %d is newer than this binary's %d", newest, known)
 		}
 		for _, m := range ms {
-			if m.version <= newest {
+			if m.Version <= newest {
 				continue
 			}
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("%s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("%s: %w", m.Name, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-				m.version, m.name, time.Now().Unix()); err != nil {
-				return fmt.Errorf("%s: %w", m.name, err)
+				m.Version, m.Name, time.Now().Unix()); err != nil {
+				return fmt.Errorf("%s: %w", m.Name, err)
 			}
 			applied = append(applied, m)
 		}
@@ -112,7 +70,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range applied {
-		log.Info("store: applied migration", "version", m.version, "name", m.name)
+		log.Info("store: applied migration", "version", m.Version, "name", m.Name)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 
 // Replicas starting together on a new database apply each migration once.
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
-	ms, err := migrations()
+	ms, err := steps()
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("embedded migrations: %d, %v", len(ms), err)
 	}

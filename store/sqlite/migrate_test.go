@@ -16,7 +16,7 @@ func TestRebuildingRunsKeepsTheirLanesAndTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := migrations()
+	ms, err := steps()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,13 +24,13 @@ func TestRebuildingRunsKeepsTheirLanesAndTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
-		if m.version > 2 {
+		if m.Version > 2 {
 			break
 		}
-		if _, err := raw.Exec(m.sql); err != nil {
-			t.Fatal(m.name, err)
+		if _, err := raw.Exec(m.SQL); err != nil {
+			t.Fatal(m.Name, err)
 		}
-		raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.version, m.name)
+		raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.Version, m.Name)
 	}
 	for _, q := range []string{
 		`INSERT INTO runs (id, created_at, updated_at, scenario, profile, status) VALUES ('run_a', 1, 1, 's', 'p', 'passed')`,

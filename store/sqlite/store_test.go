@@ -96,7 +96,7 @@ func lockWriter(t testing.TB, path string) (release func()) {
 }
 
 func TestOpenCreatesFileAndMigrationsAreIdempotent(t *testing.T) {
-	ms, err := migrations()
+	ms, err := steps()
 	if err != nil {
 		t.Fatal(err)
 	}
