@@ -1,9 +1,11 @@
 package app_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"agentloop/app"
 	"agentloop/app/apptest"
 	"agentloop/store/postgres/pgtest"
+
+	"github.com/coder/websocket"
 )
 
 // The app's tests that need PostgreSQL share one throwaway cluster.
@@ -129,5 +133,78 @@ func TestReplicasShareTracesAndReadiness(t *testing.T) {
 	pgtest.Cut(t, dsn)
 	if code := ready(b.URL()); code != http.StatusServiceUnavailable {
 		t.Errorf("readiness with the store cut off: %d, want 503", code)
+	}
+}
+
+// A WebSocket continuation that lands on another replica hydrates its
+// parent from the shared store when the parent was stored, and gets
+// previous_response_not_found when it was store:false, as in the field;
+// the trace's load span says which happened.
+func TestWebSocketContinuationOnAnotherReplica(t *testing.T) {
+	dsn := pgtest.Database(t)
+	a := apptest.Start(t, apptest.DB(dsn), func(c *app.Config) { c.ReplicaID = "replica-a" })
+	b := apptest.Start(t, apptest.DB(dsn), func(c *app.Config) { c.ReplicaID = "replica-b" })
+	create := func(store bool) string {
+		t.Helper()
+		resp, err := http.Post(a.URL()+"/v1/responses", "application/json",
+			strings.NewReader(`{"model":"instant","input":"Remember this.","store":`+strconv.FormatBool(store)+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r struct{ ID string }
+		if json.NewDecoder(resp.Body).Decode(&r) != nil || r.ID == "" {
+			t.Fatalf("create on replica a: %d", resp.StatusCode)
+		}
+		return r.ID
+	}
+	stored, unstored := create(true), create(false)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, strings.Replace(b.URL(), "http", "ws", 1)+"/v1/responses", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	// last sends a continuation and returns the final frame's type, code
+	// and response id.
+	last := func(parent string) (typ, code, id string) {
+		t.Helper()
+		msg := `{"type":"response.create","model":"instant","store":false,"previous_response_id":"` + parent + `","input":"And now?"}`
+		if err := conn.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, b, err := conn.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev struct {
+				Type     string
+				Response struct{ ID string }
+				Error    struct{ Code string }
+			}
+			json.Unmarshal(b, &ev)
+			if ev.Response.ID != "" {
+				id = ev.Response.ID
+			}
+			switch ev.Type {
+			case "response.completed", "response.failed", "error":
+				return ev.Type, ev.Error.Code, id
+			}
+		}
+	}
+	typ, _, id := last(stored)
+	if typ != "response.completed" {
+		t.Fatalf("continuing a stored parent on another replica: %s", typ)
+	}
+	tr, ok := b.Shared.Traces.Get(id)
+	load, _ := tr.Span("load")
+	if !ok || tr.Replica != "replica-b" || !strings.Contains(load.Note, "store") {
+		t.Errorf("the hydration's trace: replica %q, load span %+v; want replica-b loading from the store", tr.Replica, load)
+	}
+	if typ, code, _ := last(unstored); typ != "error" || code != "previous_response_not_found" {
+		t.Errorf("continuing a store:false parent on another replica: %s %s, want previous_response_not_found", typ, code)
 	}
 }
