@@ -15,7 +15,11 @@ cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-12s}
 ONLY=${ONLY:-.}
-command -v jq >/dev/null || { echo "capacity.sh needs jq" >&2; exit 1; }
+if ! command -v jq >/dev/null; then # installed by name, like every tool the scripts need
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq >/dev/null
+fi
 
 WORK=$(mktemp -d /tmp/agentloop-capacity.XXXXXX)
 SERVER_PID=
