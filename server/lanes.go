@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"maps"
 	"sync"
-	"time"
 
 	"agentloop/api"
 )
@@ -13,7 +12,8 @@ import (
 // Lanes (PROTOCOL.md §7.6). A response.create's stream_id names a FIFO
 // lane of its connection; without one it joins the default lane. Each lane
 // runs its creates one at a time, in order, on a goroutine of its own (the
-// default lane on the connection's), and keeps its own connection cache:
+// default lane's only while it has entries, so that an idle connection
+// costs its reader alone), and keeps its own connection cache:
 // its latest response. A continuation finds its own lane's latest response
 // there, or forks another lane's (parentFor); anything else is the store's,
 // or previous_response_not_found. Lanes run concurrently, at most
@@ -40,9 +40,9 @@ type lanes struct {
 
 	mu      sync.Mutex
 	named   map[string]*lane
-	stopped bool          // no lane starts anything new
-	stop    chan struct{} // closed when stopped
-	wg      sync.WaitGroup
+	stopped bool           // no lane starts anything new
+	stop    chan struct{}  // closed when stopped
+	wg      sync.WaitGroup // the lanes' goroutines
 
 	writeMu sync.Mutex // one lane writes to the socket at a time
 }
@@ -50,11 +50,37 @@ type lanes struct {
 func newLanes(wc *wsConn, bound *queueBound) *lanes {
 	ls := &lanes{wc: wc, bound: bound, active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
 	ls.def = ls.newLane("")
+	ls.def.queue.onDemand = true
 	return ls
 }
 
 func (ls *lanes) newLane(id string) *lane {
 	return &lane{id: id, queue: newWSQueue(ls.bound), out: laneSink{ls: ls, id: id}}
+}
+
+// push queues ent on lane l, waiting past the hard bound (TCP
+// backpressure); it reports false if the connection ended first. An entry
+// for the default lane starts its goroutine when it has none.
+func (ls *lanes) push(l *lane, ent wsEntry) bool {
+	ok, start := l.queue.push(ls.wc.ctx, ent)
+	if start {
+		ls.mu.Lock()
+		defer ls.mu.Unlock()
+		if !ls.stopped { // else the connection is ending: the entry never runs
+			ls.spawn(l)
+		}
+	}
+	return ok
+}
+
+// spawn runs lane l on a goroutine of its own. It is called under ls.mu
+// while the lanes are not stopped, so that halt waits for the goroutine.
+func (ls *lanes) spawn(l *lane) {
+	ls.wg.Add(1)
+	go func() {
+		defer ls.wg.Done()
+		ls.run(l)
+	}()
 }
 
 // route finds the lane of a frame, opening a named lane on first use. It
@@ -89,11 +115,7 @@ func (ls *lanes) route(body []byte) (*lane, string, *api.Error) {
 	}
 	l := ls.newLane(id)
 	ls.named[id] = l
-	ls.wg.Add(1)
-	go func() {
-		defer ls.wg.Done()
-		ls.run(l, nil, nil)
-	}()
+	ls.spawn(l)
 	return l, id, nil
 }
 
@@ -116,18 +138,8 @@ func peekStreamID(body []byte) (id string, named bool) {
 	return *env.StreamID, true
 }
 
-// How a lane's run ended.
-type laneEnd int
-
-const (
-	endGone    laneEnd = iota // the client went away
-	endHalted                 // the lanes halted
-	endDrained                // the server drains the connection
-	endExpired                // the connection's lifetime is over
-)
-
-// halt stops every named lane from starting anything new and waits until
-// each has finished the response it was running.
+// halt stops every lane from starting anything new and waits until each
+// has finished the response it was running.
 func (ls *lanes) halt() {
 	ls.mu.Lock()
 	if !ls.stopped {
@@ -139,33 +151,27 @@ func (ls *lanes) halt() {
 }
 
 // run takes lane l's entries in order until the connection ends or the
-// lanes halt. The default lane runs on the connection's own goroutine, so
-// that a connection without named lanes costs no goroutine more; it also
-// ends when the server drains the connection or its lifetime is over
-// (drain and expired are nil for a named lane). Ending comes before the
-// next entry, never in the middle of one.
-func (ls *lanes) run(l *lane, drain <-chan struct{}, expired <-chan time.Time) laneEnd {
+// lanes halt; the default lane's run also ends when its queue is empty (the
+// next entry starts another). Ending comes before the next entry, never in
+// the middle of one.
+func (ls *lanes) run(l *lane) {
 	wc := ls.wc
 	for {
 		select {
 		case <-wc.ctx.Done():
-			return endGone
+			return
 		case <-ls.stop:
-			return endHalted
-		case <-drain:
-			return endDrained
-		case <-expired:
-			return endExpired
+			return
 		default:
 		}
-		ent, ok := l.queue.pop()
+		ent, ok := l.queue.take()
 		if !ok {
+			if l.queue.onDemand {
+				return
+			}
 			select {
 			case <-wc.ctx.Done():
 			case <-ls.stop:
-			case <-drain:
-			case <-expired:
-				return endExpired
 			case <-l.queue.added:
 			}
 			continue
@@ -177,13 +183,9 @@ func (ls *lanes) run(l *lane, drain <-chan struct{}, expired <-chan time.Time) l
 			select {
 			case ls.active <- struct{}{}:
 			case <-wc.ctx.Done():
-				return endGone
+				return
 			case <-ls.stop:
-				return endHalted
-			case <-drain:
-				return endDrained
-			case <-expired:
-				return endExpired
+				return
 			}
 		}
 		wc.handle(l, ent)

@@ -16,10 +16,10 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// wsConn is one WebSocket-mode connection: a reader that queues creates in
-// FIFO order on their lanes, and the lanes (lanes.go), each of which runs
-// its creates one at a time and owns its connection cache (its latest
-// response).
+// wsConn is one WebSocket-mode connection: a reader (the handler's
+// goroutine) that queues creates in FIFO order on their lanes, and the
+// lanes (lanes.go), each of which runs its creates one at a time and owns
+// its connection cache (its latest response).
 type wsConn struct {
 	e      *Engine
 	c      *websocket.Conn
@@ -31,8 +31,7 @@ type wsConn struct {
 	queued      atomic.Int64 // creates waiting with a body
 	queuedBytes atomic.Int64
 	writing     *atomic.Int64 // unix nanos when the current write(2) began, 0 when idle (batchConn stamps it)
-	drain       chan struct{}
-	drainOnce   sync.Once
+	endOnce     sync.Once
 
 	session string      // the inspector's and the drills' session key
 	scope   string      // the upgrade's drill scope header (drill.go)
@@ -73,7 +72,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	conn.SetReadLimit(e.cfg.WSReadLimit)
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	wc := &wsConn{e: e, c: conn, out: hj.conn, writing: hj.writing, ctx: ctx, cancel: cancel, drain: make(chan struct{}),
+	wc := &wsConn{e: e, c: conn, out: hj.conn, writing: hj.writing, ctx: ctx, cancel: cancel,
 		stack: stack, proto: isPrototype(r), session: newWSSession(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
 	wc.lanes = newLanes(wc, newQueueBound(max(4*e.cfg.WSQueue, 16)))
 	if !e.track(wc) {
@@ -92,8 +91,10 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	defer stopClosing()
 	e.sh.Metrics.connOpened()
 	defer e.sh.Metrics.connClosed()
-	go wc.read()
-	wc.process()
+	lifetime := time.AfterFunc(e.cfg.WSLifetime, func() { wc.end(endExpired) })
+	defer lifetime.Stop()
+	wc.read()
+	wc.end(endGone)
 	return nil
 }
 
@@ -132,27 +133,38 @@ func (wc *wsConn) read() {
 			wc.queued.Add(1)
 			wc.queuedBytes.Add(int64(len(body)))
 		}
-		if !l.queue.push(wc.ctx, ent) { // blocks past the hard bound: TCP backpressure
+		if !wc.lanes.push(l, ent) { // blocks past the hard bound: TCP backpressure
 			return
 		}
 	}
 }
 
-// process runs the default lane until the connection ends: the client
-// goes away, the server drains it, or its lifetime is reached. Draining
-// and the lifetime let each lane finish the response it is running, and
-// start no other.
-func (wc *wsConn) process() {
-	lifetime := time.NewTimer(wc.e.cfg.WSLifetime)
-	defer lifetime.Stop()
-	end := wc.lanes.run(wc.lanes.def, wc.drain, lifetime.C)
-	wc.lanes.halt()
-	switch end {
-	case endDrained:
-		wc.c.Close(websocket.StatusGoingAway, "server shutting down")
-	case endExpired:
-		wc.limitReached()
-	}
+// Why a connection ends.
+type connEnd int
+
+const (
+	endGone    connEnd = iota // the client went away
+	endDrained                // the server drains the connection
+	endExpired                // the connection's lifetime is over
+)
+
+// end ends the connection, once, for the first reason given: each lane
+// finishes the response it is running and starts no other; then a drained
+// connection closes with 1001, and one whose lifetime is over is told so
+// and closes with 1000. A later call returns once the connection has
+// ended. Draining and the lifetime call it on a goroutine of their own, so
+// an idle connection parks none to wait for them.
+func (wc *wsConn) end(why connEnd) {
+	wc.endOnce.Do(func() {
+		wc.lanes.halt()
+		switch why {
+		case endDrained:
+			wc.c.Close(websocket.StatusGoingAway, "server shutting down")
+		case endExpired:
+			wc.limitReached()
+		}
+		wc.cancel() // the reader may be waiting past the hard bound rather than on the socket
+	})
 }
 
 // dequeued releases a taken entry's share of the queue bounds.
@@ -167,11 +179,13 @@ func (wc *wsConn) dequeued(ent wsEntry) {
 // wait, so an idle connection holds no queue memory: a channel of the hard
 // bound's size was the largest part of an idle connection's heap.
 type wsQueue struct {
-	mu      sync.Mutex
-	entries []wsEntry
-	head    int
-	bound   *queueBound   // shared by the connection's lanes
-	added   chan struct{} // 1-buffered: an entry was pushed
+	mu       sync.Mutex
+	entries  []wsEntry
+	head     int
+	onDemand bool          // its goroutine runs only while it has entries (the default lane's)
+	worked   bool          // an on-demand queue's goroutine is running; under mu
+	bound    *queueBound   // shared by the connection's lanes
+	added    chan struct{} // 1-buffered: an entry was pushed
 }
 
 // queueBound is the hard bound on the entries queued on one connection,
@@ -192,26 +206,41 @@ func newWSQueue(bound *queueBound) *wsQueue {
 }
 
 // push appends ent, waiting while the connection is at its hard bound. It
-// reports false if ctx ended first.
-func (q *wsQueue) push(ctx context.Context, ent wsEntry) bool {
+// reports false if ctx ended first, and start when the queue is on demand
+// and has no goroutine running it: the caller starts one.
+func (q *wsQueue) push(ctx context.Context, ent wsEntry) (ok, start bool) {
 	for q.bound.n.Load() >= q.bound.limit {
 		select {
 		case <-q.bound.taken:
 		case <-ctx.Done():
-			return false
+			return false, false
 		}
 	}
 	q.bound.n.Add(1)
 	q.mu.Lock()
 	q.entries = append(q.entries, ent)
+	if start = q.onDemand && !q.worked; start {
+		q.worked = true
+	}
 	q.mu.Unlock()
 	signalOne(q.added)
-	return true
+	return true, start
 }
 
-func (q *wsQueue) pop() (wsEntry, bool) {
+// pop takes the next entry, if any.
+func (q *wsQueue) pop() (wsEntry, bool) { return q.next(false) }
+
+// take is pop for the goroutine running the queue: finding an on-demand
+// queue empty, that goroutine lets it go and must end (the next push
+// starts another).
+func (q *wsQueue) take() (wsEntry, bool) { return q.next(true) }
+
+func (q *wsQueue) next(running bool) (wsEntry, bool) {
 	q.mu.Lock()
 	if q.head == len(q.entries) {
+		if running {
+			q.worked = false
+		}
 		q.mu.Unlock()
 		return wsEntry{}, false
 	}
@@ -393,7 +422,7 @@ func (e *Engine) CloseConnections(ctx context.Context) {
 	}
 	e.connsMu.Unlock()
 	for _, wc := range conns {
-		wc.drainOnce.Do(func() { close(wc.drain) })
+		go wc.end(endDrained)
 	}
 	defer e.stalls.stop()
 	if e.waitConnections(ctx.Done()) {

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -286,6 +288,53 @@ func TestWebSocketLifetimeLimit(t *testing.T) {
 	_, _, err := c.Read(context.Background())
 	if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
 		t.Fatalf("close after the limit: %v", err)
+	}
+}
+
+// An idle connection parks one goroutine, its reader: the default lane's
+// goroutine runs only while the lane has entries, and the next create
+// starts it again.
+func TestWebSocketIdleConnectionParksOnlyItsReader(t *testing.T) {
+	h := newHarness(t)
+	c := h.rawWS("/v1/responses")
+	for i := range 2 {
+		send(t, c, fmt.Sprintf(`{"type":"response.create","model":"burst","store":false,"input":"request %d"}`, i))
+		checkGrammar(t, readResponse(t, c))
+		deadline := time.Now().Add(10 * time.Second)
+		for n := lanesRunning(); n > 0; n = lanesRunning() {
+			if time.Now().After(deadline) {
+				t.Fatalf("after response %d the connection is idle, yet %d lane goroutines still run", i, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// Draining closes an idle connection with 1001, though no goroutine of
+// the connection waits for the drain.
+func TestWebSocketDrainClosesAnIdleConnection(t *testing.T) {
+	h := newHarness(t)
+	c := h.rawWS("/v1/responses")
+	send(t, c, `{"type":"response.create","model":"burst","store":false,"input":"hello"}`)
+	checkGrammar(t, readResponse(t, c))
+	drained := make(chan struct{})
+	go func() { h.v1.CloseConnections(h.ctx()); close(drained) }()
+	_, _, err := c.Read(h.ctx())
+	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("close on drain: %v", err)
+	}
+	<-drained
+}
+
+// lanesRunning counts the goroutines running a lane of some connection.
+func lanesRunning() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Count(buf[:n], []byte("server.(*lanes).run("))
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
 
