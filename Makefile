@@ -43,7 +43,8 @@ bench:
 
 ## fuzz: the long fuzz runs (each target FUZZTIME, default 1,000,000 executions); corpora live in each package's testdata/fuzz.
 FUZZTIME ?= 1000000x
-FUZZ_TARGETS := api:FuzzDecodeCreate api:FuzzAppendString server:FuzzHTTPCreate server:FuzzWebSocketMessage server:FuzzDecodeDrillSpec cmd/agentloop:FuzzDrillFlag \
+FUZZ_TARGETS := api:FuzzDecodeCreate api:FuzzAppendString api:FuzzAppendWithStreamID server:FuzzHTTPCreate server:FuzzWebSocketMessage \
+	server:FuzzDecodeDrillSpec cmd/agentloop:FuzzDrillFlag cmd/agentloop:FuzzRaceDrillFlag \
 	scenario:FuzzWorkspaceCall scenario:FuzzApplyPatch web:FuzzDecodeRunRequest bench:FuzzEventType \
 	inference:FuzzPieces policy:FuzzArguments
 fuzz:
