@@ -63,8 +63,23 @@ func RegisterTraces(g *echo.Group, traces *TraceRing) {
 	})
 }
 
-// readBody reads a request body up to the engine's limit.
-func (e *Engine) readBody(c echo.Context) ([]byte, *api.Error) {
+// readBody reads a request body up to the engine's limit and takes its
+// share of the in-flight budget; release returns it.
+func (e *Engine) readBody(c echo.Context) (body []byte, release func(), aerr *api.Error) {
+	body, aerr = e.readLimited(c)
+	if aerr != nil {
+		return nil, nil, aerr
+	}
+	release, aerr = e.sh.Budget.acquire(len(body))
+	if aerr != nil {
+		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
+		return nil, nil, aerr
+	}
+	return body, release, nil
+}
+
+// readLimited reads a request body up to the engine's limit.
+func (e *Engine) readLimited(c echo.Context) ([]byte, *api.Error) {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, e.cfg.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -93,13 +108,8 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 		errors.As(err, &aerr)
 		e.observe(tu.trace, aerr)
 	}()
-	body, aerr := e.readBody(c)
+	body, release, aerr := e.readBody(c)
 	if aerr != nil {
-		return aerr
-	}
-	release, aerr := e.sh.Budget.acquire(len(body))
-	if aerr != nil {
-		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
 	defer release()

@@ -29,13 +29,8 @@ var countStages = []stage{
 // use (stream, store, stream_id) are ignored like any unknown field.
 func (e *Engine) handleInputTokens(c echo.Context) error {
 	started := time.Now()
-	body, aerr := e.readBody(c)
+	body, release, aerr := e.readBody(c)
 	if aerr != nil {
-		return aerr
-	}
-	release, aerr := e.sh.Budget.acquire(len(body))
-	if aerr != nil {
-		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
 	defer release()
