@@ -16,7 +16,6 @@ import (
 	"agentloop/rollout"
 	"agentloop/server"
 	"agentloop/store"
-	"agentloop/store/postgres"
 
 	"github.com/labstack/echo/v4"
 )
@@ -57,7 +56,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.APIKey != "" && (cfg.SessionTTL <= 0 || cfg.LoginRate <= 0 || cfg.LoginBurst < 1) {
 		return nil, fmt.Errorf("with --api-key, --session-ttl and --login-rate must be positive and --login-burst at least 1")
 	}
-	db, err := OpenStore(ctx, cfg.DB, log)
+	db, shared, err := OpenStore(ctx, cfg.DB, log)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +67,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	// PostgreSQL each end their own, and any run older than a race's time
 	// limit, which no replica can still be running.
 	staleBefore := time.Now()
-	if postgres.IsURL(cfg.DB) {
+	if shared {
 		staleBefore = staleBefore.Add(-rollout.DefaultTimeLimit)
 	}
 	if n, err := db.MarkInterrupted(ctx, cfg.ReplicaID, staleBefore); err != nil {
@@ -102,7 +101,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.Observer != nil {
 		sh.Observer = observers{ins, cfg.Observer}
 	}
-	if ts, ok := any(db).(server.TraceStore); ok { // replicas share traces
+	if ts, ok := db.(server.TraceStore); shared && ok { // replicas share traces
 		sh.Traces.PersistTo(ts, log)
 	}
 	engineCfg := func(name string, caches bool) server.Config {

@@ -28,11 +28,20 @@ var (
 )
 
 // OpenStore opens the store --db names: a postgres:// (or postgresql://)
-// URL opens PostgreSQL, shared by replicas; anything else is a SQLite
-// file, created on first run (the default).
-func OpenStore(ctx context.Context, db string, log *slog.Logger) (store.Backend, error) {
+// URL opens PostgreSQL, which replicas may share (shared is true); anything
+// else is a SQLite file, created on first run (the default), which one
+// process owns.
+func OpenStore(ctx context.Context, db string, log *slog.Logger) (b store.Backend, shared bool, err error) {
 	if postgres.IsURL(db) {
-		return postgres.Open(ctx, db, log)
+		pg, err := postgres.Open(ctx, db, log)
+		if err != nil {
+			return nil, true, err
+		}
+		return pg, true, nil
 	}
-	return sqlite.Open(ctx, db, log)
+	lite, err := sqlite.Open(ctx, db, log)
+	if err != nil {
+		return nil, false, err
+	}
+	return lite, false, nil
 }

@@ -3,8 +3,6 @@ package server
 import (
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"agentloop/api"
 )
@@ -35,30 +33,16 @@ func newWSSession() string { return sessionWebSocket + api.NewID("conn") }
 // connection.
 func IsWebSocketSession(key string) bool { return strings.HasPrefix(key, sessionWebSocket) }
 
-// clientOf reads who sent a request from its headers. Identical clients
-// share one value, so ten thousand traces of one client hold one copy.
+// clientOf reads who sent a request from its headers; nil when it says
+// nothing.
 func clientOf(r *http.Request) *api.Client {
 	c := api.Client{UserAgent: r.Header.Get("User-Agent"), Originator: r.Header.Get("Originator"),
 		Beta: strings.Join(r.Header.Values("OpenAI-Beta"), ", ")}
 	if c == (api.Client{}) {
 		return nil
 	}
-	if v, ok := clients.Load(c); ok {
-		return v.(*api.Client)
-	}
-	if clientCount.Add(1) > maxClients { // bounded: a hostile client cannot grow it
-		return &c
-	}
-	v, _ := clients.LoadOrStore(c, &c)
-	return v.(*api.Client)
+	return &c
 }
-
-var (
-	clients     sync.Map // api.Client → *api.Client
-	clientCount atomic.Int64
-)
-
-const maxClients = 1024
 
 // Observer sees every request an engine finishes or rejects, through its
 // trace, with the session, the client and any error filled in. It is

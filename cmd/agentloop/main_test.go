@@ -186,4 +186,15 @@ func TestPrintRaceSaysWhereTheTimeWent(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
+	if strings.Contains(out.String(), "spread") {
+		t.Errorf("one repeat has no spread:\n%s", out.String())
+	}
+	// With repeats, each lane's median comes with its min–max.
+	rec.Config.Repeats = 3
+	rec.Summary.Lanes[1].MinTotalNS, rec.Summary.Lanes[1].MaxTotalNS = 7.5e9, 9.25e9
+	out.Reset()
+	printRace(&out, rec)
+	if !strings.Contains(out.String(), "total is the median of 3 repeats; spread 7.5s–9.25s") {
+		t.Errorf("output lacks the spread:\n%s", out.String())
+	}
 }

@@ -210,6 +210,10 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 			time.Duration(l.StackPerTurnNS).Round(10*time.Microsecond),
 			100*l.CachedShare, bytesText(l.BytesSent), savedText(rec.Summary.SavedVsHTTP, l.Lane), savedText(rec.Summary.SavedVsOptimized, l.Lane),
 			time.Duration(l.APICPUNS).Round(100*time.Microsecond), perCore)
+		if c.Repeats > 1 && l.MaxTotalNS > 0 {
+			fmt.Fprintf(w, "    total is the median of %d repeats; spread %s–%s\n", c.Repeats,
+				time.Duration(l.MinTotalNS).Round(time.Millisecond), time.Duration(l.MaxTotalNS).Round(time.Millisecond))
+		}
 		if l.Error != "" {
 			fmt.Fprintf(w, "    error: %s\n", l.Error)
 		}
