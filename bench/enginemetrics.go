@@ -213,6 +213,7 @@ func (b cumulativeBuckets) fractionWithin(le float64) float64 {
 type hostCPU struct {
 	at          time.Time
 	busy, all   float64 // seconds summed over cores
+	steal       float64 // seconds the hypervisor ran something else on our cores
 	self        float64 // this process, seconds
 	haveMachine bool
 }
@@ -238,7 +239,10 @@ func readHostCPU() hostCPU {
 		if err != nil {
 			return h
 		}
-		if i >= 7 { // guest time is already counted in user
+		if i == 7 {
+			h.steal = v / hz
+		}
+		if i >= 7 { // steal is not ours to use; guest time is already counted in user
 			break
 		}
 		h.all += v / hz
@@ -255,6 +259,10 @@ func readHostCPU() hostCPU {
 type HostUsage struct {
 	MachineBusyCores float64 `json:"machine_busy_cores"` // every process, the engine included
 	MachineCores     float64 `json:"machine_cores"`
+	// StealCores is CPU the hypervisor gave to other guests while ours
+	// wanted it: a run with much of it was disturbed, however quiet the
+	// machine looked from inside.
+	StealCores       float64 `json:"machine_steal_cores"`
 	ClientCores      float64 `json:"client_cores"` // this process
 	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
 }
@@ -269,6 +277,7 @@ func hostUsage(a, b hostCPU) HostUsage {
 	if a.haveMachine && b.haveMachine {
 		u.MachineBusyCores = (b.busy - a.busy) / wall
 		u.MachineCores = (b.all - a.all) / wall
+		u.StealCores = (b.steal - a.steal) / wall
 	}
 	return u
 }

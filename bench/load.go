@@ -685,10 +685,10 @@ func formatHost(w io.Writer, h HostUsage, e EngineUsage) {
 		return
 	}
 	if e.SharedProcess {
-		fmt.Fprintf(w, "  machine      %.2f of %.1f cores busy: this process %.2f, everything else %.2f\n",
-			h.MachineBusyCores, h.MachineCores, h.ClientCores, max(h.MachineBusyCores-h.ClientCores, 0))
+		fmt.Fprintf(w, "  machine      %.2f of %.1f cores busy: this process %.2f, everything else %.2f; hypervisor steal %.2f\n",
+			h.MachineBusyCores, h.MachineCores, h.ClientCores, max(h.MachineBusyCores-h.ClientCores, 0), h.StealCores)
 		return
 	}
-	fmt.Fprintf(w, "  machine      %.2f of %.1f cores busy: engine %.2f, load generator %.2f, everything else %.2f\n",
-		h.MachineBusyCores, h.MachineCores, e.CPUCores, h.ClientCores, max(h.MachineBusyCores-e.CPUCores-h.ClientCores, 0))
+	fmt.Fprintf(w, "  machine      %.2f of %.1f cores busy: engine %.2f, load generator %.2f, everything else %.2f; hypervisor steal %.2f\n",
+		h.MachineBusyCores, h.MachineCores, e.CPUCores, h.ClientCores, max(h.MachineBusyCores-e.CPUCores-h.ClientCores, 0), h.StealCores)
 }

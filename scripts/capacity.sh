@@ -2,14 +2,16 @@
 # Runs the capacity targets of docs/capacity.md and prints their medians as a
 # markdown table. Each run starts a fresh `agentloop serve` in its own process
 # on a free port, puts one load on it with `agentloop bench load`, and stops
-# it; every load runs RUNS times back to back.
+# it; every load runs RUNS times back to back. A floor row runs `agentloop bench
+# floor` instead: the same streams' writes with no engine, the cheapest any
+# server could send them on this machine.
 #
 #   scripts/capacity.sh                      # builds the binary under /tmp
 #   AGENTLOOP_BIN=/tmp/agentloop scripts/capacity.sh
 #   RUNS=3 DURATION=12s ONLY='ws-256|instant' scripts/capacity.sh
 #
 # The figures are only as quiet as the machine: the last column says how many
-# cores other work took during the runs.
+# cores other work took during the runs, with what the hypervisor stole.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
@@ -77,13 +79,33 @@ load_row() {
       client_us: (if .tokens > 0 then 1e6 * (.host.client_cpu_seconds // (.host.client_cores * .wall_seconds)) / .tokens else 0 end),
       deltas_per_token: (if .tokens > 0 then .deltas / .tokens else 0 end),
       errors: .errors,
-      other: ([.host.machine_busy_cores - .engine.cpu_cores - .host.client_cores, 0] | max)
+      other: (([.host.machine_busy_cores - .engine.cpu_cores - .host.client_cores, 0] | max) + (.host.machine_steal_cores // 0))
     }' "$WORK/run.json" >>"$runs"
   done
   jq -rs --arg name "$name" --arg target "$target" '
     def med: map(select(. != null)) | sort | if length == 0 then null else .[length / 2 | floor] end;
     def f($d): if . == null then "–" else (. * pow(10; $d) | round) / pow(10; $d) | tostring end;
     "| \($name) | \($target) | \(map(.share) | med | f(2)) | \(map(.p50) | med | f(2)) / \(map(.p99) | med | f(2)) / \(map(.p999) | med | f(2)) | \(map(.tps) | med | f(0)) | \(map(.cores) | med | f(2)) | \(map(.engine_us) | med | f(2)) | \(map(.client_us) | med | f(2)) | \(map(.deltas_per_token) | med | f(2)) | \(map(.errors) | add) | \(map(.other) | med | f(2)) |"
+  ' "$runs"
+}
+
+# The same pattern with nothing but the writes (bench floor): NAME CONNS RATE
+# TARGET. Prints one table row, in the engine's columns: the writer's cores
+# and CPU per frame, the readers' CPU per frame, writes per frame.
+floor_row() {
+  local name=$1 conns=$2 rate=$3 target=$4 runs=$WORK/$1.jsonl
+  [[ $name =~ $ONLY ]] || return 0
+  : >"$runs"
+  for _ in $(seq "$RUNS"); do
+    "$BIN" bench floor --conns "$conns" --rate "$rate" --duration "$DURATION" --json >"$WORK/run.json"
+    jq -c '{fps: .frames_per_second, cores: .writer_cores, writer_us: .writer_cpu_us_per_frame,
+      reader_us: .reader_cpu_us_per_frame, writes_per_frame: (.writes / .frames),
+      other: (([.machine_busy_cores - .writer_cores - .reader_cores, 0] | max) + (.machine_steal_cores // 0))}' "$WORK/run.json" >>"$runs"
+  done
+  jq -rs --arg name "$name" --arg target "$target" '
+    def med: sort | .[length / 2 | floor];
+    def f($d): (. * pow(10; $d) | round) / pow(10; $d) | tostring;
+    "| \($name) | \($target) | – | – | \(map(.fps) | med | f(0)) | \(map(.cores) | med | f(2)) | \(map(.writer_us) | med | f(2)) | \(map(.reader_us) | med | f(2)) | \(map(.writes_per_frame) | med | f(2)) | 0 | \(map(.other) | med | f(2)) |"
   ' "$runs"
 }
 
@@ -106,12 +128,15 @@ idle_row() {
 
 echo "Medians of $RUNS runs of $DURATION each; $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC')."
 echo
-echo "| load | target | streams ≥ 95 % of target (%) | gap p50 / p99 / p99.9 (ms) | tok/s (steady) | engine cores | engine µs CPU / token | load generator µs CPU / token | deltas / token | errors | other work (cores) |"
+echo "| load | target | streams ≥ 95 % of target (%) | gap p50 / p99 / p99.9 (ms) | tok/s (steady) | engine cores | engine µs CPU / token | load generator µs CPU / token | deltas / token | errors | other work + steal (cores) |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 load_row ws-256-spark ws 256 spark "every stream ≥ 950 tok/s; gap p99 ≤ 3 ms; engine ≤ 0.5 cores"
+floor_row floor-256x1000 256 1000 "(writes alone: the floor under ws-256-spark)"
 load_row sse-256-spark sse 256 spark "the same"
 load_row ws-512-spark ws 512 spark "≥ 99.9 % of streams ≥ 950 tok/s; gap p99 ≤ 5 ms"
+floor_row floor-512x1000 512 1000 "(writes alone: the floor under ws-512-spark)"
 load_row ws-64-burst ws 64 burst "every stream ≥ 3,800 tok/s"
+floor_row floor-64x4000 64 4000 "(writes alone: the floor under ws-64-burst)"
 load_row ws-1-instant ws 1 instant "(the engine's ceiling)"
 load_row ws-128-instant ws 128 instant "≥ 600k tok/s in total"
 load_row ws-256-instant ws 256 instant "(the engine's ceiling)"

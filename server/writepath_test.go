@@ -83,7 +83,7 @@ func TestBatchConnSendsABatchInOneWrite(t *testing.T) {
 	b := &batchConn{Conn: cc, writing: new(atomic.Int64)}
 	pong := []byte{0x8a, 0}
 
-	// A frame the engine did not announce goes out at once.
+	// A frame of the library's goes out at once.
 	if _, err := b.Write(pong); err != nil {
 		t.Fatal(err)
 	}
@@ -92,16 +92,14 @@ func TestBatchConnSendsABatchInOneWrite(t *testing.T) {
 	}
 
 	// The engine's frames are gathered until release, then sent in one
-	// write; a control frame from elsewhere in the meantime goes out at
+	// write; a control frame from the library in the meantime goes out at
 	// once, after what was gathered, so nothing is reordered.
 	var want []byte
 	for _, s := range []string{"one", "two"} {
-		f := textFrame([]byte(s))
-		b.gather(len(s))
-		if _, err := b.Write(f); err != nil {
+		if err := b.text([]byte(s)); err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, f...)
+		want = append(want, textFrame([]byte(s))...)
 	}
 	if cc.writes != 1 {
 		t.Fatalf("%d writes before release, want none new", cc.writes-1)
@@ -111,50 +109,68 @@ func TestBatchConnSendsABatchInOneWrite(t *testing.T) {
 	if cc.writes != 3 || !bytes.Equal(readN(t, cli, len(want)), want) {
 		t.Fatalf("%d writes: want the batch, then the pong", cc.writes)
 	}
-	three := textFrame([]byte("three"))
-	b.gather(len("three"))
-	b.Write(three)
+	b.text([]byte("three"))
 	if err := b.release(); err != nil {
 		t.Fatal(err)
 	}
-	if cc.writes != 4 || !bytes.Equal(readN(t, cli, len(three)), three) {
+	if three := textFrame([]byte("three")); cc.writes != 4 || !bytes.Equal(readN(t, cli, len(three)), three) {
 		t.Fatalf("%d writes after release, want 4 in all", cc.writes)
 	}
 	if b.buf != nil || b.writing.Load() != 0 {
 		t.Fatal("the batch kept its buffer or its stall stamp")
 	}
 
-	// A large frame reaches the connection in pieces (the library's
-	// buffer): the first is gathered, the large rest goes out at once
-	// after it, without being copied into the batch.
-	small := textFrame([]byte("head"))
-	b.gather(len("head"))
-	b.Write(small)
-	big := textFrame(bytes.Repeat([]byte("x"), 2*batchDirect))
+	// Every length's header: 7, 16 and 64 bits. A large payload goes out
+	// at once, after what was gathered and its own header, without being
+	// copied into the batch.
+	want = want[:0]
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.gather(len(big) - 10)
-		b.Write(big[:4096])
-		if _, err := b.Write(big[4096:]); err != nil {
-			t.Error(err)
+		for _, n := range []int{125, 126, 65535, 2 * batchDirect} {
+			if err := b.text(bytes.Repeat([]byte("x"), n)); err != nil {
+				t.Error(err)
+			}
 		}
 		if err := b.release(); err != nil {
 			t.Error(err)
 		}
 	}()
-	want = append(append([]byte{}, small...), big...)
+	for _, n := range []int{125, 126, 65535, 2 * batchDirect} {
+		want = append(want, textFrame(bytes.Repeat([]byte("x"), n))...)
+	}
 	if got := readN(t, cli, len(want)); !bytes.Equal(got, want) {
-		t.Fatal("the large frame came out of order")
+		t.Fatal("the frames came out wrong or out of order")
 	}
 	<-done
 
-	// A failed write is reported by release.
+	// Once the library's close frame went out, no event frame follows it.
+	b.text([]byte("before"))
+	closeFrame := []byte{0x88, 2, 0x03, 0xe8}
+	if _, err := b.Write(closeFrame); err != nil {
+		t.Fatal(err)
+	}
+	want = append(textFrame([]byte("before")), closeFrame...)
+	if got := readN(t, cli, len(want)); !bytes.Equal(got, want) {
+		t.Fatalf("got % x before the close, want % x", got, want)
+	}
+	writes := cc.writes
+	if err := b.text([]byte("after")); err != errFramesClosed {
+		t.Fatalf("an event after the close frame: %v", err)
+	}
+	if err := b.release(); err != nil || cc.writes != writes {
+		t.Fatalf("release after the close frame: %v, %d writes", err, cc.writes-writes)
+	}
+
+	// A failed write is reported by release, and nothing follows it.
+	b2 := &batchConn{Conn: srv, writing: new(atomic.Int64)}
 	srv.Close()
-	b.gather(4)
-	b.Write(textFrame([]byte("lost")))
-	if err := b.release(); err == nil {
+	b2.text([]byte("lost"))
+	if err := b2.release(); err == nil {
 		t.Fatal("release on a closed connection reported no error")
+	}
+	if err := b2.text([]byte("more")); err != errFramesClosed {
+		t.Fatalf("an event after a failed write: %v", err)
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 type wsConn struct {
 	e      *Engine
 	c      *websocket.Conn
-	out    *batchConn      // c's socket: frames written between hold and release share one write(2)
+	out    *batchConn      // c's socket, on which the engine writes its event frames: a tick's share one write(2)
 	ctx    context.Context // cancelled when the client goes away
 	cancel context.CancelFunc
 	lanes  *lanes
@@ -83,10 +83,8 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	defer e.untrack(wc)
 	defer cancel()
 	defer conn.CloseNow()
-	// Frames are written with a context that has no Done channel, because
-	// with one coder/websocket registers a cancel hook on every write.
-	// Ending the connection's context closes the socket instead, which
-	// ends a write in progress just the same.
+	// Ending the connection's context closes the socket, which ends a
+	// write in progress.
 	stopClosing := context.AfterFunc(ctx, func() { conn.CloseNow() })
 	defer stopClosing()
 	e.sh.Metrics.connOpened()
@@ -355,8 +353,7 @@ func admitMessage(req *api.CreateRequest) *api.Error {
 
 // event frames one event into the batch that flush sends.
 func (wc *wsConn) event(_ string, b []byte) error {
-	wc.out.gather(len(b))
-	return wc.c.Write(context.Background(), websocket.MessageText, b)
+	return wc.out.text(b)
 }
 
 // flush sends the batch's frames in one write; the stall watchdog aborts a
@@ -371,12 +368,13 @@ func (wc *wsConn) flush() error {
 	return err
 }
 
-// write sends one frame outside a stream's batch, at once.
+// write sends one frame outside a stream's batch, at once, with anything
+// still gathered before it.
 func (wc *wsConn) write(b []byte) error {
-	if err := wc.c.Write(context.Background(), websocket.MessageText, b); err != nil {
+	if err := wc.out.text(b); err != nil {
 		return err
 	}
-	return wc.out.release() // anything still gathered went out with it; nothing is left held
+	return wc.out.release()
 }
 
 // track registers a connection; it fails once the engine is closing.

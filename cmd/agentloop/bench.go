@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
@@ -22,7 +23,7 @@ import (
 
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load|matrix|sweep|calibrate [flags]\n")
+		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load|floor|matrix|sweep|calibrate [flags]\n")
 		return fmt.Errorf("bench: name a benchmark: overhead or load")
 	}
 	switch args[0] {
@@ -36,6 +37,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return runBenchSweep(ctx, args[1:], getenv, stdout, stderr)
 	case "calibrate":
 		return runBenchCalibrate(ctx, args[1:], getenv, stdout, stderr)
+	case "floor":
+		return runBenchFloor(ctx, args[1:], getenv, stdout, stderr)
 	}
 	return fmt.Errorf("bench: unknown benchmark %q", args[0])
 }
@@ -168,15 +171,11 @@ Flags (each also AGENTLOOP_<NAME>):
 		header = http.Header{"Authorization": {"Bearer " + *apiKey}}
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if *idle {
 		rep, err := bench.Idle(ctx, bench.IdleConfig{BaseURL: base, Conns: *conns, Hold: *duration, Model: *profile,
@@ -200,6 +199,51 @@ Flags (each also AGENTLOOP_<NAME>):
 		return printLoadJSON(stdout, rep)
 	}
 	bench.FormatLoad(stdout, rep)
+	return nil
+}
+
+func runBenchFloor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentloop bench floor", flag.ContinueOnError)
+	conns := fs.Int("conns", 256, "loopback connections")
+	rate := fs.Float64("rate", 1000, "frames per second per connection (spark: 1000)")
+	frameBytes := fs.Int("frame-bytes", 193, "bytes per frame (193: a spark response.output_text.delta of one word, framed)")
+	duration := fs.Duration("duration", 10*time.Second, "how long to write")
+	oneWriter := fs.Bool("one-writer", false, "write every connection from the tick's loop instead of a goroutine per connection woken per tick")
+	readersOf := fs.String("readers-of", "", "internal: be the reading side of a floor run on this address")
+	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: agentloop bench floor [--conns N] [--rate R] [--duration D] [--json]
+
+The cheapest way to stream bench load's pattern on this machine, with no engine: N loopback
+connections, each sent R small frames per second, released on the engine's tick and written by a
+goroutine per connection in one write(2) per tick. The readers run in another process. Read the
+engine's CPU per token (bench load) against the writer's CPU per frame here, taken in the same window.
+
+Flags (each also AGENTLOOP_<NAME>):
+`)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, getenv, stderr); err != nil {
+		return err
+	}
+	if *readersOf != "" {
+		return bench.FloorRead(*readersOf, *conns, stdout)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	rep, err := bench.Floor(ctx, bench.FloorConfig{Conns: *conns, Rate: *rate, FrameBytes: *frameBytes, Duration: *duration,
+		OneWriter: *oneWriter, Readers: func(addr string, conns int) *exec.Cmd {
+			return exec.Command(self, "bench", "floor", "--readers-of", addr, "--conns", strconv.Itoa(conns))
+		}})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printLoadJSON(stdout, rep)
+	}
+	bench.FormatFloor(stdout, rep)
 	return nil
 }
 
@@ -288,4 +332,20 @@ func runBenchMatrix(ctx context.Context, args []string, getenv func(string) stri
 		return enc.Encode(cells)
 	}
 	return nil
+}
+
+// startCPUProfile profiles this process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -49,12 +49,20 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	cfg := app.Defaults()
 	fs := flag.NewFlagSet("agentloop serve", flag.ContinueOnError)
 	serverFlags(fs, &cfg)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the server process, from start to shutdown, to this file (go tool pprof reads it)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: agentloop [serve] [flags]\n\nRuns the Responses engine (/v1, and /baseline/v1 without request-level caches) and the playground on one port.\n\nFlags (each also AGENTLOOP_<NAME>):\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, getenv, stderr); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	a, err := app.New(ctx, cfg, log)
