@@ -3,8 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -188,4 +192,64 @@ func TestDroppedBigRequestsStopWorking(t *testing.T) {
 	if peak := procKB(t, pid, "VmHWM") * 1024; peak > 1<<30 {
 		t.Fatalf("peak RSS %d MiB for three dropped %d MiB requests", peak>>20, len(body)>>20)
 	}
+}
+
+// bench floor runs its readers as a second agentloop process; every frame
+// the writer sent must have reached them.
+func TestBenchFloorReadsEveryFrameInAnotherProcess(t *testing.T) {
+	out, err := exec.Command(binary(t), "bench", "floor", "--conns", "3", "--rate", "300", "--duration", "300ms", "--json").Output()
+	if err != nil {
+		t.Fatalf("bench floor: %v %s", err, out)
+	}
+	var rep struct {
+		Frames     int64   `json:"frames"`
+		Writes     int64   `json:"writes"`
+		BytesRead  int64   `json:"bytes_read"`
+		FrameBytes int64   `json:"frame_bytes"`
+		Writer     float64 `json:"writer_cpu_us_per_frame"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if rep.Frames < 3 || rep.Writes < 3 || rep.Writes > rep.Frames || rep.BytesRead != rep.Frames*rep.FrameBytes || rep.Writer <= 0 {
+		t.Fatalf("report: %s", out)
+	}
+}
+
+// serve --cpuprofile writes a whole profile when the server stops.
+func TestServeWritesItsCPUProfileAtShutdown(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "engine.prof")
+	url, pid := serveBinary(t, "--cpuprofile", prof)
+	if resp, err := http.Get(url + "/healthz"); err == nil {
+		resp.Body.Close()
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// The profile is written at shutdown: wait until it is whole (a gzip
+	// stream that ends), not for a moment.
+	var last error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if last = readGzip(prof); last == nil {
+			return
+		}
+	}
+	t.Fatalf("no whole profile at %s: %v", prof, last)
+}
+
+func readGzip(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(z)
+	if err == nil && len(b) == 0 {
+		err = errors.New("empty profile")
+	}
+	return err
 }
