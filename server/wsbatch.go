@@ -97,7 +97,10 @@ func (b *batchConn) Write(p []byte) (int, error) {
 	if len(p) > 0 && p[0] == 0x88 { // FIN, close
 		b.closed = true
 	}
-	return len(p), b.writeLocked(p)
+	if err := b.writeLocked(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (b *batchConn) flushLocked() error {
