@@ -93,6 +93,7 @@ func apiJSON(t *testing.T, method, url string, body, out any) int {
 // /api/drills and the trace of the request it hit), and that the lane's
 // turn shows the recovery and its cost.
 func TestEveryDrillTheAgentRecovers(t *testing.T) {
+	t.Parallel() // a whole race on its own engine: overlaps the other slow races of this package
 	cases := []struct {
 		drill      string
 		lane       string
@@ -205,6 +206,7 @@ func TestEveryDrillTheAgentRecovers(t *testing.T) {
 // its own lane only, the lanes recover and pass, the run names each drill
 // on the turn it hit, and the drills are disarmed when the lanes end.
 func TestRaceDrillScheduleHitsOnlyItsLane(t *testing.T) {
+	t.Parallel() // a whole race on its own engine: overlaps the other slow races of this package
 	seen := newDrillTraces()
 	a := apptest.Start(t, func(cfg *app.Config) { cfg.Observer = seen })
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)

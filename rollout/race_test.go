@@ -14,6 +14,7 @@ import (
 )
 
 func TestRaceEveryScenarioEveryLanePasses(t *testing.T) {
+	t.Parallel() // a whole race on its own engine: overlaps the other slow races of this package
 	a := apptest.Start(t)
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	for _, sc := range rollout.Scenarios() {
@@ -126,6 +127,7 @@ func TestNormalizeRejectsBadConfigs(t *testing.T) {
 }
 
 func TestRaceAgainstAKeyedServer(t *testing.T) {
+	t.Parallel() // a whole race on its own engine: overlaps the other slow races of this package
 	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-race" })
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	runner.APIKey = "sk-race"
@@ -146,6 +148,7 @@ func TestRaceAgainstAKeyedServer(t *testing.T) {
 }
 
 func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
+	t.Parallel() // a whole race on its own engine: overlaps the other slow races of this package
 	a := apptest.Start(t)
 	url, clientTLS, err := a.StartTLS()
 	if err != nil {

@@ -60,6 +60,7 @@ func derefParam(e *api.Error) string { return e.Param }
 // lane on each request, the WebSocket on its upgrade), so every turn carries
 // a modelled api_stack stage, and the summary says where the time went.
 func TestRaceWithTheHostedStack(t *testing.T) {
+	t.Parallel() // a whole race on its own engine: overlaps the other slow races of this package
 	a := apptest.Start(t)
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	cfg := rollout.Config{Scenario: "fix-failing-test", Profile: "instant", Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS},
