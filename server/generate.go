@@ -371,6 +371,12 @@ func (e *Engine) pace(ctx context.Context, gen *inference.Generation, st *stream
 	}
 	stopOnGone()
 	stopOnStop()
+	if writeErr == nil && !cancelled && !stopped && gen.Cancelled() {
+		// Ended while the last wake-up was writing, with nothing more
+		// released: the loop saw it done, but it did not complete.
+		cancelled = ctx.Err() != nil
+		stopped = !cancelled && e.stopCtx.Err() != nil
+	}
 	if cancelled || stopped || writeErr != nil {
 		gen.Cancel()
 	}
