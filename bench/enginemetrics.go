@@ -229,29 +229,36 @@ func readHostCPU() hostCPU {
 		return h
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
+	h.busy, h.all, h.steal, h.haveMachine = parseCPULine(line)
+	return h
+}
+
+// parseCPULine reads /proc/stat's first line (the machine's "cpu" totals,
+// in USER_HZ ticks) as seconds: busy (all but idle and iowait), all (busy
+// with idle and iowait) and steal (the hypervisor's, in neither).
+func parseCPULine(line string) (busy, all, steal float64, ok bool) {
 	f := strings.Fields(line)
 	if len(f) < 5 || f[0] != "cpu" {
-		return h
+		return 0, 0, 0, false
 	}
 	const hz = 100 // USER_HZ on Linux
 	for i, s := range f[1:] {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return h
+			return 0, 0, 0, false
 		}
 		if i == 7 {
-			h.steal = v / hz
+			steal = v / hz
 		}
 		if i >= 7 { // steal is not ours to use; guest time is already counted in user
 			break
 		}
-		h.all += v / hz
+		all += v / hz
 		if i != 3 && i != 4 { // idle, iowait
-			h.busy += v / hz
+			busy += v / hz
 		}
 	}
-	h.haveMachine = true
-	return h
+	return busy, all, steal, true
 }
 
 // HostUsage is the machine's CPU over a run, in cores (CPU seconds per wall

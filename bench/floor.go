@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -113,26 +114,37 @@ func Floor(ctx context.Context, cfg FloorConfig) (*FloorReport, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	readersDone := false
-	defer func() {
-		if !readersDone {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+	// The readers print a line once every connection is up. If they end
+	// first, closing the listener ends the wait for their connections.
+	ready := bufio.NewReader(out)
+	started := make(chan error, 1)
+	go func() {
+		_, err := ready.ReadString('\n')
+		if err != nil {
+			ln.Close()
 		}
+		started <- err
 	}()
-	// The readers dial at once; a reader that fails to must not hang us.
-	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(30 * time.Second))
 	streams := make([]*floorStream, 0, cfg.Conns)
+	// readersFailed stops the readers and says why, with what they printed
+	// (whole once they have been waited for).
+	readersFailed := func(what string, err error) error {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		for _, s := range streams {
+			_ = s.conn.Close()
+		}
+		return fmt.Errorf("bench floor: the readers %s: %v %s", what, err, strings.TrimSpace(readErr.String()))
+	}
 	for len(streams) < cfg.Conns {
 		c, err := ln.Accept()
 		if err != nil {
-			return nil, fmt.Errorf("bench floor: the readers did not connect: %v %s", err, readErr.String())
+			return nil, readersFailed("ended before connecting", err)
 		}
 		streams = append(streams, &floorStream{conn: c, wake: make(chan struct{}, 1)})
 	}
-	ready := bufio.NewReader(out)
-	if _, err := ready.ReadString('\n'); err != nil {
-		return nil, fmt.Errorf("bench floor: the readers did not start: %v %s", err, readErr.String())
+	if err := <-started; err != nil {
+		return nil, readersFailed("did not start", err)
 	}
 	summary := make(chan string, 1) // the readers' last line: the bytes they read
 	go func() {
@@ -198,9 +210,8 @@ func Floor(ctx context.Context, cfg FloorConfig) (*FloorReport, error) {
 		_ = s.conn.Close()
 	}
 	last := <-summary
-	readersDone = true
 	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("bench floor: the readers failed: %v %s", err, readErr.String())
+		return nil, fmt.Errorf("bench floor: the readers failed: %v %s", err, strings.TrimSpace(readErr.String()))
 	}
 	rep := &FloorReport{Conns: cfg.Conns, Rate: cfg.Rate, FrameBytes: cfg.FrameBytes, OneWriter: cfg.OneWriter, WallSeconds: wall.Seconds()}
 	for _, s := range streams {

@@ -75,3 +75,13 @@ func TestFloorRefusesABadConfig(t *testing.T) {
 		}
 	}
 }
+
+// Readers that end before connecting make the run fail at once, saying
+// what they printed, instead of waiting for connections that never come.
+func TestFloorSaysWhyItsReadersFailed(t *testing.T) {
+	_, err := bench.Floor(context.Background(), bench.FloorConfig{Conns: 2, Rate: 100, FrameBytes: 10, Duration: time.Second,
+		Readers: func(string, int) *exec.Cmd { return exec.Command("sh", "-c", "echo too many open files >&2; exit 3") }})
+	if err == nil || !strings.Contains(err.Error(), "too many open files") {
+		t.Fatalf("err %v, want the readers' own message", err)
+	}
+}

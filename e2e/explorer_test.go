@@ -22,8 +22,7 @@ func TestExplorerRoundTrips(t *testing.T) {
 
 	done := 0
 	for _, transport := range []string{"ws", "http"} {
-		_, err := page.Locator("#explorer-example").SelectOption(playwright.SelectOptionValues{Values: &[]string{"tool"}})
-		check(t, err, "choose the example")
+		choose(t, page.Locator("#explorer-example"), "tool", "choose the example")
 		body := page.GetByTestId("explorer-body")
 		check(t, expect.Locator(body).ToHaveValue(regexp.MustCompile("get_weather")), "tool example loaded")
 
@@ -70,8 +69,7 @@ func TestExplorerRoundTrips(t *testing.T) {
 	check(t, expect.Locator(page.Locator(".response").First().Locator(".trace-table")).ToContainText("parse"), "trace shown")
 	// Copy as code reflects the body.
 	check(t, page.GetByText("Copy as code").Click(), "open copy as code")
-	_, err := page.Locator("#copy-lang").SelectOption(playwright.SelectOptionValues{Values: &[]string{"go"}})
-	check(t, err, "choose Go")
+	choose(t, page.Locator("#copy-lang"), "go", "choose Go")
 	check(t, expect.Locator(page.Locator("#copy-code")).ToContainText("NewStreaming"), "Go snippet")
 	screenshot(t, page, "explorer.png")
 }
@@ -94,8 +92,7 @@ func TestExplorerLanes(t *testing.T) {
 	a := apptest.Start(t)
 	page := newPage(t)
 	goTo(t, page, a.URL()+"/explorer")
-	_, err := page.Locator("#explorer-example").SelectOption(playwright.SelectOptionValues{Values: &[]string{"lanes"}})
-	check(t, err, "choose the lanes example")
+	choose(t, page.Locator("#explorer-example"), "lanes", "choose the lanes example")
 	body := page.GetByTestId("explorer-body")
 	check(t, expect.Locator(body).ToHaveValue(regexp.MustCompile("agent_b")), "lanes example loaded")
 	check(t, page.GetByTestId("explorer-send-ws").Click(), "send the lanes")
@@ -135,9 +132,7 @@ func TestExplorerLanes(t *testing.T) {
 	}
 	// Copy as code sends both bodies as lanes.
 	check(t, page.GetByText("Copy as code").Click(), "open copy as code")
-	_, err = page.Locator("#copy-transport").SelectOption(playwright.SelectOptionValues{Values: &[]string{"ws"}})
-	check(t, err, "choose WebSocket")
-	_, err = page.Locator("#copy-lang").SelectOption(playwright.SelectOptionValues{Values: &[]string{"go"}})
-	check(t, err, "choose Go")
+	choose(t, page.Locator("#copy-transport"), "ws", "choose WebSocket")
+	choose(t, page.Locator("#copy-lang"), "go", "choose Go")
 	check(t, expect.Locator(page.Locator("#copy-code")).ToContainText("ended < 2"), "Go lanes snippet")
 }

@@ -111,8 +111,7 @@ func TestInspectArmsAndDisarmsADrill(t *testing.T) {
 
 	// evict-cache takes no duration: the server says so, on that field.
 	name := page.GetByLabel("Drill", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})
-	_, err := name.SelectOption(playwright.SelectOptionValues{Values: &[]string{"evict-cache"}})
-	check(t, err, "choose evict-cache")
+	choose(t, name, "evict-cache", "choose evict-cache")
 	duration := page.GetByTestId("drill-duration")
 	check(t, duration.Fill("500"), "type a duration")
 	check(t, page.GetByTestId("drill-arm").Click(), "arm")
@@ -124,8 +123,7 @@ func TestInspectArmsAndDisarmsADrill(t *testing.T) {
 	axeCheck(t, page, axe, "inspect with a refused drill")
 
 	// slow-first-token for 5 ms on the first response: the turn completes.
-	_, err = name.SelectOption(playwright.SelectOptionValues{Values: &[]string{"slow-first-token"}})
-	check(t, err, "choose slow-first-token")
+	choose(t, name, "slow-first-token", "choose slow-first-token")
 	check(t, duration.Fill("5"), "type a duration")
 	check(t, expect.Locator(duration).Not().ToHaveAttribute("aria-invalid", "true"), "the edited field is valid again")
 	check(t, page.GetByTestId("drill-arm").Click(), "arm")

@@ -161,6 +161,13 @@ func check(t *testing.T, err error, what string) {
 	}
 }
 
+// choose selects value in the <select> sel.
+func choose(t *testing.T, sel playwright.Locator, value, what string) {
+	t.Helper()
+	_, err := sel.SelectOption(playwright.SelectOptionValues{Values: &[]string{value}})
+	check(t, err, what)
+}
+
 func toFloat(v any) float64 {
 	switch n := v.(type) {
 	case int:

@@ -27,12 +27,9 @@ func TestOverlappingRaces(t *testing.T) {
 	page := newPage(t)
 	goTo(t, page, a.URL()+"/race")
 	check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
-	_, err := page.GetByTestId("race-scenario").SelectOption(playwright.SelectOptionValues{Values: &[]string{"config-migration"}})
-	check(t, err, "choose the scenario")
-	_, err = page.GetByTestId("race-profile").SelectOption(playwright.SelectOptionValues{Values: &[]string{"instant"}})
-	check(t, err, "choose the profile")
-	_, err = page.GetByTestId("race-stack").SelectOption(playwright.SelectOptionValues{Values: &[]string{"lean"}})
-	check(t, err, "choose the stack")
+	choose(t, page.GetByTestId("race-scenario"), "config-migration", "choose the scenario")
+	choose(t, page.GetByTestId("race-profile"), "instant", "choose the profile")
+	choose(t, page.GetByTestId("race-stack"), "lean", "choose the stack")
 	for _, l := range []string{"http", "http-optimized", "http-chained"} {
 		check(t, page.Locator(`input[name="lanes"][value="`+l+`"]`).Uncheck(), "leave out "+l)
 	}

@@ -26,10 +26,8 @@ func TestRaceThenRestart(t *testing.T) {
 
 	t.Run("race", func(t *testing.T) {
 		goTo(t, page, first.URL()+"/race")
-		_, err := page.GetByTestId("race-scenario").SelectOption(playwright.SelectOptionValues{Values: &[]string{"fix-failing-test"}})
-		check(t, err, "choose the scenario")
-		_, err = page.GetByTestId("race-profile").SelectOption(playwright.SelectOptionValues{Values: &[]string{"burst"}})
-		check(t, err, "choose the profile")
+		choose(t, page.GetByTestId("race-scenario"), "fix-failing-test", "choose the scenario")
+		choose(t, page.GetByTestId("race-profile"), "burst", "choose the profile")
 		check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
 		check(t, page.GetByLabel("Tool time (ms)").Fill("0"), "set the tool time")
 		// The form defaults to the fair order and the hosted stack; this race
@@ -73,7 +71,7 @@ func TestRaceThenRestart(t *testing.T) {
 		screenshot(t, page, "race.png")
 
 		// The same run reloaded renders from the store.
-		_, err = page.Reload()
+		_, err := page.Reload()
 		check(t, err, "reload")
 		check(t, expect.Locator(page.GetByTestId("race-summary")).ToContainText("WebSocket finished"), "summary after reload")
 		check(t, expect.Locator(page.GetByTestId("lane-http").GetByTestId("lane-status")).ToHaveText("passed"), "stored lane status")

@@ -354,12 +354,8 @@ func (e *Engine) pace(ctx context.Context, gen *inference.Generation, st *stream
 	stopOnStop := context.AfterFunc(e.stopCtx, gen.Cancel)
 	for writeErr == nil && !(gen.Done() && st.sent >= gen.Released()) {
 		<-gen.Ready()
-		if gen.Cancelled() {
-			cancelled = ctx.Err() != nil
-			stopped = !cancelled && e.stopCtx.Err() != nil
-			if cancelled || stopped {
-				break
-			}
+		if cancelled, stopped = e.cutShort(ctx, gen); cancelled || stopped {
+			break
 		}
 		// Everything released since the last wake-up goes out now, as one
 		// delta per item, then one flush.
@@ -371,16 +367,25 @@ func (e *Engine) pace(ctx context.Context, gen *inference.Generation, st *stream
 	}
 	stopOnGone()
 	stopOnStop()
-	if writeErr == nil && !cancelled && !stopped && gen.Cancelled() {
+	if writeErr == nil && !cancelled && !stopped {
 		// Ended while the last wake-up was writing, with nothing more
-		// released: the loop saw it done, but it did not complete.
-		cancelled = ctx.Err() != nil
-		stopped = !cancelled && e.stopCtx.Err() != nil
+		// released: the loop saw it done, but it may not have completed.
+		cancelled, stopped = e.cutShort(ctx, gen)
 	}
 	if cancelled || stopped || writeErr != nil {
 		gen.Cancel()
 	}
 	return cancelled, stopped, writeErr
+}
+
+// cutShort says whether gen ended before releasing all its tokens because
+// its client went away (cancelled) or because the engine is stopping.
+func (e *Engine) cutShort(ctx context.Context, gen *inference.Generation) (cancelled, stopped bool) {
+	if !gen.Cancelled() {
+		return false, false
+	}
+	cancelled = ctx.Err() != nil
+	return cancelled, !cancelled && e.stopCtx.Err() != nil
 }
 
 // finalize settles the response from how its stream ended, keeps what a

@@ -145,13 +145,7 @@ func TestStartRunPassesTheConfig(t *testing.T) {
 // TestStartRunWithTheRunner checks the runner's own validation reaches the
 // client as a 400 naming the parameter.
 func TestStartRunWithTheRunner(t *testing.T) {
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	runner := rollout.NewRunner("http://127.0.0.1:1", db, nil)
-	defer runner.Shutdown(context.Background())
+	runner, db := validatingRunner(t)
 	pg := New(Deps{Races: runner, Runs: StoreRuns(db)})
 	e := newEcho()
 	pg.Register(e)
@@ -395,13 +389,7 @@ func TestRaceFormDrills(t *testing.T) {
 	}
 
 	// A refusal names the drill's field (race.js marks race-drill-0-lane).
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	runner := rollout.NewRunner("http://127.0.0.1:1", db, nil)
-	defer runner.Shutdown(context.Background())
+	runner, db := validatingRunner(t)
 	real := &testPlayground{pg: New(Deps{Races: runner, Runs: StoreRuns(db)}), e: newEcho()}
 	real.pg.Register(real.e)
 	rec := real.do(http.MethodPost, "/api/runs", `{"lanes":["http"],"drills":[{"lane":"ws","drill":"evict-cache","after_turns":1}]}`, jsonHeader)
@@ -417,4 +405,20 @@ func TestRaceFormDrills(t *testing.T) {
 	if !strings.Contains(page, `data-drills="[{&#34;drill&#34;:&#34;stall&#34;,&#34;lane&#34;:&#34;ws&#34;,&#34;after_turns&#34;:1,&#34;times&#34;:1,&#34;duration_ms&#34;:50}]"`) {
 		t.Errorf("the run's schedule is not on the form:\n%s", page)
 	}
+}
+
+// validatingRunner is a real runner on its own database whose engine
+// cannot be reached: what a test sees from it is its own validation.
+func validatingRunner(t *testing.T) (*rollout.Runner, *sqlite.DB) {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := rollout.NewRunner("http://127.0.0.1:1", db, nil)
+	t.Cleanup(func() {
+		runner.Shutdown(context.Background())
+		db.Close()
+	})
+	return runner, db
 }

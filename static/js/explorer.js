@@ -349,17 +349,23 @@
     }
   }
 
-  sendWS.addEventListener("click", () => {
-    A.showError(errBox, null);
-    let sent;
-    try {
-      sent = parseBody();
-    } catch (err) {
-      A.showError(errBox, err);
-      return;
-    }
-    sendOverWS(sent, false);
-  });
+  // A send button sends the parsed body; a body that does not parse is
+  // shown as the error and nothing is sent.
+  function onSend(button, send) {
+    button.addEventListener("click", () => {
+      A.showError(errBox, null);
+      let sent;
+      try {
+        sent = parseBody();
+      } catch (err) {
+        A.showError(errBox, err);
+        return;
+      }
+      send(sent, false);
+    });
+  }
+
+  onSend(sendWS, sendOverWS);
 
   // Send frame as typed: the text goes out unchanged, valid JSON or not.
   sendRaw.addEventListener("click", async () => {
@@ -438,17 +444,7 @@
     return req;
   }
 
-  sendHTTP.addEventListener("click", () => {
-    A.showError(errBox, null);
-    let sent;
-    try {
-      sent = parseBody();
-    } catch (err) {
-      A.showError(errBox, err);
-      return;
-    }
-    sendOverHTTP(sent, false);
-  });
+  onSend(sendHTTP, sendOverHTTP);
 
   // The aliases of agentloop's own headers, for the upgrade's query.
   const queryAliases = { "x-agentloop-stack": "agentloop_stack" };
