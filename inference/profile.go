@@ -75,7 +75,7 @@ func Profiles() []Profile {
 
 // ProfileFor returns the profile for a request's model name: the built-in
 // profile of that name; for "custom-<tps>" (see api.ParseCustomModel), spark
-// decoding at tps; for any other name, spark (the caller echoes the model
+// decoding at tps, named after the custom model; for any other name, spark (the caller echoes the model
 // name as sent).
 func ProfileFor(model string) Profile {
 	for _, p := range builtinProfiles {
@@ -86,7 +86,7 @@ func ProfileFor(model string) Profile {
 	for _, p := range builtinProfiles {
 		if p.Name == DefaultProfile {
 			if tps, ok := api.ParseCustomModel(model); ok {
-				p.DecodeTPS = float64(tps)
+				p.Name, p.DecodeTPS = model, float64(tps) // a custom name is canonical (api.ParseCustomModel)
 			}
 			return p
 		}

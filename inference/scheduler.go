@@ -246,6 +246,29 @@ func (s *Scheduler) Close() {
 	})
 }
 
+// Slots is one profile's batch at a moment: its slots running a generation
+// (prefilling or decoding), its slots held by a paused one (Job.Hold), and
+// the jobs waiting for a slot.
+type Slots struct {
+	Profile string
+	Running int
+	Held    int
+	Queued  int
+}
+
+// SlotsByProfile returns every profile's batch that has a slot taken or a
+// job waiting, in no particular order.
+func (s *Scheduler) SlotsByProfile() []Slots {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Slots, 0, len(s.accels))
+	for _, acc := range s.accels {
+		out = append(out, Slots{Profile: acc.profile.Name, Running: len(acc.active) - acc.held, Held: acc.held,
+			Queued: len(acc.queue)})
+	}
+	return out
+}
+
 // Active returns how many generations hold a batch slot (prefilling or
 // decoding) and how many wait in queues, across all profiles.
 func (s *Scheduler) Active() (decoding, queued int) {
@@ -459,8 +482,9 @@ func (g *Generation) cancelAt(now time.Time) {
 	}
 }
 
-// Release frees the batch slot a held generation (Job.Hold) kept; on any
-// other generation it does what Cancel does.
+// Release frees the batch slot a held generation (Job.Hold) kept. On a
+// finished generation it does nothing, and on a running one it does what
+// Cancel does, so a caller may call it however the generation ended.
 func (g *Generation) Release() { g.Cancel() }
 
 // releaseSlotLocked frees a held slot and admits the next queued job.

@@ -85,8 +85,10 @@ func NewShared(st Store, traceRing int, replica string, log *slog.Logger) (*Shar
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := NewMetrics(replica)
+	sched := inference.NewScheduler()
+	m.watchSlots(sched)
 	return &Shared{
-		Store: st, Scheduler: inference.NewScheduler(), Prefix: inference.NewPrefixCache(1 << 20),
+		Store: st, Scheduler: sched, Prefix: inference.NewPrefixCache(1 << 20),
 		Tokenizer: tok, Policy: policy.NewRouter(tok), Traces: NewTraceRing(traceRing),
 		Metrics: m, Log: log, Replica: replica, Drills: NewDrills(m, replica),
 	}, nil

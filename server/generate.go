@@ -303,9 +303,10 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 			break
 		}
 	}
-	if job.Hold {
-		gen.Release() // the response ended while paused: free the slot it kept
-	}
+	// However the response ended (completed, cut short, or while paused:
+	// gone, stopped, expired, or a failed resume), a slot it still keeps
+	// comes back. On a generation that kept none this does nothing.
+	gen.Release()
 
 	// Finalize reports a failure in the outcome, never as an error.
 	_ = e.runStages(ctx, tu, postInference, time.Now())

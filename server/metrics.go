@@ -16,6 +16,7 @@ import (
 // fit. Each Metrics has its own registry, so tests can build many engines.
 type Metrics struct {
 	reg         *prometheus.Registry
+	registerer  prometheus.Registerer // reg, with the replica label when there is one
 	requests    *prometheus.CounterVec
 	ttft        *prometheus.HistogramVec
 	tpot        *prometheus.HistogramVec
@@ -71,10 +72,45 @@ func NewMetrics(replica string) *Metrics {
 	if replica != "" { // every series says which replica it came from
 		reg = prometheus.WrapRegistererWith(prometheus.Labels{"replica": replica}, reg)
 	}
+	m.registerer = reg
 	reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.connections, m.stalls, m.busy,
 		m.outTokens, m.prefixQuery, m.prefixHit,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
+}
+
+// watchSlots exports the scheduler's batch slots per profile, read at
+// scrape time: running, held by a paused response, and queued. Every
+// built-in profile is always listed, so a leaked slot shows as a gauge that
+// never returns to zero.
+func (m *Metrics) watchSlots(s *inference.Scheduler) {
+	m.registerer.MustRegister(&slotsCollector{sched: s, desc: prometheus.NewDesc("agentloop_batch_slots",
+		"Batch slots of each model profile's simulated accelerator, by state: running (prefilling or decoding), held (a paused response keeps it), queued (jobs waiting for a slot).",
+		[]string{"profile", "state"}, nil)})
+}
+
+type slotsCollector struct {
+	sched *inference.Scheduler
+	desc  *prometheus.Desc
+}
+
+func (c *slotsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *slotsCollector) Collect(ch chan<- prometheus.Metric) {
+	byName := map[string]inference.Slots{}
+	for _, p := range inference.Profiles() {
+		byName[p.Name] = inference.Slots{Profile: p.Name}
+	}
+	for _, sl := range c.sched.SlotsByProfile() {
+		sum := byName[sl.Profile] // equal names (a copy made Unmodelled) add up
+		sum.Profile, sum.Running, sum.Held, sum.Queued = sl.Profile, sum.Running+sl.Running, sum.Held+sl.Held, sum.Queued+sl.Queued
+		byName[sl.Profile] = sum
+	}
+	for name, sl := range byName {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(sl.Running), name, "running")
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(sl.Held), name, "held")
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(sl.Queued), name, "queued")
+	}
 }
 
 // Handler serves the metrics.
