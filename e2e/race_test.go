@@ -32,7 +32,7 @@ func TestRaceThenRestart(t *testing.T) {
 		check(t, page.GetByLabel("Tool time (ms)").Fill("0"), "set the tool time")
 		// The form defaults to the fair order and the hosted stack; this race
 		// runs its lanes side by side, so the headline must say so.
-		check(t, expect.Locator(page.GetByTestId("race-stack")).ToHaveValue("hosted"), "hosted stack by default")
+		check(t, expect.Locator(page.GetByTestId("race-stack")).ToHaveValue("hosted-post-sprint"), "the post-sprint fitted stack by default")
 		check(t, page.Locator("details.more > summary").Click(), "open more settings")
 		check(t, expect.Locator(page.Locator("#race-stack-hop_ms")).ToHaveValue("2.65"), "stack parameters filled from the preset")
 		check(t, page.Locator(`input[name="sequential"]`).Uncheck(), "run the lanes side by side")
@@ -50,7 +50,7 @@ func TestRaceThenRestart(t *testing.T) {
 		check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(240000)}), "race summary")
 		check(t, expect.Locator(summary).ToContainText("WebSocket finished"), "summary text")
 		check(t, expect.Locator(summary).ToContainText("than HTTP"), "summary text")
-		check(t, expect.Locator(summary).ToContainText("with a modelled hosted API stack"), "summary names the stack")
+		check(t, expect.Locator(summary).ToContainText("with a modelled hosted-post-sprint API stack"), "summary names the stack")
 		check(t, expect.Locator(summary).ToContainText("shared the CPU"), "summary says the lanes shared the CPU")
 		check(t, expect.Locator(page.GetByTestId("race-time-went")).ToContainText("Where the time went"), "where the time went")
 		for _, l := range lanes {

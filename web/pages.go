@@ -45,7 +45,7 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 // with the modelled hosted API stack (DECISIONS.md, "Defaults that tell
 // the story").
 var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
-	Sequential: true, Stack: api.StackHosted}
+	Sequential: true, Stack: api.StackDefaultRace}
 
 func (p *Playground) home(c echo.Context) error {
 	cfg := preset
@@ -79,7 +79,7 @@ func (p *Playground) docs(c echo.Context) error {
 
 // race is /race and /race?run=ID: the form, and the lanes of a run.
 func (p *Playground) race(c echo.Context) error {
-	cfg := rollout.Config{Profile: "spark", RTTms: 20, Lanes: rollout.DefaultLanes, Seed: 1, Repeats: 1, Sequential: true, Stack: api.StackHosted}
+	cfg := rollout.Config{Profile: "spark", RTTms: 20, Lanes: rollout.DefaultLanes, Seed: 1, Repeats: 1, Sequential: true, Stack: api.StackDefaultRace}
 	if all := rollout.Scenarios(); len(all) > 0 {
 		cfg.Scenario = all[0].Name
 	}

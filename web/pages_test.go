@@ -21,12 +21,12 @@ func TestPages(t *testing.T) {
 		avoid  []string
 	}{
 		{"/", 200, []string{`id="start-preset"`, `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`, `&#34;sequential&#34;:true`,
-			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted&#34;`, "modelled hosted API stack"}, nil},
+			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted-post-sprint&#34;`, "modelled hosted-post-sprint API stack"}, nil},
 		{"/docs", 200, []string{"http://example.com/v1", "ws://example.com/v1/responses", "supports_websockets = true", "/api/traces/{id}", "createOpenAI",
 			`websocket_base_url=&#34;ws://example.com/v1&#34;`, "curl -sN http://example.com/v1/responses", "websocat -H", `html[data-ready=&#34;race&#34;]`, "race-summary"}, nil},
 		{"/race", 200, []string{`data-testid="race-scenario"`, `data-testid="race-profile"`, `data-testid="race-rtt"`, `data-testid="race-start"`,
 			`data-testid="race-summary"`, `<template id="lane-template">`, `data-testid="lane-status"`,
-			`data-testid="race-stack"`, `<option value="hosted" selected`, `<option value="lean"`, `id="race-stack-hop_ms"`, `name="stack.hop_ms"`, `value="2.65"`,
+			`data-testid="race-stack"`, `<option value="hosted-post-sprint" selected`, `<option value="lean"`, `id="race-stack-hop_ms"`, `name="stack.hop_ms"`, `value="2.65"`,
 			`id="race-stack-billing_hops"`, `data-testid="race-decode-tps"`, `name="sequential" checked`, `swatch-hatched`, "API stack (modelled)"}, nil},
 		{"/race?run=run_done", 200, []string{`data-testid="lane-http"`, `data-testid="lane-ws"`, `data-status="passed">passed</span>`, `data-run="run_done"`}, nil},
 		{"/race?run=run_missing", 404, []string{"Run not found"}, nil},
