@@ -34,8 +34,6 @@ type Options struct {
 	// many turns may wait for it; beyond that, turns stay in memory only.
 	FlushEvery time.Duration
 	Pending    int
-	// LiveFor is how recent a session's last turn must be for it to be live.
-	LiveFor time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -44,7 +42,6 @@ func (o Options) withDefaults() Options {
 	o.Turns = cmp.Or(o.Turns, 200)
 	o.FlushEvery = cmp.Or(o.FlushEvery, 250*time.Millisecond)
 	o.Pending = cmp.Or(o.Pending, 8192)
-	o.LiveFor = cmp.Or(o.LiveFor, time.Minute)
 	return o
 }
 
@@ -69,6 +66,12 @@ type Inspector struct {
 	ref   reference
 	dirty map[*session]struct{} // to write at the next flush
 	turns []store.InspectTurn   // to write at the next flush
+
+	// open counts, per session key, the connections open and the turns in
+	// flight (ObserveOpen, ObserveClose): a session is live while it has
+	// one. Its own lock, so that the engine never waits on recording.
+	openMu sync.Mutex
+	opened map[string]int
 }
 
 // session is a Session being recorded.
@@ -91,7 +94,7 @@ func newInspector(st Store, log *slog.Logger, o Options) *Inspector {
 	o = o.withDefaults()
 	in := &Inspector{store: st, log: log, opts: o, queue: make(chan *api.Trace, o.Queue), changed: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), byKey: map[string]*session{}, byID: map[string]*session{},
-		dirty: map[*session]struct{}{}}
+		dirty: map[*session]struct{}{}, opened: map[string]int{}}
 	return in
 }
 
@@ -102,6 +105,56 @@ func (in *Inspector) ObserveTrace(t *api.Trace) {
 	case in.queue <- t:
 	default:
 		in.dropped.Add(1)
+	}
+}
+
+// ObserveOpen counts a connection opened, or a turn begun, in a session.
+func (in *Inspector) ObserveOpen(key string) {
+	in.openMu.Lock()
+	in.opened[key]++
+	first := in.opened[key] == 1
+	in.openMu.Unlock()
+	if first {
+		in.liveChanged(key)
+	}
+}
+
+// ObserveClose counts one closed, or ended.
+func (in *Inspector) ObserveClose(key string) {
+	in.openMu.Lock()
+	in.opened[key]--
+	last := in.opened[key] <= 0
+	if last {
+		delete(in.opened, key)
+	}
+	in.openMu.Unlock()
+	if last {
+		in.liveChanged(key)
+	}
+}
+
+// isOpen says whether a session has a connection open or a turn in flight.
+func (in *Inspector) isOpen(key string) bool {
+	in.openMu.Lock()
+	defer in.openMu.Unlock()
+	return in.opened[key] > 0
+}
+
+// liveChanged gives a session in memory whose liveness changed a new
+// version, so that the live feeds send it again.
+func (in *Inspector) liveChanged(key string) {
+	in.mu.Lock()
+	s := in.byKey[key]
+	if s != nil {
+		in.seq++
+		s.Version = in.seq
+	}
+	in.mu.Unlock()
+	if s != nil {
+		select {
+		case in.changed <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -177,7 +230,9 @@ func (in *Inspector) record(t *api.Trace) {
 	if t.Client != nil {
 		s.Client = *t.Client
 	}
-	s.UpdatedUnixNS = max(s.UpdatedUnixNS, t.StartedUnixNS+tu.DurationNS)
+	// Real times only: a turn never moves its session past the moment it
+	// was recorded, whatever its spans say.
+	s.UpdatedUnixNS = max(s.UpdatedUnixNS, min(t.StartedUnixNS+tu.DurationNS, time.Now().UnixNano()))
 	s.Turns = append(s.Turns, tu)
 	if len(s.Turns) > in.opts.Turns {
 		drop := len(s.Turns) - in.opts.Turns
@@ -300,7 +355,7 @@ func (in *Inspector) Tail(id string, from int) (Session, bool) {
 func (in *Inspector) summaryOf(s *session, now int64) Session {
 	c := s.Session
 	c.Turns = nil
-	c.Live = now-s.UpdatedUnixNS < in.opts.LiveFor.Nanoseconds()
+	c.Live = in.isOpen(s.Key)
 	if c.Summary.Estimate != nil {
 		e := *c.Summary.Estimate
 		c.Summary.Estimate = &e
@@ -324,7 +379,9 @@ func (in *Inspector) Sessions(ctx context.Context, limit int) ([]Session, error)
 		}
 		for _, r := range stored {
 			if !seen[r.ID] {
-				out = append(out, sessionOf(&r))
+				s := sessionOf(&r)
+				s.Live = in.isOpen(s.Key)
+				out = append(out, s)
 			}
 		}
 	}
@@ -359,8 +416,9 @@ func (in *Inspector) Session(ctx context.Context, id string) (*Session, error) {
 	}
 	// The stored rows are the truth; a batch the store missed is not counted.
 	s.Summary = Summarize(s.Turns, s.Transport == TransportHTTP)
+	s.Live = in.isOpen(s.Key)
 	if live, ok := in.Tail(id, 0); ok {
-		s.Live, s.Version = live.Live, live.Version
+		s.Version = live.Version
 	}
 	return &s, nil
 }

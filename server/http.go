@@ -100,6 +100,7 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	r := c.Request()
 	tu := &turn{trace: e.newTrace("http", started), admit: admitHTTP}
 	tu.trace.Client = clientOf(r)
+	closeTurn := func() {}
 	defer func() {
 		if tu.trace.Session == "" {
 			tu.trace.Session = httpSession(r, "")
@@ -107,6 +108,7 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 		var aerr *api.Error
 		errors.As(err, &aerr)
 		e.observe(tu.trace, aerr)
+		closeTurn()
 	}()
 	body, release, aerr := e.readBody(c)
 	if aerr != nil {
@@ -128,6 +130,8 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
+	// In flight for the inspector until its trace is observed.
+	closeTurn = e.observeOpen(tu.trace.Session)
 	if !tu.req.Streaming() {
 		res := e.generate(ctx, tu, discard{})
 		if res.err != nil {

@@ -165,7 +165,8 @@ func (m *Metrics) observe(t *trace, tm inference.GenerationTimings, tokens int, 
 	}
 	m.e2e.WithLabelValues(t.Transport).Observe(time.Since(t.start).Seconds())
 	for _, s := range t.Spans {
-		m.stages.WithLabelValues(s.Name, s.Kind, t.Transport).Observe(float64(s.DurationNS) / 1e9)
+		// A shared sum must never go down: no span counts below zero.
+		m.stages.WithLabelValues(s.Name, s.Kind, t.Transport).Observe(float64(max(s.DurationNS, 0)) / 1e9)
 	}
 }
 

@@ -138,7 +138,8 @@ func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from t
 			continue
 		}
 		if s.kind == api.Modelled && err == nil {
-			err = waitModelled(ctx, res.cost)
+			// A stage cut short records what it really waited.
+			res.cost, err = e.waitModelled(ctx, res.cost)
 		}
 		from = tu.trace.record(s, from, &res)
 		if err != nil {

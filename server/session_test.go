@@ -16,9 +16,29 @@ type traceLog struct {
 	mu     sync.Mutex
 	traces []api.Trace
 	seen   chan struct{}
+	open   map[string]int // connections open and turns in flight, per session
 }
 
-func newTraceLog() *traceLog { return &traceLog{seen: make(chan struct{}, 64)} }
+func newTraceLog() *traceLog { return &traceLog{seen: make(chan struct{}, 64), open: map[string]int{}} }
+
+func (l *traceLog) ObserveOpen(key string) {
+	l.mu.Lock()
+	l.open[key]++
+	l.mu.Unlock()
+}
+
+func (l *traceLog) ObserveClose(key string) {
+	l.mu.Lock()
+	l.open[key]--
+	l.mu.Unlock()
+}
+
+// opened is the session's count of open connections and turns in flight.
+func (l *traceLog) opened(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open[key]
+}
 
 func (l *traceLog) ObserveTrace(t *api.Trace) {
 	l.mu.Lock()
