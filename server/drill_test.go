@@ -58,6 +58,8 @@ func TestDrillAPIBadInputNamesTheParameter(t *testing.T) {
 		`{"drill":"stall","times":0.5}`:           "times",
 		`{"drill":"stall","colour":"red"}`:        "colour",
 		`{"drill":"evict-cache","duration_ms":5}`: "duration_ms",
+		`{"drill":"stall","scope":""}`:            "scope",
+		`{"drill":"stall","scope":"  "}`:          "scope",
 		`{"drill":"stall"} {}`:                    "",
 		``:                                        "",
 	} {
