@@ -139,7 +139,7 @@ func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from t
 		}
 		if s.kind == api.Modelled && err == nil {
 			// A stage cut short records what it really waited.
-			res.cost, err = e.waitModelled(ctx, res.cost)
+			res.cost, err = e.waitModelled(ctx, s.name, res.cost)
 		}
 		from = tu.trace.record(s, from, &res)
 		if err != nil {

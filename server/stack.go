@@ -69,10 +69,13 @@ func (e *Engine) stackBilling(_ context.Context, tu *turn) (stageResult, *api.Er
 // first: its client goes away, or the engine stops (shutdown's grace is
 // over). It returns the time really waited, which is what a stage cut
 // short records (a dropped request never counts a wait it did not make).
-func (e *Engine) waitModelled(ctx context.Context, d time.Duration) (time.Duration, *api.Error) {
+func (e *Engine) waitModelled(ctx context.Context, stage string, d time.Duration) (time.Duration, *api.Error) {
 	if d <= 0 {
 		return 0, nil
 	}
+	waiting := e.sh.Metrics.waiting.WithLabelValues(stage)
+	waiting.Inc()
+	defer waiting.Dec()
 	start := time.Now()
 	t := time.NewTimer(d)
 	defer t.Stop()
