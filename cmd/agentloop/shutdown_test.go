@@ -66,7 +66,9 @@ func scrapeMetric(t *testing.T, base, name, label string) (string, bool) {
 // grace is over, an SSE client waiting in stack_classify gets a 503
 // server_error with Retry-After (response.created was never sent), and a
 // WebSocket client gets an error frame and then close 1001. Before, the
-// SSE client got no bytes and the WebSocket client a bare EOF.
+// SSE client got no bytes and the WebSocket client a bare EOF. A stream
+// waiting in stack_billing, after finalize settled and stored its
+// response, gets that response's terminal event at once.
 func TestShutdownAnswersRequestsWaitingInAModelledStage(t *testing.T) {
 	base, cmd := startBinary(t, "--grace", "1s")
 	// Every hop takes 10 s: stack_classify alone outlasts the grace.
@@ -94,6 +96,22 @@ func TestShutdownAnswersRequestsWaitingInAModelledStage(t *testing.T) {
 		httpDone <- httpAnswer{status: resp.StatusCode, retry: resp.Header.Get("Retry-After"), body: b, err: err}
 	}()
 
+	// Only billing waits: no classifier, no config hop.
+	billed := make(chan httpAnswer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/responses", strings.NewReader(create))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(api.HeaderStack, `{"preset":"hosted","hop_ms":10000,"config_hops":0,"classify_tps":0}`)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			billed <- httpAnswer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		billed <- httpAnswer{status: resp.StatusCode, body: b, err: err}
+	}()
+
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	wsURL := "ws" + strings.TrimPrefix(base, "http") + "/v1/responses?" + api.QueryStack + "=" + url.QueryEscape(stack)
@@ -106,14 +124,17 @@ func TestShutdownAnswersRequestsWaitingInAModelledStage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Both wait in stack_classify; then the server is told to stop.
+	// Two wait in stack_classify, one in stack_billing; then the server
+	// is told to stop.
 	deadline := time.Now().Add(time.Minute)
 	for {
-		if v, _ := scrapeMetric(t, base, "agentloop_stack_stage_waiting", `stage="stack_classify"`); v == "2" {
+		classify, _ := scrapeMetric(t, base, "agentloop_stack_stage_waiting", `stage="stack_classify"`)
+		billing, _ := scrapeMetric(t, base, "agentloop_stack_stage_waiting", `stage="stack_billing"`)
+		if classify == "2" && billing == "1" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the two requests never waited in stack_classify")
+			t.Fatalf("the requests never waited in their stages (classify %q, billing %q)", classify, billing)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -155,6 +176,13 @@ func TestShutdownAnswersRequestsWaitingInAModelledStage(t *testing.T) {
 	}
 	if a.status != http.StatusServiceUnavailable || a.retry == "" || json.Unmarshal(a.body, &body) != nil || body.Error.Type != "server_error" {
 		t.Fatalf("the SSE client got %d, Retry-After %q, %s; want a 503 server_error with Retry-After", a.status, a.retry, a.body)
+	}
+
+	// The billed stream: its settled terminal event, the last one.
+	b := <-billed
+	events := strings.Split(strings.TrimSpace(string(b.body)), "\n\n")
+	if b.err != nil || b.status != http.StatusOK || !strings.HasPrefix(events[len(events)-1], "event: "+api.EventCompleted+"\n") {
+		t.Fatalf("the stream in stack_billing: %v %d, last event %q; want response.completed", b.err, b.status, events[len(events)-1])
 	}
 
 	// And the process exits cleanly.
