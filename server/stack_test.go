@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"agentloop/api"
 	"agentloop/app"
+
+	"github.com/coder/websocket"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -158,6 +161,24 @@ func TestStackStagesFollowTheWork(t *testing.T) {
 		status, b := h.postStack("/v1/responses", "heavy", body("bad"))
 		if status != 400 || !strings.Contains(string(b), api.HeaderStack) {
 			t.Fatalf("%d %s", status, b)
+		}
+	})
+
+	t.Run("a parameter out of its range is a 400 that names it, on the header and the query alias", func(t *testing.T) {
+		slow := `{"classify_tps":0.001}`
+		status, b := h.postStack("/v1/responses", slow, body("range"))
+		if e := decodeError(t, b); status != 400 || e.Param != api.HeaderStack+".classify_tps" {
+			t.Fatalf("header: %d %s", status, b)
+		}
+		_, resp, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+"/v1/responses?"+api.QueryStack+"="+
+			url.QueryEscape(`{"classify_tps":1e-300}`), nil)
+		if err == nil || resp == nil {
+			t.Fatalf("the upgrade was accepted: %v", err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if e := decodeError(t, b); resp.StatusCode != 400 || e.Param != api.HeaderStack+".classify_tps" {
+			t.Fatalf("query alias: %d %s", resp.StatusCode, b)
 		}
 	})
 }
