@@ -13,7 +13,6 @@ import (
 	"agentloop/app"
 
 	"github.com/coder/websocket"
-
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 )
