@@ -11,6 +11,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
+	"agentloop/server"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
@@ -243,5 +244,15 @@ func TestTracesHoldNoContent(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "prompt_injection") {
 		t.Fatalf("the trace still says what the classifier found: %s", b)
+	}
+}
+
+// The stack's ranges are chosen for the largest request the engine takes
+// by default (docs/stack.md, "Ranges"): its limits must not outgrow them.
+func TestStackRangesCoverTheLargestRequest(t *testing.T) {
+	cfg := server.Defaults("v1")
+	if cfg.MaxBody > api.StackMaxBytes || cfg.WSReadLimit > api.StackMaxBytes || cfg.MaxBody > api.StackMaxTokens {
+		t.Fatalf("max body %d, WebSocket read limit %d: beyond the stack ranges' largest request (%d bytes, %d tokens)",
+			cfg.MaxBody, cfg.WSReadLimit, api.StackMaxBytes, api.StackMaxTokens)
 	}
 }
