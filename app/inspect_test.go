@@ -187,8 +187,14 @@ func TestInspectLiveIsTrueAndADroppedWaitRecordsItsRealTime(t *testing.T) {
 	c.Close(websocket.StatusNormalClosure, "")
 	waitSession(t, a, "the closed connection not live", func(m map[string]inspect.Session) bool { return !m[wsKey].Live })
 
-	// A request waits in stack_classify (10 s of hop alone), and its client
-	// goes away once it does.
+	// A session's turn waits in stack_classify (10 s of hop alone): the
+	// session is live while it does; then its client goes away.
+	do(t, "POST", a.URL()+"/v1/responses", `{"model":"instant","store":false,"prompt_cache_key":"dropped","input":"hello"}`,
+		map[string]string{"Content-Type": "application/json"})
+	waitSession(t, a, "the first turn recorded, not live", func(m map[string]inspect.Session) bool {
+		s, ok := m["http:key:dropped"]
+		return ok && s.Summary.Turns == 1 && !s.Live
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dropped := make(chan error, 1)
@@ -212,9 +218,10 @@ func TestInspectLiveIsTrueAndADroppedWaitRecordsItsRealTime(t *testing.T) {
 			t.Fatal("the request never waited in stack_classify")
 		}
 	}
+	waitSession(t, a, "the session live while its turn is in flight", func(m map[string]inspect.Session) bool { return m["http:key:dropped"].Live })
 	cancel()
 	<-dropped
-	got := waitSession(t, a, "the dropped request recorded", func(m map[string]inspect.Session) bool { return m["http:key:dropped"].Summary.Turns == 1 })
+	got := waitSession(t, a, "the dropped request recorded", func(m map[string]inspect.Session) bool { return m["http:key:dropped"].Summary.Turns == 2 })
 	s := got["http:key:dropped"]
 	if s.Summary.StackNS >= (10 * time.Second).Nanoseconds() {
 		t.Errorf("the dropped request recorded %v of modelled stack, the full cost it never waited", time.Duration(s.Summary.StackNS))

@@ -117,6 +117,9 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	defer release()
 	ctx := r.Context()
 	tu.body = body
+	// In flight for the inspector from the moment the body names its
+	// session until its trace is observed.
+	tu.parsed = func() { closeTurn = e.observeOpen(httpSession(r, tu.partition)) }
 	if aerr := e.chooseStack(tu, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
@@ -130,8 +133,6 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
-	// In flight for the inspector until its trace is observed.
-	closeTurn = e.observeOpen(tu.trace.Session)
 	if !tu.req.Streaming() {
 		res := e.generate(ctx, tu, discard{})
 		if res.err != nil {
