@@ -52,7 +52,8 @@ func clientOf(r *http.Request) *api.Client {
 //
 // ObserveOpen and ObserveClose bracket what keeps a session live: a
 // WebSocket connection from its upgrade until it closes, an HTTP turn from
-// the end of its pre-inference stages until its reply is written. Each
+// the moment its body names its session (after parse) until its trace is
+// observed. Each
 // ObserveOpen is followed by exactly one ObserveClose of the same key.
 type Observer interface {
 	ObserveTrace(t *api.Trace)
