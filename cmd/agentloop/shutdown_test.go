@@ -65,56 +65,56 @@ func scrapeMetric(t *testing.T, base, name, label string) (string, bool) {
 // A SIGTERM reaches a request waiting in a modelled stack stage: when the
 // grace is over, an SSE client waiting in stack_classify gets a 503
 // server_error with Retry-After (response.created was never sent), and a
-// WebSocket client gets an error frame and then close 1001. Before, the
-// SSE client got no bytes and the WebSocket client a bare EOF. A stream
-// waiting in stack_billing, after finalize settled and stored its
-// response, gets that response's terminal event at once.
+// WebSocket client waiting in stack_sprint_hops gets an error frame and
+// then close 1001. Before, the SSE client got no bytes and the WebSocket
+// client a bare EOF. A stream waiting in stack_billing, after finalize
+// settled and stored its response, gets that response's terminal event at
+// once.
 func TestShutdownAnswersRequestsWaitingInAModelledStage(t *testing.T) {
 	base, cmd := startBinary(t, "--grace", "1s")
-	// Every hop takes 10 s: stack_classify alone outlasts the grace.
-	stack := `{"preset":"hosted","hop_ms":10000,"config_hops":0}`
 	create := `{"model":"instant","store":false,"stream":true,"input":"Read main.go and say what it does."}`
 
+	// waitIn waits until n requests wait in a stage: a state, never a moment.
+	waitIn := func(stage, n string) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			if v, _ := scrapeMetric(t, base, "agentloop_stack_stage_waiting", `stage="`+stage+`"`); v == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no request ever waited in %s", stage)
+			}
+		}
+	}
 	type httpAnswer struct {
 		status int
 		retry  string
 		body   []byte
 		err    error
 	}
-	httpDone := make(chan httpAnswer, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, base+"/v1/responses", strings.NewReader(create))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(api.HeaderStack, stack)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			httpDone <- httpAnswer{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		httpDone <- httpAnswer{status: resp.StatusCode, retry: resp.Header.Get("Retry-After"), body: b, err: err}
-	}()
+	post := func(stack string) chan httpAnswer {
+		done := make(chan httpAnswer, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodPost, base+"/v1/responses", strings.NewReader(create))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(api.HeaderStack, stack)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				done <- httpAnswer{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			done <- httpAnswer{status: resp.StatusCode, retry: resp.Header.Get("Retry-After"), body: b, err: err}
+		}()
+		return done
+	}
 
-	// Only billing waits: no classifier, no config hop.
-	billed := make(chan httpAnswer, 1)
-	go func() {
-		req, _ := http.NewRequest(http.MethodPost, base+"/v1/responses", strings.NewReader(create))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(api.HeaderStack, `{"preset":"hosted","hop_ms":10000,"config_hops":0,"classify_tps":0}`)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			billed <- httpAnswer{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		billed <- httpAnswer{status: resp.StatusCode, body: b, err: err}
-	}()
-
+	// The WebSocket client, on /baseline/v1: 100 sprint hops of 10 s.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	wsURL := "ws" + strings.TrimPrefix(base, "http") + "/v1/responses?" + api.QueryStack + "=" + url.QueryEscape(stack)
+	sprint := `{"preset":"hosted","hop_ms":10000,"config_hops":0,"sprint_hops":100}`
+	wsURL := "ws" + strings.TrimPrefix(base, "http") + "/baseline/v1/responses?" + api.QueryStack + "=" + url.QueryEscape(sprint)
 	c, _, err := websocket.Dial(ctx, wsURL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -123,21 +123,13 @@ func TestShutdownAnswersRequestsWaitingInAModelledStage(t *testing.T) {
 	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create",`+create[1:])); err != nil {
 		t.Fatal(err)
 	}
-
-	// Two wait in stack_classify, one in stack_billing; then the server
-	// is told to stop.
-	deadline := time.Now().Add(time.Minute)
-	for {
-		classify, _ := scrapeMetric(t, base, "agentloop_stack_stage_waiting", `stage="stack_classify"`)
-		billing, _ := scrapeMetric(t, base, "agentloop_stack_stage_waiting", `stage="stack_billing"`)
-		if classify == "2" && billing == "1" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the requests never waited in their stages (classify %q, billing %q)", classify, billing)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitIn(api.StageStackSprintHops, "1")
+	// A stream whose only wait is 100 billing hops of 10 s, after finalize.
+	billed := post(`{"preset":"hosted","hop_ms":10000,"config_hops":0,"classify_tps":0,"billing_hops":100}`)
+	waitIn(api.StageStackBilling, "1")
+	// The SSE client: one 10 s hop to the classifier, far beyond the grace.
+	httpDone := post(`{"preset":"hosted","hop_ms":10000,"config_hops":0}`)
+	waitIn(api.StageStackClassify, "1")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
