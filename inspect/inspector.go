@@ -67,11 +67,15 @@ type Inspector struct {
 	dirty map[*session]struct{} // to write at the next flush
 	turns []store.InspectTurn   // to write at the next flush
 
-	// open counts, per session key, the connections open and the turns in
-	// flight (ObserveOpen, ObserveClose): a session is live while it has
-	// one. Its own lock, so that the engine never waits on recording.
-	openMu sync.Mutex
-	opened map[string]int
+	// opened counts, per session key, the connections open and the turns
+	// in flight (ObserveOpen, ObserveClose): a session is live while it has
+	// one. liveChanged holds the keys that went live or idle since run last
+	// gave their sessions a new version (signalled on liveSignal). Its own
+	// lock, never held while recording, so that the engine never waits.
+	openMu      sync.Mutex
+	opened      map[string]int
+	liveChanged map[string]struct{}
+	liveSignal  chan struct{}
 }
 
 // session is a Session being recorded.
@@ -94,7 +98,8 @@ func newInspector(st Store, log *slog.Logger, o Options) *Inspector {
 	o = o.withDefaults()
 	in := &Inspector{store: st, log: log, opts: o, queue: make(chan *api.Trace, o.Queue), changed: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), byKey: map[string]*session{}, byID: map[string]*session{},
-		dirty: map[*session]struct{}{}, opened: map[string]int{}}
+		dirty: map[*session]struct{}{}, opened: map[string]int{}, liveChanged: map[string]struct{}{},
+		liveSignal: make(chan struct{}, 1)}
 	return in
 }
 
@@ -109,27 +114,30 @@ func (in *Inspector) ObserveTrace(t *api.Trace) {
 }
 
 // ObserveOpen counts a connection opened, or a turn begun, in a session.
-func (in *Inspector) ObserveOpen(key string) {
-	in.openMu.Lock()
-	in.opened[key]++
-	first := in.opened[key] == 1
-	in.openMu.Unlock()
-	if first {
-		in.liveChanged(key)
-	}
-}
+// It never waits on recording.
+func (in *Inspector) ObserveOpen(key string) { in.count(key, 1) }
 
 // ObserveClose counts one closed, or ended.
-func (in *Inspector) ObserveClose(key string) {
+func (in *Inspector) ObserveClose(key string) { in.count(key, -1) }
+
+func (in *Inspector) count(key string, d int) {
 	in.openMu.Lock()
-	in.opened[key]--
-	last := in.opened[key] <= 0
-	if last {
+	n := in.opened[key] + d
+	if n > 0 {
+		in.opened[key] = n
+	} else {
 		delete(in.opened, key)
 	}
+	changed := (n > 0) != (n-d > 0)
+	if changed {
+		in.liveChanged[key] = struct{}{}
+	}
 	in.openMu.Unlock()
-	if last {
-		in.liveChanged(key)
+	if changed {
+		select {
+		case in.liveSignal <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -140,17 +148,24 @@ func (in *Inspector) isOpen(key string) bool {
 	return in.opened[key] > 0
 }
 
-// liveChanged gives a session in memory whose liveness changed a new
+// applyLive gives each session in memory that went live or idle a new
 // version, so that the live feeds send it again.
-func (in *Inspector) liveChanged(key string) {
+func (in *Inspector) applyLive() {
+	in.openMu.Lock()
+	keys := in.liveChanged
+	in.liveChanged = map[string]struct{}{}
+	in.openMu.Unlock()
 	in.mu.Lock()
-	s := in.byKey[key]
-	if s != nil {
-		in.seq++
-		s.Version = in.seq
+	bumped := false
+	for key := range keys {
+		if s := in.byKey[key]; s != nil {
+			in.seq++
+			s.Version = in.seq
+			bumped = true
+		}
 	}
 	in.mu.Unlock()
-	if s != nil {
+	if bumped {
 		select {
 		case in.changed <- struct{}{}:
 		default:
@@ -189,6 +204,8 @@ func (in *Inspector) run() {
 		select {
 		case t := <-in.queue:
 			in.record(t)
+		case <-in.liveSignal:
+			in.applyLive()
 		case <-tick.C:
 			in.flush()
 		case <-in.stop:
