@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -206,5 +208,38 @@ func TestMarshalResponseSplicesLongInstructions(t *testing.T) {
 	r.Instructions = &short
 	if b := MarshalResponse(r); !bytes.Equal(b, func() []byte { b, _ := json.Marshal(r); return b }()) {
 		t.Fatal("short instructions go through encoding/json unchanged")
+	}
+}
+
+// An HTTP error body carries OpenAI's fields only; its headers go out as
+// HTTP headers. A WebSocket error frame keeps them: clients read them there.
+func TestHTTPErrorBodyHoldsOnlyTheAPIsFields(t *testing.T) {
+	e := Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Slow down.")
+	e.Headers = map[string]string{"Retry-After": "2", "x-ratelimit-remaining-requests": "0"}
+	w := httptest.NewRecorder()
+	if err := WriteHTTPError(w, e); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Error map[string]json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	for k := range body.Error {
+		if k != "message" && k != "type" && k != "param" && k != "code" {
+			t.Errorf("the HTTP error body carries %q: %s", k, w.Body.String())
+		}
+	}
+	if w.Header().Get("Retry-After") != "2" {
+		t.Errorf("Retry-After header: %q", w.Header().Get("Retry-After"))
+	}
+	var frame struct {
+		Error struct {
+			Headers map[string]string `json:"headers"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(AppendWSError(nil, e, ""), &frame); err != nil || frame.Error.Headers["Retry-After"] != "2" {
+		t.Errorf("the WebSocket error frame keeps its headers: %+v %v", frame, err)
 	}
 }

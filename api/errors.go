@@ -64,8 +64,14 @@ func ServerError(format string, args ...any) *Error {
 	return Errorf(http.StatusInternalServerError, "", "server_error", format, args...)
 }
 
-// AppendErrorBody appends {"message":…,"type":…,"param":…,"code":…}.
-func AppendErrorBody(b []byte, e *Error) []byte {
+// AppendErrorBody appends {"message":…,"type":…,"param":…,"code":…}:
+// OpenAI's error fields and nothing else, as an HTTP body carries them.
+// Headers go out as HTTP headers there (WriteHTTPError).
+func AppendErrorBody(b []byte, e *Error) []byte { return appendErrorBody(b, e, false) }
+
+// appendErrorBody appends the error object, with the headers field when
+// withHeaders (a WebSocket error frame, where clients read it).
+func appendErrorBody(b []byte, e *Error, withHeaders bool) []byte {
 	b = append(b, `{"message":`...)
 	b = AppendString(b, e.Message)
 	b = append(b, `,"type":`...)
@@ -74,7 +80,7 @@ func AppendErrorBody(b []byte, e *Error) []byte {
 	b = appendNullableString(b, e.Param)
 	b = append(b, `,"code":`...)
 	b = appendNullableString(b, e.Code)
-	if len(e.Headers) > 0 {
+	if withHeaders && len(e.Headers) > 0 {
 		b = append(b, `,"headers":{`...)
 		first := true
 		for _, k := range sortedKeys(e.Headers) {
@@ -115,7 +121,8 @@ func WriteHTTPError(w http.ResponseWriter, e *Error) error {
 }
 
 // AppendWSError appends a request-level WebSocket error frame:
-// {"type":"error","status":N,"error":{…}}. streamID is omitted when empty.
+// {"type":"error","status":N,"error":{…}}, its headers inside the error
+// (clients read them). streamID is omitted when empty.
 func AppendWSError(b []byte, e *Error, streamID string) []byte {
 	b = append(b, `{"type":"error","status":`...)
 	b = appendInt(b, int64(e.Status))
@@ -124,7 +131,7 @@ func AppendWSError(b []byte, e *Error, streamID string) []byte {
 		b = AppendString(b, streamID)
 	}
 	b = append(b, `,"error":`...)
-	b = AppendErrorBody(b, e)
+	b = appendErrorBody(b, e, true)
 	return append(b, '}')
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -190,20 +191,78 @@ func StackFromRequest(r *http.Request, def Stack) (Stack, *Error) {
 	return ParseStack(v, def, HeaderStack)
 }
 
-// Validate checks every parameter is finite, not negative and not absurd.
+// StageCeiling is the longest any modelled stack stage may take. The
+// ranges of StackParams keep every stage under it for the largest request
+// the engine accepts (StackMaxTokens, StackMaxBytes); a stage that would
+// exceed it anyway (a chain whose stored context outgrew one request) is
+// capped at it, so no duration ever overflows (docs/stack.md, "Ranges").
+const StageCeiling = 30 * time.Minute
+
+// The largest work one request brings to a stage: the engine's largest
+// body (32 MiB, server.Defaults' MaxBody), read as one token per byte (a
+// token is at least one byte) for the classifier and as bytes of stored
+// state for the state load.
+const (
+	StackMaxTokens = 32 << 20
+	StackMaxBytes  = 32 << 20
+)
+
+// StackParam is one parameter of the modelled stack: how the header, the
+// run API and the form spell it, how to read it, and its range. It is data,
+// so that the form and the docs can be built from the same table.
+type StackParam struct {
+	Key   string // the JSON key: "hop_ms"
+	Label string // how a form labels it: "hop (ms)"
+	Unit  string // "ms", "tok/s", "MB/s" or "hops"
+	// Min and Max bound it. Off says 0 is accepted too, below Min: a rate
+	// of 0 models no such work at all.
+	Min, Max float64
+	Off      bool
+	get      func(*Stack) *float64
+}
+
+// Get is the parameter's value in s.
+func (p StackParam) Get(s Stack) float64 { return *p.get(&s) }
+
+// FormMin is the smallest value a form may offer: 0 when it turns the
+// work off, else Min.
+func (p StackParam) FormMin() float64 {
+	if p.Off {
+		return 0
+	}
+	return p.Min
+}
+
+// StackParams are the stack's parameters with their ranges, in display
+// order. With the largest request (StackMaxTokens, StackMaxBytes), the
+// extremes make: classify 10 s + 32 Mi tokens ÷ 20,000 tok/s ≈ 28 min;
+// state load 10 s + 32 MiB ÷ 1 MB/s ≈ 44 s; hops 100 × 10 s ≈ 17 min; all
+// under StageCeiling (TestStackRangesKeepStagesUnderTheCeiling).
+var StackParams = []StackParam{
+	{Key: "hop_ms", Label: "hop (ms)", Unit: "ms", Max: 10_000, get: func(s *Stack) *float64 { return &s.HopMS }},
+	{Key: "classify_tps", Label: "classifier tok/s (/v1)", Unit: "tok/s", Min: 20_000, Max: 1e9, Off: true,
+		get: func(s *Stack) *float64 { return &s.ClassifyTPS }},
+	{Key: "classify_tps_baseline", Label: "classifier tok/s (/baseline/v1)", Unit: "tok/s", Min: 20_000, Max: 1e9, Off: true,
+		get: func(s *Stack) *float64 { return &s.ClassifyTPSBaseline }},
+	{Key: "state_load_ms", Label: "state load (ms)", Unit: "ms", Max: 10_000, get: func(s *Stack) *float64 { return &s.StateLoadMS }},
+	{Key: "state_load_mbps", Label: "state load MB/s", Unit: "MB/s", Min: 1, Max: 1e6, Off: true,
+		get: func(s *Stack) *float64 { return &s.StateLoadMBps }},
+	{Key: "config_hops", Label: "config hops", Unit: "hops", Max: 100, get: func(s *Stack) *float64 { return &s.ConfigHops }},
+	{Key: "sprint_hops", Label: "sprint hops", Unit: "hops", Max: 100, get: func(s *Stack) *float64 { return &s.SprintHops }},
+	{Key: "billing_hops", Label: "billing hops", Unit: "hops", Max: 100, get: func(s *Stack) *float64 { return &s.BillingHops }},
+}
+
+// Validate checks every parameter against its range in StackParams; the
+// 400 names the parameter (param + "." + its key) and its range.
 func (s Stack) Validate(param string) *Error {
-	for _, f := range []struct {
-		name string
-		v    float64
-		max  float64
-	}{
-		{"hop_ms", s.HopMS, 10_000}, {"classify_tps", s.ClassifyTPS, 1e9},
-		{"classify_tps_baseline", s.ClassifyTPSBaseline, 1e9}, {"state_load_ms", s.StateLoadMS, 10_000},
-		{"state_load_mbps", s.StateLoadMBps, 1e6}, {"config_hops", s.ConfigHops, 100},
-		{"sprint_hops", s.SprintHops, 100}, {"billing_hops", s.BillingHops, 100},
-	} {
-		if math.IsNaN(f.v) || f.v < 0 || f.v > f.max {
-			return BadRequest(param, "invalid_value", "Stack parameter %s must be between 0 and %g; got %g.", f.name, f.max, f.v)
+	for _, p := range StackParams {
+		v := p.Get(s)
+		if math.IsNaN(v) || v > p.Max || (v < p.Min && !(p.Off && v == 0)) {
+			rng := fmt.Sprintf("between %g and %g %s", p.Min, p.Max, p.Unit)
+			if p.Off {
+				rng += " (or 0 for none)"
+			}
+			return BadRequest(param+"."+p.Key, "invalid_value", "Stack parameter %s must be %s; got %g.", p.Key, rng, v)
 		}
 	}
 	return nil
@@ -250,10 +309,20 @@ const (
 // IsStackStage says whether a span is a stage of the modelled API stack.
 func IsStackStage(name string) bool { return strings.HasPrefix(name, "stack_") }
 
-func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+// stageTime is a modelled stage's duration of secs seconds, capped at
+// StageCeiling: no parameter or amount of work overflows it.
+func stageTime(secs float64) time.Duration {
+	if !(secs > 0) { // NaN too
+		return 0
+	}
+	if secs >= StageCeiling.Seconds() {
+		return StageCeiling
+	}
+	return time.Duration(secs * float64(time.Second))
+}
 
 // Hops is the time of n service hops.
-func (s Stack) Hops(n float64) time.Duration { return ms(n * s.HopMS) }
+func (s Stack) Hops(n float64) time.Duration { return stageTime(n * s.HopMS / 1e3) }
 
 // Classify is the time to classify tokens: one hop to the classifier plus
 // the tokens at the pre- or post-sprint rate. Nothing to classify, or no
@@ -266,14 +335,14 @@ func (s Stack) Classify(tokens int, preSprint bool) time.Duration {
 	if tokens <= 0 || rate <= 0 {
 		return 0
 	}
-	return s.Hops(1) + time.Duration(float64(tokens)/rate*float64(time.Second))
+	return stageTime(s.HopMS/1e3 + float64(tokens)/rate)
 }
 
 // StateLoad is the time to load stored conversation state of n bytes.
 func (s Stack) StateLoad(bytes int) time.Duration {
-	d := ms(s.StateLoadMS)
+	secs := s.StateLoadMS / 1e3
 	if s.StateLoadMBps > 0 {
-		d += time.Duration(float64(bytes) / (s.StateLoadMBps * 1e6) * float64(time.Second))
+		secs += float64(bytes) / (s.StateLoadMBps * 1e6)
 	}
-	return d
+	return stageTime(secs)
 }

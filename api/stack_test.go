@@ -2,8 +2,11 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseStack(t *testing.T) {
@@ -37,7 +40,7 @@ func TestParseStack(t *testing.T) {
 			continue
 		}
 		if err != nil {
-			if err.Status != 400 || err.Param != HeaderStack {
+			if err.Status != 400 || !strings.HasPrefix(err.Param, HeaderStack) {
 				t.Errorf("ParseStack(%q): error %+v, want a 400 naming %s", tc.in, err, HeaderStack)
 			}
 			continue
@@ -104,5 +107,85 @@ func TestStackCostsFollowTheWork(t *testing.T) {
 	}
 	if s.Hops(2) != 2*s.Hops(1) {
 		t.Fatal("hops add up")
+	}
+}
+
+// Each parameter's range is enforced with a 400 naming it: below Min (a
+// rate that would make one request wait hours), above Max, and values that
+// overflowed the duration before (1e-300).
+func TestStackRangesRefuseWithTheParameterNamed(t *testing.T) {
+	for _, tc := range []struct {
+		in, param string
+	}{
+		{`{"classify_tps":1e-300}`, "classify_tps"},
+		{`{"classify_tps":0.001}`, "classify_tps"},
+		{`{"classify_tps_baseline":19999}`, "classify_tps_baseline"},
+		{`{"classify_tps":2e9}`, "classify_tps"},
+		{`{"state_load_mbps":0.5}`, "state_load_mbps"},
+		{`{"hop_ms":10001}`, "hop_ms"},
+		{`{"hop_ms":-1}`, "hop_ms"},
+		{`{"billing_hops":101}`, "billing_hops"},
+		{`{"config_hops":1e308}`, "config_hops"},
+	} {
+		_, err := ParseStack(tc.in, StackHosted, HeaderStack)
+		if err == nil {
+			t.Errorf("%s: accepted", tc.in)
+			continue
+		}
+		if err.Status != 400 || err.Param != HeaderStack+"."+tc.param || !strings.Contains(err.Message, tc.param) {
+			t.Errorf("%s: %+v, want a 400 naming %s", tc.in, err, tc.param)
+		}
+	}
+	// 0 turns a rate's work off; Min and Max themselves are in range.
+	for _, p := range StackParams {
+		for _, v := range []float64{p.FormMin(), p.Min, p.Max} {
+			in := fmt.Sprintf(`{"%s":%g}`, p.Key, v)
+			if _, err := ParseStack(in, StackHosted, HeaderStack); err != nil {
+				t.Errorf("%s: %v", in, err)
+			}
+		}
+	}
+	var cfg struct {
+		Stack Stack `json:"stack"`
+	}
+	err := json.Unmarshal([]byte(`{"stack":{"classify_tps":0.001}}`), &cfg)
+	if ae, ok := err.(*Error); !ok || ae.Param != "stack.classify_tps" {
+		t.Fatalf("the run API's stack: %v, want a 400 naming stack.classify_tps", err)
+	}
+}
+
+// Every parameter at the worst end of its range, with the largest request
+// the engine accepts, keeps every stage under StageCeiling, and no
+// parameter, validated or not, makes a duration negative.
+func TestStackRangesKeepStagesUnderTheCeiling(t *testing.T) {
+	worst := Stack{}
+	for _, p := range StackParams {
+		v := p.Max
+		if p.Off { // a rate is worst at its slowest
+			v = p.Min
+		}
+		*p.get(&worst) = v
+	}
+	if err := worst.Validate("stack"); err != nil {
+		t.Fatal(err)
+	}
+	stages := map[string]time.Duration{
+		StageStackClassify:   max(worst.Classify(StackMaxTokens, false), worst.Classify(StackMaxTokens, true)),
+		StageStackStateLoad:  worst.StateLoad(StackMaxBytes),
+		StageStackConfigHop:  worst.Hops(worst.ConfigHops),
+		StageStackSprintHops: worst.Hops(worst.SprintHops),
+		StageStackBilling:    worst.Hops(worst.BillingHops),
+	}
+	for name, d := range stages {
+		if d <= 0 || d >= StageCeiling {
+			t.Errorf("%s at the worst of the ranges: %v, want under %v", name, d, StageCeiling)
+		}
+	}
+	wild := Stack{HopMS: 1e300, ClassifyTPS: 1e-300, ClassifyTPSBaseline: 1e-300, StateLoadMS: 1e300, StateLoadMBps: 1e-300}
+	for _, d := range []time.Duration{wild.Classify(StackMaxTokens, false), wild.Classify(1, true),
+		wild.StateLoad(StackMaxBytes), wild.Hops(1e300)} {
+		if d < 0 || d > StageCeiling {
+			t.Errorf("an unvalidated stack: %v, want between 0 and %v", d, StageCeiling)
+		}
 	}
 }

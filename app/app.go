@@ -130,6 +130,18 @@ func (o observers) ObserveTrace(t *api.Trace) {
 	}
 }
 
+func (o observers) ObserveOpen(session string) {
+	for _, x := range o {
+		x.ObserveOpen(session)
+	}
+}
+
+func (o observers) ObserveClose(session string) {
+	for _, x := range o {
+		x.ObserveClose(session)
+	}
+}
+
 // Listen binds the configured address (port 0 picks a free port).
 func (a *App) Listen() (net.Listener, error) {
 	ln, err := net.Listen("tcp", a.cfg.Addr)

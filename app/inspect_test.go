@@ -3,7 +3,9 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -121,5 +123,113 @@ func TestTheInspectorSeesEveryClientSession(t *testing.T) {
 		if err != nil || s.Turns != want.Summary.Turns || len(turns) != want.Summary.Turns {
 			t.Fatalf("stored %s: %+v, %d turns (%v)", want.Key, s, len(turns), err)
 		}
+	}
+}
+
+func (*countingObserver) ObserveOpen(string)  {}
+func (*countingObserver) ObserveClose(string) {}
+
+// sessionsByKey reads /api/sessions, by session key.
+func sessionsByKey(t *testing.T, a *app.App) map[string]inspect.Session {
+	t.Helper()
+	_, body := do(t, "GET", a.URL()+"/api/sessions", "", nil)
+	var list struct{ Data []inspect.Session }
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	out := map[string]inspect.Session{}
+	for _, s := range list.Data {
+		out[s.Key] = s
+	}
+	return out
+}
+
+// waitSession polls /api/sessions until a session matches: a state,
+// never a moment.
+func waitSession(t *testing.T, a *app.App, what string, ok func(map[string]inspect.Session) bool) map[string]inspect.Session {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		got := sessionsByKey(t, a)
+		if ok(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never; sessions %+v", what, got)
+		}
+	}
+}
+
+// On /inspect, live means a connection still open or a turn in flight, as
+// the engine reports them: not "a turn arrived in the last minute". And a
+// request dropped while it waited in a modelled stage records the time it
+// really waited, so its session's update time is never in the future.
+func TestInspectLiveIsTrueAndADroppedWaitRecordsItsRealTime(t *testing.T) {
+	a := apptest.Start(t, apptest.DB(filepath.Join(t.TempDir(), "agentloop.db")))
+	c, _, err := websocket.Dial(context.Background(), "ws"+a.URL()[len("http"):]+"/v1/responses", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	wsTurn(t, c, `{"type":"response.create","model":"instant","store":false,"input":"hello"}`)
+	do(t, "POST", a.URL()+"/v1/responses", `{"model":"instant","store":false,"prompt_cache_key":"done","input":"hello"}`,
+		map[string]string{"Content-Type": "application/json"})
+
+	var wsKey string
+	waitSession(t, a, "the open connection live, the finished HTTP turn not", func(m map[string]inspect.Session) bool {
+		for k, s := range m {
+			if s.Transport == inspect.TransportWebSocket && s.Live {
+				wsKey = k
+			}
+		}
+		h, ok := m["http:key:done"]
+		return wsKey != "" && ok && !h.Live
+	})
+	c.Close(websocket.StatusNormalClosure, "")
+	waitSession(t, a, "the closed connection not live", func(m map[string]inspect.Session) bool { return !m[wsKey].Live })
+
+	// A session's turn waits in stack_classify (10 s of hop alone): the
+	// session is live while it does; then its client goes away.
+	do(t, "POST", a.URL()+"/v1/responses", `{"model":"instant","store":false,"prompt_cache_key":"dropped","input":"hello"}`,
+		map[string]string{"Content-Type": "application/json"})
+	waitSession(t, a, "the first turn recorded, not live", func(m map[string]inspect.Session) bool {
+		s, ok := m["http:key:dropped"]
+		return ok && s.Summary.Turns == 1 && !s.Live
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dropped := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "POST", a.URL()+"/v1/responses",
+			strings.NewReader(`{"model":"instant","store":false,"prompt_cache_key":"dropped","input":"Read main.go and say what it does."}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(api.HeaderStack, `{"preset":"hosted","hop_ms":10000,"config_hops":0}`)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		dropped <- err
+	}()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, m := do(t, "GET", a.URL()+"/metrics", "", nil)
+		if strings.Contains(m, `stage="stack_classify"} 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the request never waited in stack_classify")
+		}
+	}
+	waitSession(t, a, "the session live while its turn is in flight", func(m map[string]inspect.Session) bool { return m["http:key:dropped"].Live })
+	cancel()
+	<-dropped
+	got := waitSession(t, a, "the dropped request recorded", func(m map[string]inspect.Session) bool { return m["http:key:dropped"].Summary.Turns == 2 })
+	s := got["http:key:dropped"]
+	if s.Summary.StackNS >= (10 * time.Second).Nanoseconds() {
+		t.Errorf("the dropped request recorded %v of modelled stack, the full cost it never waited", time.Duration(s.Summary.StackNS))
+	}
+	if now := time.Now().UnixNano(); s.UpdatedUnixNS > now {
+		t.Errorf("the dropped request's session is updated %v in the future", time.Duration(s.UpdatedUnixNS-now))
+	}
+	if s.Live {
+		t.Error("the dropped request's session is live: no connection is open and no turn in flight")
 	}
 }

@@ -319,3 +319,6 @@ func requireCodexClient(t *testing.T, traces []api.Trace, version, wantBeta stri
 		}
 	}
 }
+
+func (*traceLog) ObserveOpen(string)  {}
+func (*traceLog) ObserveClose(string) {}

@@ -92,6 +92,12 @@ func TestInspectWatchesAClientLive(t *testing.T) {
 	check(t, expect.Locator(turnRows).ToHaveCount(4), "the fourth turn arrives live")
 	check(t, expect.Locator(page.GetByTestId("summary-turns")).ToHaveText("4"), "the summary follows")
 	screenshot(t, page, "inspect-session.png")
+
+	// Live means the connection is open: closing it makes the session idle.
+	live := page.Locator("#session-live")
+	check(t, expect.Locator(live).ToHaveText("live"), "the open connection is live")
+	check(t, c.Close(websocket.StatusNormalClosure, ""), "close the connection")
+	check(t, expect.Locator(live).ToHaveText("idle"), "the closed connection is idle")
 }
 
 // TestInspectArmsAndDisarmsADrill arms a drill from /inspect: a refusal

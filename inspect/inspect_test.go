@@ -12,7 +12,7 @@ import (
 	"agentloop/store/sqlite"
 )
 
-var t0 = time.Unix(1_800_000_000, 0).UnixNano()
+var t0 = time.Unix(1_700_000_000, 0).UnixNano() // in the past: the inspector orders by real times
 
 // span is a span of d nanoseconds.
 func span(name string, d int64, items, tokens, bytes int64, note string) api.Span {
@@ -63,6 +63,7 @@ func TestTracesGroupIntoSessionsByKey(t *testing.T) {
 	drilled.Drill = "http-503"
 	in := closed(t, nil, ws(1), ws(2), trace("http:key:chat-1", TransportHTTP, 3, span(api.StageParse, 10, 1, 0, 50, "")),
 		ws(4), rejected, drilled, trace("http:conn:127.0.0.1:5000", TransportHTTP, 100))
+	in.ObserveOpen("ws:conn_a") // its connection is still open
 
 	got, seq := in.Since(0)
 	if seq != 7 || len(got) != 3 {
@@ -77,7 +78,7 @@ func TestTracesGroupIntoSessionsByKey(t *testing.T) {
 		t.Fatalf("WebSocket session = %+v", w)
 	}
 	h := byKey["http:key:chat-1"]
-	if h.Transport != TransportHTTP || h.Summary.Turns != 3 || h.Summary.Errors != 1 || h.Summary.Drills != 1 || h.Summary.Estimate == nil {
+	if h.Transport != TransportHTTP || h.Summary.Turns != 3 || h.Summary.Errors != 1 || h.Summary.Drills != 1 || h.Summary.Estimate == nil || h.Live {
 		t.Fatalf("HTTP session = %+v", h)
 	}
 	if h.Summary.BytesIn != 107 || h.Summary.InputTokens != 200 || h.Summary.OutputTokens != 20 {
@@ -335,5 +336,74 @@ func TestAStoreFarBehindMissesTurnsNotTheEngine(t *testing.T) {
 	_, turns, err := db.LoadInspectSession(ctx, live[0].ID)
 	if err != nil || len(turns) != pending || live[0].Summary.Turns != n {
 		t.Fatalf("stored %d turns (%v), recorded %d", len(turns), err, live[0].Summary.Turns)
+	}
+}
+
+// Live means a connection open or a turn in flight, as the engine reports
+// them; not a recent turn. Closing gives the session a new version, so the
+// live feeds send it again.
+func TestLiveMeansAConnectionOpenOrATurnInFlight(t *testing.T) {
+	in := New(nil, nil, Options{})
+	defer in.Close(context.Background())
+	in.ObserveOpen("ws:conn_a")
+	in.ObserveOpen("ws:conn_a") // a second report of the same key counts too
+	in.ObserveTrace(trace("ws:conn_a", TransportWebSocket, 1))
+	in.ObserveTrace(trace("http:key:k", TransportHTTP, 2))
+	var ws, http Session
+	waitFor(t, func() bool {
+		got, _ := in.Since(0)
+		for _, s := range got {
+			switch s.Key {
+			case "ws:conn_a":
+				ws = s
+			case "http:key:k":
+				http = s
+			}
+		}
+		return len(got) == 2
+	})
+	if !ws.Live || http.Live {
+		t.Fatalf("open connection live %v (want true), finished HTTP turn live %v (want false)", ws.Live, http.Live)
+	}
+	in.ObserveClose("ws:conn_a")
+	if s, _ := in.Tail(ws.ID, 0); !s.Live {
+		t.Fatal("one of two reports closed: still live")
+	}
+	in.ObserveClose("ws:conn_a")
+	if s, _ := in.Tail(ws.ID, 0); s.Live {
+		t.Fatal("closed: still live")
+	}
+	waitFor(t, func() bool {
+		later, _ := in.Since(ws.Version)
+		for _, s := range later {
+			if s.Key == "ws:conn_a" && !s.Live {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// A turn whose spans claim to end in the future (a modelled wait that was
+// never made) never moves its session past the time it was recorded.
+func TestSessionsOrderByRealTimes(t *testing.T) {
+	now := time.Now().UnixNano()
+	future := trace("http:key:dropped", TransportHTTP, 0, span(api.StageStackClassify, int64(5*time.Hour), 0, 1000, 0, ""))
+	future.StartedUnixNS = now
+	in := closed(t, nil, future)
+	got, _ := in.Since(0)
+	if len(got) != 1 || got[0].UpdatedUnixNS > time.Now().UnixNano() {
+		t.Fatalf("session updated at %d, after now %d", got[0].UpdatedUnixNS, time.Now().UnixNano())
+	}
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for the state")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

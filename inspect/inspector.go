@@ -34,8 +34,6 @@ type Options struct {
 	// many turns may wait for it; beyond that, turns stay in memory only.
 	FlushEvery time.Duration
 	Pending    int
-	// LiveFor is how recent a session's last turn must be for it to be live.
-	LiveFor time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -44,7 +42,6 @@ func (o Options) withDefaults() Options {
 	o.Turns = cmp.Or(o.Turns, 200)
 	o.FlushEvery = cmp.Or(o.FlushEvery, 250*time.Millisecond)
 	o.Pending = cmp.Or(o.Pending, 8192)
-	o.LiveFor = cmp.Or(o.LiveFor, time.Minute)
 	return o
 }
 
@@ -69,6 +66,16 @@ type Inspector struct {
 	ref   reference
 	dirty map[*session]struct{} // to write at the next flush
 	turns []store.InspectTurn   // to write at the next flush
+
+	// opened counts, per session key, the connections open and the turns
+	// in flight (ObserveOpen, ObserveClose): a session is live while it has
+	// one. liveChanged holds the keys that went live or idle since run last
+	// gave their sessions a new version (signalled on liveSignal). Its own
+	// lock, never held while recording, so that the engine never waits.
+	openMu      sync.Mutex
+	opened      map[string]int
+	liveChanged map[string]struct{}
+	liveSignal  chan struct{}
 }
 
 // session is a Session being recorded.
@@ -91,7 +98,8 @@ func newInspector(st Store, log *slog.Logger, o Options) *Inspector {
 	o = o.withDefaults()
 	in := &Inspector{store: st, log: log, opts: o, queue: make(chan *api.Trace, o.Queue), changed: make(chan struct{}, 1),
 		stop: make(chan struct{}), done: make(chan struct{}), byKey: map[string]*session{}, byID: map[string]*session{},
-		dirty: map[*session]struct{}{}}
+		dirty: map[*session]struct{}{}, opened: map[string]int{}, liveChanged: map[string]struct{}{},
+		liveSignal: make(chan struct{}, 1)}
 	return in
 }
 
@@ -102,6 +110,66 @@ func (in *Inspector) ObserveTrace(t *api.Trace) {
 	case in.queue <- t:
 	default:
 		in.dropped.Add(1)
+	}
+}
+
+// ObserveOpen counts a connection opened, or a turn begun, in a session.
+// It never waits on recording.
+func (in *Inspector) ObserveOpen(key string) { in.count(key, 1) }
+
+// ObserveClose counts one closed, or ended.
+func (in *Inspector) ObserveClose(key string) { in.count(key, -1) }
+
+func (in *Inspector) count(key string, d int) {
+	in.openMu.Lock()
+	n := in.opened[key] + d
+	if n > 0 {
+		in.opened[key] = n
+	} else {
+		delete(in.opened, key)
+	}
+	changed := (n > 0) != (n-d > 0)
+	if changed {
+		in.liveChanged[key] = struct{}{}
+	}
+	in.openMu.Unlock()
+	if changed {
+		select {
+		case in.liveSignal <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// isOpen says whether a session has a connection open or a turn in flight.
+func (in *Inspector) isOpen(key string) bool {
+	in.openMu.Lock()
+	defer in.openMu.Unlock()
+	return in.opened[key] > 0
+}
+
+// applyLive gives each session in memory that went live or idle a new
+// version, so that the live feeds send it again.
+func (in *Inspector) applyLive() {
+	in.openMu.Lock()
+	keys := in.liveChanged
+	in.liveChanged = map[string]struct{}{}
+	in.openMu.Unlock()
+	in.mu.Lock()
+	bumped := false
+	for key := range keys {
+		if s := in.byKey[key]; s != nil {
+			in.seq++
+			s.Version = in.seq
+			bumped = true
+		}
+	}
+	in.mu.Unlock()
+	if bumped {
+		select {
+		case in.changed <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -136,6 +204,8 @@ func (in *Inspector) run() {
 		select {
 		case t := <-in.queue:
 			in.record(t)
+		case <-in.liveSignal:
+			in.applyLive()
 		case <-tick.C:
 			in.flush()
 		case <-in.stop:
@@ -177,7 +247,9 @@ func (in *Inspector) record(t *api.Trace) {
 	if t.Client != nil {
 		s.Client = *t.Client
 	}
-	s.UpdatedUnixNS = max(s.UpdatedUnixNS, t.StartedUnixNS+tu.DurationNS)
+	// Real times only: a turn never moves its session past the moment it
+	// was recorded, whatever its spans say.
+	s.UpdatedUnixNS = max(s.UpdatedUnixNS, min(t.StartedUnixNS+tu.DurationNS, time.Now().UnixNano()))
 	s.Turns = append(s.Turns, tu)
 	if len(s.Turns) > in.opts.Turns {
 		drop := len(s.Turns) - in.opts.Turns
@@ -300,7 +372,7 @@ func (in *Inspector) Tail(id string, from int) (Session, bool) {
 func (in *Inspector) summaryOf(s *session, now int64) Session {
 	c := s.Session
 	c.Turns = nil
-	c.Live = now-s.UpdatedUnixNS < in.opts.LiveFor.Nanoseconds()
+	c.Live = in.isOpen(s.Key)
 	if c.Summary.Estimate != nil {
 		e := *c.Summary.Estimate
 		c.Summary.Estimate = &e
@@ -324,7 +396,9 @@ func (in *Inspector) Sessions(ctx context.Context, limit int) ([]Session, error)
 		}
 		for _, r := range stored {
 			if !seen[r.ID] {
-				out = append(out, sessionOf(&r))
+				s := sessionOf(&r)
+				s.Live = in.isOpen(s.Key)
+				out = append(out, s)
 			}
 		}
 	}
@@ -359,8 +433,9 @@ func (in *Inspector) Session(ctx context.Context, id string) (*Session, error) {
 	}
 	// The stored rows are the truth; a batch the store missed is not counted.
 	s.Summary = Summarize(s.Turns, s.Transport == TransportHTTP)
+	s.Live = in.isOpen(s.Key)
 	if live, ok := in.Tail(id, 0); ok {
-		s.Live, s.Version = live.Live, live.Version
+		s.Version = live.Version
 	}
 	return &s, nil
 }

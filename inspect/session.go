@@ -22,7 +22,8 @@ type Session struct {
 	Client        api.Client `json:"client"`
 	StartedUnixNS int64      `json:"started_unix_ns"`
 	UpdatedUnixNS int64      `json:"updated_unix_ns"`
-	// Live says a turn arrived within the inspector's live window.
+	// Live says the session has a connection open or a turn in flight, as
+	// the engine reports them (server.Observer).
 	Live bool `json:"live"`
 	// Version grows with every turn the inspector records, so a page that
 	// gets the same session twice keeps the newer copy.

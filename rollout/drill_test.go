@@ -266,3 +266,6 @@ func TestRunAPIRefusesBadDrillSchedules(t *testing.T) {
 		}
 	}
 }
+
+func (*drillTraces) ObserveOpen(string)  {}
+func (*drillTraces) ObserveClose(string) {}

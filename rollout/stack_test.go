@@ -42,7 +42,7 @@ func TestNormalizeStackAndDecodeTPS(t *testing.T) {
 	} {
 		if err := rollout.Normalize(&bad); err == nil || err.Status != 400 {
 			t.Errorf("%+v accepted", bad)
-		} else if p := derefParam(err); p != "decode_tps" && p != "stack" {
+		} else if p := derefParam(err); p != "decode_tps" && p != "stack.hop_ms" {
 			t.Errorf("%+v refused naming %q", bad, derefParam(err))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,10 +116,19 @@ func CheckDrill(s *api.DrillSpec) *api.Error {
 			s.DurationMS = defaultRetryHint.Milliseconds()
 		}
 	}
+	if s.Scope != "" && strings.TrimSpace(s.Scope) == "" {
+		return emptyScope()
+	}
 	if len(s.Scope) > maxDrillScope {
 		return api.BadRequest("scope", "invalid_value", "scope is at most %d bytes.", maxDrillScope)
 	}
 	return nil
+}
+
+// emptyScope refuses a scope given empty: leaving it out is how a drill
+// applies to the whole server.
+func emptyScope() *api.Error {
+	return api.BadRequest("scope", "invalid_value", "scope is empty; leave it out for a drill on the whole server, or name the scope (the X-Agentloop-Scope header's value).")
 }
 
 func drillList() string {

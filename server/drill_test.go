@@ -58,6 +58,8 @@ func TestDrillAPIBadInputNamesTheParameter(t *testing.T) {
 		`{"drill":"stall","times":0.5}`:           "times",
 		`{"drill":"stall","colour":"red"}`:        "colour",
 		`{"drill":"evict-cache","duration_ms":5}`: "duration_ms",
+		`{"drill":"stall","scope":""}`:            "scope",
+		`{"drill":"stall","scope":"  "}`:          "scope",
 		`{"drill":"stall"} {}`:                    "",
 		``:                                        "",
 	} {
@@ -333,3 +335,6 @@ func (c traceChan) ObserveTrace(t *api.Trace) {
 		c <- *t
 	}
 }
+
+func (traceChan) ObserveOpen(string)  {}
+func (traceChan) ObserveClose(string) {}

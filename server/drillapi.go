@@ -95,6 +95,14 @@ func DecodeDrillSpec(body []byte) (api.DrillSpec, *api.Error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return api.DrillSpec{}, api.BadRequest("", "invalid_json", "The body must hold exactly one JSON object.")
 	}
+	// An empty scope would arm a server-wide drill the caller meant to
+	// scope: it is refused, not read as none.
+	var scope struct {
+		Scope *string `json:"scope"`
+	}
+	if json.Unmarshal(body, &scope) == nil && scope.Scope != nil && *scope.Scope == "" {
+		return api.DrillSpec{}, emptyScope()
+	}
 	if err := CheckDrill(&s); err != nil {
 		return api.DrillSpec{}, err
 	}

@@ -100,6 +100,7 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	r := c.Request()
 	tu := &turn{trace: e.newTrace("http", started), admit: admitHTTP}
 	tu.trace.Client = clientOf(r)
+	closeTurn := func() {}
 	defer func() {
 		if tu.trace.Session == "" {
 			tu.trace.Session = httpSession(r, "")
@@ -107,6 +108,7 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 		var aerr *api.Error
 		errors.As(err, &aerr)
 		e.observe(tu.trace, aerr)
+		closeTurn()
 	}()
 	body, release, aerr := e.readBody(c)
 	if aerr != nil {
@@ -115,6 +117,9 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	defer release()
 	ctx := r.Context()
 	tu.body = body
+	// In flight for the inspector from the moment the body names its
+	// session until its trace is observed.
+	tu.parsed = func() { closeTurn = e.observeOpen(httpSession(r, tu.partition)) }
 	if aerr := e.chooseStack(tu, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr

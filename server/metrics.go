@@ -25,6 +25,7 @@ type Metrics struct {
 	cache       *prometheus.CounterVec
 	itl         *gapHistogram
 	running     *prometheus.GaugeVec
+	waiting     *prometheus.GaugeVec
 	connections prometheus.Gauge
 	stalls      prometheus.Counter
 	busy        prometheus.Counter
@@ -55,6 +56,8 @@ func NewMetrics(replica string) *Metrics {
 			[]float64{.0005, .001, .0015, .002, .003, .005, .01, .025, .05, .1, .25, 1}, "transport"),
 		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "agentloop_requests_running",
 			Help: "Responses generating now, from scheduler submission to the terminal event."}, []string{"transport"}),
+		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "agentloop_stack_stage_waiting",
+			Help: "Requests waiting in a modelled API stack stage now, by stage."}, []string{"stage"}),
 		connections: prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentloop_active_websocket_connections",
 			Help: "Open WebSocket-mode connections."}),
 		prefixQuery: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_prefix_cache_queries_total",
@@ -73,7 +76,7 @@ func NewMetrics(replica string) *Metrics {
 		reg = prometheus.WrapRegistererWith(prometheus.Labels{"replica": replica}, reg)
 	}
 	m.registerer = reg
-	reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.connections, m.stalls, m.busy,
+	reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.waiting, m.connections, m.stalls, m.busy,
 		m.outTokens, m.prefixQuery, m.prefixHit,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
@@ -165,7 +168,8 @@ func (m *Metrics) observe(t *trace, tm inference.GenerationTimings, tokens int, 
 	}
 	m.e2e.WithLabelValues(t.Transport).Observe(time.Since(t.start).Seconds())
 	for _, s := range t.Spans {
-		m.stages.WithLabelValues(s.Name, s.Kind, t.Transport).Observe(float64(s.DurationNS) / 1e9)
+		// A shared sum must never go down: no span counts below zero.
+		m.stages.WithLabelValues(s.Name, s.Kind, t.Transport).Observe(float64(max(s.DurationNS, 0)) / 1e9)
 	}
 }
 

@@ -46,6 +46,10 @@ type turn struct {
 	// admit applies a transport's own rules to the decoded envelope, within
 	// parse (WebSocket: the message type; nil for HTTP).
 	admit func(*api.CreateRequest) *api.Error
+	// parsed, when set, runs once parse has succeeded, between its span and
+	// the next (outside every span): HTTP reports its turn in flight there,
+	// once the body has named its session.
+	parsed func()
 
 	req      *api.CreateRequest
 	newItems []api.Item
@@ -138,11 +142,16 @@ func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from t
 			continue
 		}
 		if s.kind == api.Modelled && err == nil {
-			err = waitModelled(ctx, res.cost)
+			// A stage cut short records what it really waited.
+			res.cost, err = e.waitModelled(ctx, s.name, res.cost)
 		}
 		from = tu.trace.record(s, from, &res)
 		if err != nil {
 			return err
+		}
+		if s.name == api.StageParse && tu.parsed != nil {
+			tu.parsed()
+			from = time.Now()
 		}
 	}
 	return nil

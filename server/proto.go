@@ -147,6 +147,12 @@ func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.
 			if aerr == errProcessed {
 				continue
 			}
+			if e.stopCtx.Err() != nil && ctx.Err() == nil {
+				// Stopped during a modelled stage, after response.created:
+				// the response ends with response.failed.
+				g.stopped = true
+				return inference.Job{}, time.Time{}, false
+			}
 			e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
 			_ = wc.write(api.AppendWSError(nil, aerr, ""))
 			if ctx.Err() != nil {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,34 @@ func TestPrototypePauseExpires(t *testing.T) {
 	}
 	if len(ev.Response.Output) != 1 {
 		t.Fatalf("the failed response lost its output: %+v", ev.Response.Output)
+	}
+}
+
+// A paused response whose append waits in a modelled stage when the engine
+// stops ends with response.failed: its response.created went out long ago.
+func TestAPausedResponseStoppedInAModelledStageFails(t *testing.T) {
+	h := newHarness(t)
+	// No hops; about 100k appended tokens at 20,000 tok/s: five seconds of
+	// stack_classify, far longer than the test takes to see it and stop.
+	stack := url.QueryEscape(`{"preset":"hosted","hop_ms":0,"classify_tps":20000,"classify_tps_baseline":20000}`)
+	c := h.protoWS("/v1/responses?" + api.QueryStack + "=" + stack)
+	send(t, c, protoCreate)
+	first := readSegment(t, c)
+	done := first[len(first)-1]
+	if done.Type != api.EventDone {
+		t.Fatalf("the first segment ended with %s", done.Type)
+	}
+	call := done.Response.Output[0]
+	send(t, c, `{"type":"response.append","input":[{"type":"function_call_output","call_id":"`+call.CallID+`","output":"`+
+		strings.Repeat("word ", 100_000)+`"}]}`)
+	// Rendering the append is slow under the race detector: a generous deadline.
+	for deadline := time.Now().Add(time.Minute); h.scrape()[`agentloop_stack_stage_waiting{stage="stack_classify"}`] != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the append never waited in stack_classify")
+		}
+	}
+	h.v1.StopGenerating()
+	if ev := readEvent(t, c); ev.Type != api.EventFailed || ev.Response == nil || ev.Response.Status != "failed" {
+		t.Fatalf("stopped while classifying the append: %s, want response.failed", ev.Raw)
 	}
 }

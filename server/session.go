@@ -49,8 +49,27 @@ func clientOf(r *http.Request) *api.Client {
 // called on the request's goroutine after the reply is written, outside
 // the measured stages, so it must not block: the inspector queues and
 // records asynchronously.
+//
+// ObserveOpen and ObserveClose bracket what keeps a session live: a
+// WebSocket connection from its upgrade until it closes, an HTTP turn from
+// the moment its body names its session (after parse) until its trace is
+// observed. Each
+// ObserveOpen is followed by exactly one ObserveClose of the same key.
 type Observer interface {
 	ObserveTrace(t *api.Trace)
+	ObserveOpen(session string)
+	ObserveClose(session string)
+}
+
+// observeOpen tells the observer a session's connection or turn opened;
+// the returned func tells it that it closed.
+func (e *Engine) observeOpen(session string) (closed func()) {
+	o := e.sh.Observer
+	if o == nil {
+		return func() {}
+	}
+	o.ObserveOpen(session)
+	return func() { o.ObserveClose(session) }
 }
 
 // observe hands a copy of a finished request's trace to the observer, if

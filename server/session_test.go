@@ -5,10 +5,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"agentloop/api"
 	"agentloop/app"
 	"agentloop/server"
+
+	"github.com/coder/websocket"
 )
 
 // traceLog is an Observer that keeps what it sees.
@@ -16,9 +19,29 @@ type traceLog struct {
 	mu     sync.Mutex
 	traces []api.Trace
 	seen   chan struct{}
+	open   map[string]int // connections open and turns in flight, per session
 }
 
-func newTraceLog() *traceLog { return &traceLog{seen: make(chan struct{}, 64)} }
+func newTraceLog() *traceLog { return &traceLog{seen: make(chan struct{}, 64), open: map[string]int{}} }
+
+func (l *traceLog) ObserveOpen(key string) {
+	l.mu.Lock()
+	l.open[key]++
+	l.mu.Unlock()
+}
+
+func (l *traceLog) ObserveClose(key string) {
+	l.mu.Lock()
+	l.open[key]--
+	l.mu.Unlock()
+}
+
+// opened is the session's count of open connections and turns in flight.
+func (l *traceLog) opened(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open[key]
+}
 
 func (l *traceLog) ObserveTrace(t *api.Trace) {
 	l.mu.Lock()
@@ -96,5 +119,20 @@ func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {
 	}
 	if len(http1.Spans) == 0 || http1.ResponseID == "" {
 		t.Errorf("an observed trace carries its spans and response id: %+v", http1)
+	}
+
+	// The engine reports what keeps a session live: the connection is open
+	// until it closes; each HTTP turn was reported open and closed again.
+	if n := log.opened(ws1.Session); n != 1 {
+		t.Errorf("the open connection is reported open %d times, want 1", n)
+	}
+	if n := log.opened(http1.Session); n != 0 {
+		t.Errorf("the finished HTTP turns are still reported open %d times", n)
+	}
+	ws.Close(websocket.StatusNormalClosure, "")
+	for deadline := time.Now().Add(10 * time.Second); log.opened(ws1.Session) != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connection was never reported closed")
+		}
 	}
 }

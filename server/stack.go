@@ -65,18 +65,27 @@ func (e *Engine) stackBilling(_ context.Context, tu *turn) (stageResult, *api.Er
 	return stageResult{cost: tu.stack.Hops(tu.stack.BillingHops)}, nil
 }
 
-// waitModelled spends a modelled stage's time, unless the request ends first.
-func waitModelled(ctx context.Context, d time.Duration) *api.Error {
+// waitModelled spends a modelled stage's time, unless the request ends
+// first: its client goes away, or the engine stops (shutdown's grace is
+// over). It returns the time really waited, which is what a stage cut
+// short records (a dropped request never counts a wait it did not make).
+func (e *Engine) waitModelled(ctx context.Context, stage string, d time.Duration) (time.Duration, *api.Error) {
 	if d <= 0 {
-		return nil
+		return 0, nil
 	}
+	waiting := e.sh.Metrics.waiting.WithLabelValues(stage)
+	waiting.Inc()
+	defer waiting.Dec()
+	start := time.Now()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
+		return d, nil
 	case <-ctx.Done():
-		return clientGone()
+		return min(time.Since(start), d), clientGone()
+	case <-e.stopCtx.Done():
+		return min(time.Since(start), d), shuttingDown()
 	}
 }
 
@@ -109,4 +118,13 @@ func (e *Engine) useStack(tu *turn, s api.Stack) {
 // stage; nobody reads it, but the trace and the metrics record it.
 func clientGone() *api.Error {
 	return api.Errorf(499, "", "client_closed", "The client went away before the response was ready.")
+}
+
+// shuttingDown is the answer to a request the engine stopped before its
+// response began: a 503 to retry, elsewhere (another replica, or this one
+// restarted).
+func shuttingDown() *api.Error {
+	e := api.Errorf(503, "", "server_error", "The server is shutting down; retry the request.")
+	e.Headers = map[string]string{"Retry-After": "1"}
+	return e
 }

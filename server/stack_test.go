@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"agentloop/api"
 	"agentloop/app"
+	"agentloop/server"
 
+	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -160,6 +163,24 @@ func TestStackStagesFollowTheWork(t *testing.T) {
 			t.Fatalf("%d %s", status, b)
 		}
 	})
+
+	t.Run("a parameter out of its range is a 400 that names it, on the header and the query alias", func(t *testing.T) {
+		slow := `{"classify_tps":0.001}`
+		status, b := h.postStack("/v1/responses", slow, body("range"))
+		if e := decodeError(t, b); status != 400 || e.Param != api.HeaderStack+".classify_tps" {
+			t.Fatalf("header: %d %s", status, b)
+		}
+		_, resp, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+"/v1/responses?"+api.QueryStack+"="+
+			url.QueryEscape(`{"classify_tps":1e-300}`), nil)
+		if err == nil || resp == nil {
+			t.Fatalf("the upgrade was accepted: %v", err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if e := decodeError(t, b); resp.StatusCode != 400 || e.Param != api.HeaderStack+".classify_tps" {
+			t.Fatalf("query alias: %d %s", resp.StatusCode, b)
+		}
+	})
 }
 
 // TestOpenAIGoWorksUnchangedUnderEveryPreset: the official client, with no
@@ -223,5 +244,15 @@ func TestTracesHoldNoContent(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "prompt_injection") {
 		t.Fatalf("the trace still says what the classifier found: %s", b)
+	}
+}
+
+// The stack's ranges are chosen for the largest request the engine takes
+// by default (docs/stack.md, "Ranges"): its limits must not outgrow them.
+func TestStackRangesCoverTheLargestRequest(t *testing.T) {
+	cfg := server.Defaults("v1")
+	if cfg.MaxBody > api.StackMaxBytes || cfg.WSReadLimit > api.StackMaxBytes || cfg.MaxBody > api.StackMaxTokens {
+		t.Fatalf("max body %d, WebSocket read limit %d: beyond the stack ranges' largest request (%d bytes, %d tokens)",
+			cfg.MaxBody, cfg.WSReadLimit, api.StackMaxBytes, api.StackMaxTokens)
 	}
 }

@@ -50,7 +50,9 @@ func TestRunStagesRecordsEachSpanAndStopsAtTheFailingOne(t *testing.T) {
 	}
 	start := time.Now()
 	tu := &turn{trace: traceEngine.newTrace("http", start)}
-	if err := (*Engine)(nil).runStages(context.Background(), tu, stages, start); err == nil {
+	// Enough of an engine to wait a modelled stage: its stop and metrics.
+	e := New(Config{Name: "v1"}, &Shared{Metrics: NewMetrics("")})
+	if err := e.runStages(context.Background(), tu, stages, start); err == nil {
 		t.Fatal("no error from the failing stage")
 	}
 	if ran != 3 {
@@ -98,3 +100,37 @@ func TestParseFailureRecordsTheParseSpan(t *testing.T) {
 
 // traceEngine is just enough of an engine to begin traces.
 var traceEngine = &Engine{cfg: Config{Name: "v1"}, sh: &Shared{}}
+
+// A modelled stage cut short records what it really waited, never its
+// full cost: its client gone (499), or the engine stopping (503 with
+// Retry-After, the answer of a request stopped before its response began).
+func TestAModelledStageCutShortRecordsItsRealWait(t *testing.T) {
+	const cost = time.Hour
+	stages := []stage{{api.StageStackClassify, api.Modelled, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+		return stageResult{tokens: 7, cost: cost}, nil
+	}}}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	stopped := New(Config{Name: "v1"}, &Shared{Metrics: NewMetrics("")})
+	stopped.StopGenerating()
+	for _, tc := range []struct {
+		name   string
+		e      *Engine
+		ctx    context.Context
+		status int
+		retry  bool
+	}{
+		{"client gone", New(Config{Name: "v1"}, &Shared{Metrics: NewMetrics("")}), gone, 499, false},
+		{"engine stopping", stopped, context.Background(), 503, true},
+	} {
+		start := time.Now()
+		tu := &turn{trace: traceEngine.newTrace("http", start)}
+		err := tc.e.runStages(tc.ctx, tu, stages, start)
+		if err == nil || err.Status != tc.status || (err.Headers["Retry-After"] != "") != tc.retry {
+			t.Errorf("%s: %+v, want %d (Retry-After %v)", tc.name, err, tc.status, tc.retry)
+		}
+		if sp := tu.trace.Spans; len(sp) != 1 || sp[0].DurationNS >= cost.Nanoseconds() || sp[0].DurationNS < 0 {
+			t.Errorf("%s: spans %+v, want the real wait, not %v", tc.name, sp, cost)
+		}
+	}
+}

@@ -81,6 +81,9 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 		return nil
 	}
 	defer e.untrack(wc)
+	// The connection is live for the inspector until the handler returns,
+	// after its lanes have ended and reported their last turns.
+	defer e.observeOpen(wc.session)()
 	defer cancel()
 	defer conn.CloseNow()
 	// Ending the connection's context closes the socket, which ends a

@@ -82,9 +82,11 @@ type LaneCard struct {
 	Name, Label, How, Status string
 }
 
-// StackParam is one stack parameter's input on the race form.
+// StackParam is one stack parameter's input on the race form, with its
+// range (api.StackParams).
 type StackParam struct {
 	Key, Label, Value string
+	Min, Max          string
 }
 
 // Stage is one colour of the waterfall legend. Kind "modelled" draws its

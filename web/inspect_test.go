@@ -175,6 +175,8 @@ func TestInspectorLiveFeeds(t *testing.T) {
 	}
 	defer list.CloseNow()
 	waitWatched(t, tp.pg.hub, inspectListFeed)
+	in.ObserveOpen("http:key:chat") // a turn in flight
+	defer in.ObserveClose("http:key:chat")
 	in.ObserveTrace(observedTrace("http:key:chat", inspect.TransportHTTP, 0))
 	first := readFrame(t, ctx, list, func(f sessionsFrame) bool { return len(f.Sessions) > 0 })
 	s := first.Sessions[0]

@@ -408,22 +408,6 @@ func runSettings(cfg rollout.Config) string {
 	return s
 }
 
-// stackParams names each stack parameter as the config, the form and the
-// header spell it, with how to read it.
-var stackParams = []struct {
-	Key, Label string
-	get        func(api.Stack) float64
-}{
-	{"hop_ms", "hop (ms)", func(s api.Stack) float64 { return s.HopMS }},
-	{"classify_tps", "classifier tok/s (/v1)", func(s api.Stack) float64 { return s.ClassifyTPS }},
-	{"classify_tps_baseline", "classifier tok/s (/baseline/v1)", func(s api.Stack) float64 { return s.ClassifyTPSBaseline }},
-	{"state_load_ms", "state load (ms)", func(s api.Stack) float64 { return s.StateLoadMS }},
-	{"state_load_mbps", "state load MB/s", func(s api.Stack) float64 { return s.StateLoadMBps }},
-	{"config_hops", "config hops", func(s api.Stack) float64 { return s.ConfigHops }},
-	{"sprint_hops", "sprint hops", func(s api.Stack) float64 { return s.SprintHops }},
-	{"billing_hops", "billing hops", func(s api.Stack) float64 { return s.BillingHops }},
-}
-
 // stackFields shows the stack a run used: its preset and every parameter.
 func stackFields(st api.Stack) []views.Field {
 	if st.Preset == "" {
@@ -436,8 +420,8 @@ func stackFields(st api.Stack) []views.Field {
 		name += " (nothing modelled)"
 	}
 	f := []views.Field{{Label: "API stack", Value: name}}
-	for _, p := range stackParams {
-		f = append(f, views.Field{Label: "Stack " + p.Label, Value: strconv.FormatFloat(p.get(st), 'f', -1, 64)})
+	for _, p := range api.StackParams {
+		f = append(f, views.Field{Label: "Stack " + p.Label, Value: strconv.FormatFloat(p.Get(st), 'f', -1, 64)})
 	}
 	return f
 }
@@ -460,9 +444,12 @@ func stackChoices(st api.Stack) ([]views.Option, []views.StackParam, string) {
 	if _, ok := api.StackPreset(st.Preset); !ok {
 		opts = append(opts, views.Option{Value: st.Preset, Label: st.Preset, Description: "the parameters below", Selected: true})
 	}
-	params := make([]views.StackParam, 0, len(stackParams))
-	for _, p := range stackParams {
-		params = append(params, views.StackParam{Key: p.Key, Label: p.Label, Value: strconv.FormatFloat(p.get(st), 'f', -1, 64)})
+	params := make([]views.StackParam, 0, len(api.StackParams))
+	for _, p := range api.StackParams {
+		// The input's limits are the parameter's range (api.StackParams);
+		// the run API refuses a value between 0 and Min of a rate.
+		params = append(params, views.StackParam{Key: p.Key, Label: p.Label, Value: strconv.FormatFloat(p.Get(st), 'f', -1, 64),
+			Min: strconv.FormatFloat(p.FormMin(), 'f', -1, 64), Max: strconv.FormatFloat(p.Max, 'f', -1, 64)})
 	}
 	presets := map[string]api.Stack{}
 	for _, p := range api.StackPresets {

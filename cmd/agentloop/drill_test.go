@@ -51,6 +51,8 @@ func TestDrillFlagRefusesBadSpecs(t *testing.T) {
 		"evict-cache:for=1s":    "duration_ms",
 		"stall:after":           "NAME[",
 		"stall:after=-1":        "after_turns",
+		"stall:scope=":          "scope: is empty",
+		"stall:scope= ":         "scope: is empty",
 	} {
 		_, err := parseDrill(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {

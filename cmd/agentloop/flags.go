@@ -202,6 +202,9 @@ func parseDrill(v string) (api.DrillSpec, error) {
 			s.DurationMS = d.Milliseconds()
 		case "scope":
 			s.Scope = val
+			if strings.TrimSpace(val) == "" {
+				err = errors.New("is empty; leave it out for a drill on the whole server")
+			}
 		default:
 			return s, fmt.Errorf("drill %q: unknown option %q (after, times, for, scope)", v, key)
 		}

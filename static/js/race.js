@@ -226,6 +226,8 @@
     const m = /^drills\[(\d+)\]\.(\w+)$/.exec(param || "");
     if (m) return document.getElementById("race-drill-" + m[1] + "-" + m[2]);
     if (param === "drills") return drillList.querySelector("select");
+    const sp = /^stack\.(\w+)$/.exec(param || ""); // a stack parameter out of its range
+    if (sp) return document.getElementById("race-stack-" + sp[1]);
     const f = numberFields.find((n) => n.key === param);
     return f ? document.getElementById(f.id) : null;
   }
