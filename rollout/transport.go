@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/workload"
 
 	"github.com/coder/websocket"
 )
@@ -29,6 +30,9 @@ type Request struct {
 	Model    string
 	CacheKey string
 	Seed     int64
+	// Reply, when set, is a replayed workload turn's reply, sent as
+	// metadata (workload.ReplyKey) for the engine's workload policy.
+	Reply string
 }
 
 // Result is what came back, with client-side timings.
@@ -93,6 +97,9 @@ func createBody(req Request, stored bool, items []json.RawMessage, previous stri
 		"model": req.Model, "input": items, "tools": req.Tools, "tool_choice": "auto", "parallel_tool_calls": false,
 		"store": stored, "stream": true, "prompt_cache_key": req.CacheKey,
 		"metadata": map[string]string{"agentloop_seed": fmt.Sprint(req.Seed)},
+	}
+	if req.Reply != "" {
+		body["metadata"].(map[string]string)[workload.ReplyKey] = req.Reply
 	}
 	if previous != "" {
 		body["previous_response_id"] = previous

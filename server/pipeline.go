@@ -472,7 +472,7 @@ func seedOf(req *api.CreateRequest) int64 {
 
 // policyRequest is what the model sees.
 func (tu *turn) policyRequest() *policy.Request {
-	pr := &policy.Request{Tools: tu.model.tools, ToolChoice: tu.req.ToolChoiceName(), Seed: tu.seed}
+	pr := &policy.Request{Tools: tu.model.tools, ToolChoice: tu.req.ToolChoiceName(), Seed: tu.seed, Metadata: tu.req.Metadata}
 	if tu.req.Instructions != nil {
 		pr.Instructions = *tu.req.Instructions
 	}

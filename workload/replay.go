@@ -96,3 +96,25 @@ func ParseReply(s string) (Reply, error) {
 	}
 	return r, nil
 }
+
+// InputFraming is the most a replayed turn's input_tokens may exceed the
+// sum of its parts (instructions, tools, every earlier input and output,
+// its own new input): the engine renders each item with a few tokens of
+// framing (role, type, call id), the tool definition with its name and
+// schema. docs/workload.md states the same bound.
+func InputFraming(w *Workload, i int) int {
+	items := 1 // the instructions (developer message)
+	for j := 0; j <= i && j < len(w.Turns); j++ {
+		items += len(w.Turns[j].Input)
+		if j < i {
+			items += len(w.Turns[j].Calls) + 1 // the calls and a message
+		}
+	}
+	return FramingFixed + FramingPerItem*items
+}
+
+// The framing bound's parts (see InputFraming).
+const (
+	FramingFixed   = 64
+	FramingPerItem = 32
+)
