@@ -15,12 +15,15 @@ import (
 	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/store"
+	"agentloop/workload"
 
 	"github.com/labstack/echo/v4"
 )
 
-// maxRunBody bounds POST /api/runs: a config is a few hundred bytes.
-const maxRunBody = 64 << 10
+// maxRunBody bounds POST /api/runs: a config is a few hundred bytes, a
+// workload (docs/workload.md) about 100 bytes a turn, so a thousand turns
+// of even large tool calls fit.
+const maxRunBody = 1 << 20
 
 // decodeRunRequest reads POST /api/runs's body strictly: unknown fields and
 // wrong types are 400s that name the parameter. Defaults and ranges are the
@@ -66,8 +69,11 @@ func jsonProblem(err error) *api.Error {
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
 		ae  *api.Error
+		we  *workload.Error
 	)
 	switch {
+	case errors.As(err, &we): // the workload's own decoder refused it
+		return api.BadRequest("workload", "invalid_value", "Invalid 'workload': %s.", strings.TrimPrefix(we.Error(), "workload: "))
 	case errors.As(err, &ae): // a field's own decoder refused its value (stack)
 		return ae
 	case errors.As(err, &typ):

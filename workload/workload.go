@@ -327,3 +327,14 @@ func (t *Turn) MessageTokens() int {
 	}
 	return max(n, 0)
 }
+
+// UnmarshalJSON decodes a workload embedded in other JSON (a run's config)
+// with Parse's strictness and bounds.
+func (w *Workload) UnmarshalJSON(b []byte) error {
+	p, err := Parse(b)
+	if err != nil {
+		return err
+	}
+	*w = *p
+	return nil
+}
