@@ -35,6 +35,9 @@ func Scenarios() []ScenarioInfo {
 
 // Normalize fills defaults and validates a config. The error is a 400.
 func Normalize(cfg *Config) *api.Error {
+	if cfg.WorkloadID != "" && cfg.Workload == nil {
+		return api.BadRequest("workload_id", "invalid_value", "A workload_id is resolved by the run API (POST /api/runs); send the workload itself.")
+	}
 	if cfg.Workload != nil {
 		if err := cfg.Workload.Validate(); err != nil {
 			return api.BadRequest("workload", "invalid_value", "Invalid 'workload': %s.", strings.TrimPrefix(err.Error(), "workload: "))

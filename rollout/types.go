@@ -70,6 +70,9 @@ type Config struct {
 	// Workload, when set, is replayed instead of a scenario (Scenario is
 	// then WorkloadScenario); docs/workload.md.
 	Workload *workload.Workload `json:"workload,omitempty"`
+	// WorkloadID is the stored workload's id (its permalink is
+	// /api/workloads/{id}); the run API fills Workload from it.
+	WorkloadID string `json:"workload_id,omitempty"`
 	// FixedToolTime replays a workload with ToolTimeMs between every two
 	// turns instead of its recorded tool times.
 	FixedToolTime bool `json:"fixed_tool_time,omitempty"`

@@ -20,10 +20,9 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// maxRunBody bounds POST /api/runs: a config is a few hundred bytes, a
-// workload (docs/workload.md) about 100 bytes a turn, so a thousand turns
-// of even large tool calls fit.
-const maxRunBody = 1 << 20
+// maxRunBody bounds POST /api/runs: a config is a few hundred bytes, and it
+// may hold a workload (docs/workload.md).
+const maxRunBody = 64<<10 + workload.MaxBytes
 
 // decodeRunRequest reads POST /api/runs's body strictly: unknown fields and
 // wrong types are 400s that name the parameter. Defaults and ranges are the
@@ -121,6 +120,9 @@ func (p *Playground) startRun(c echo.Context) error {
 	cfg, perr := decodeRunRequest(body)
 	if perr != nil {
 		return perr
+	}
+	if err := p.resolveWorkload(c.Request().Context(), &cfg); err != nil {
+		return err
 	}
 	id, err := p.races.Start(cfg, p.hub.publish)
 	if err != nil {

@@ -22,7 +22,7 @@ const (
 	MaxItemTokens     = 200_000   // tokens of one input item, of one turn's output, of the instructions or the tools
 	MaxTotalTokens    = 1_000_000 // every input and output token of the session, instructions and tools included
 	MaxToolTimeMs     = 600_000   // client time between two turns: ten minutes
-	MaxBytes          = 8 << 20   // an encoded workload
+	MaxBytes          = 1 << 20   // an encoded workload: about 100 bytes a turn, so a thousand large turns fit
 	maxSourceLen      = 64
 	maxDescriptionLen = 256
 )
