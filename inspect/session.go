@@ -63,6 +63,9 @@ type Turn struct {
 	// Estimate is, for an HTTP turn, the same turn as a WebSocket
 	// continuation (estimate.go).
 	Estimate *TurnEstimate `json:"ws_estimate,omitempty"`
+	// Shape is what a workload needs of the turn (workload.go): sizes,
+	// never content.
+	Shape *api.Shape `json:"shape,omitempty"`
 }
 
 // CacheLookup is one cache the engine consulted for a turn, read from the
@@ -99,7 +102,7 @@ type Summary struct {
 func turnOf(t *api.Trace, index int) Turn {
 	tu := Turn{Index: index, ResponseID: t.ResponseID, StartedUnixNS: t.StartedUnixNS, Transport: t.Transport,
 		Engine: t.Engine, Stack: t.Stack, Drill: t.Drill, Error: t.Error, Status: t.Status,
-		OverheadNS: t.Overhead().Nanoseconds(), Spans: t.Spans}
+		OverheadNS: t.Overhead().Nanoseconds(), Spans: t.Spans, Shape: t.Shape}
 	for _, s := range t.Spans {
 		tu.DurationNS = max(tu.DurationNS, s.StartNS+s.DurationNS)
 		if api.IsStackStage(s.Name) {

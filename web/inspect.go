@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,7 @@ func (p *Playground) registerInspector(e *echo.Echo) {
 	g.GET("", p.listSessions)
 	g.GET("/:id", p.getSession)
 	g.GET("/:id/export", p.exportSession)
+	g.GET("/:id/workload", p.sessionWorkload)
 	e.GET("/ui/inspect/live", p.inspectLive)
 	e.GET("/ui/inspect/:id/live", p.sessionLive)
 }
@@ -201,6 +203,11 @@ func (p *Playground) exportSession(c echo.Context) error {
 	if err != nil {
 		return storeError(err, "Session", id)
 	}
+	// The export stays as it was: a turn's sizes for workloads are the
+	// workload's (sessionWorkload).
+	for i := range s.Turns {
+		s.Turns[i].Shape = nil
+	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return api.ServerError("The session could not be encoded.")
@@ -209,6 +216,28 @@ func (p *Playground) exportSession(c echo.Context) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Disposition", `attachment; filename="`+s.ID+`.json"`)
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+// sessionWorkload is GET /api/sessions/{id}/workload: the session as a
+// workload (docs/workload.md), a file `agentloop race --workload` takes.
+func (p *Playground) sessionWorkload(c echo.Context) error {
+	id := c.Param("id")
+	s, err := p.inspector.Session(c.Request().Context(), id)
+	if err != nil {
+		return storeError(err, "Session", id)
+	}
+	w, err := inspect.Workload(s)
+	if err != nil {
+		return api.Errorf(http.StatusUnprocessableEntity, "", "invalid_value", "Session '%s' cannot be replayed as a workload: %s.", id, strings.TrimPrefix(err.Error(), "workload: "))
+	}
+	var buf bytes.Buffer
+	if err := w.Encode(&buf); err != nil {
+		return api.ServerError("The workload could not be encoded.")
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Disposition", `attachment; filename="`+s.ID+`.workload.json"`)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf.Bytes())
 }
 
 // inspectPage is /inspect: the live and recent sessions.

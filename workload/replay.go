@@ -116,5 +116,5 @@ func InputFraming(w *Workload, i int) int {
 // The framing bound's parts (see InputFraming).
 const (
 	FramingFixed   = 64
-	FramingPerItem = 32
+	FramingPerItem = 48
 )
