@@ -75,57 +75,11 @@ func Workload(s *Session) (*workload.Workload, error) {
 	if len(w.Description) > 256 {
 		w.Description = w.Description[:256]
 	}
-	reconcile(w)
+	workload.Normalize(w)
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
 	return w, nil
-}
-
-// reconcile makes the recorded sequence follow the format's rules without
-// losing tokens (see Workload).
-func reconcile(w *workload.Workload) {
-	for i := range w.Turns {
-		t := &w.Turns[i]
-		calls := 0
-		if i > 0 {
-			calls = len(w.Turns[i-1].Calls)
-		}
-		outputs := 0
-		for j := range t.Input {
-			if t.Input[j].Kind != workload.KindToolOutput {
-				continue
-			}
-			if outputs == calls {
-				t.Input[j].Kind = workload.KindUserMessage
-				continue
-			}
-			outputs++
-		}
-		if outputs < calls {
-			w.Turns[i-1].Calls = w.Turns[i-1].Calls[:outputs]
-		}
-		if len(t.Input) == 0 || (outputs == 0 && t.Input[0].Kind != workload.KindUserMessage) {
-			t.Input = append([]workload.Input{{Kind: workload.KindUserMessage, Tokens: 1}}, t.Input...)
-		}
-		if len(t.Input) > workload.MaxInputsPerTurn {
-			// Fold the oldest surplus into one user message up front.
-			extra := 0
-			cut := len(t.Input) - workload.MaxInputsPerTurn + 1
-			for _, in := range t.Input[:cut] {
-				extra += in.Tokens
-			}
-			t.Input = append([]workload.Input{{Kind: workload.KindUserMessage, Tokens: min(extra, workload.MaxItemTokens)}}, t.Input[cut:]...)
-		}
-		if len(t.Calls) > workload.MaxCallsPerTurn {
-			t.Calls = t.Calls[:workload.MaxCallsPerTurn]
-		}
-		args := 0
-		for _, c := range t.Calls {
-			args += c.ArgumentTokens
-		}
-		t.OutputTokens = max(t.OutputTokens, args, 1)
-	}
 }
 
 func clientName(c api.Client) string {

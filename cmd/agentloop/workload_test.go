@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agentloop/workload"
 )
 
 // TestRaceWorkloadFile: agentloop race --workload FILE replays the file in
@@ -35,5 +38,35 @@ func TestRaceWorkloadFile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestWorkloadImport: agentloop workload import tokenizes a Codex session
+// file with the engine's tokenizer: the first turn's parts add up to the
+// input the engine counted, and the result races.
+func TestWorkloadImport(t *testing.T) {
+	getenv := func(string) string { return "" }
+	out := filepath.Join(t.TempDir(), "w.json")
+	if err := run(context.Background(), []string{"workload", "import", "-o", out, "../../workload/testdata/codex-0.171.0.jsonl"}, getenv, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := w.Turns[0]
+	if sum := w.InstructionsTokens + w.ToolsTokens + first.NewInputTokens(); sum != first.InputTokens || w.Source != "codex-0.171.0" {
+		t.Fatalf("first turn's parts add up to %d, the engine counted %d: %s", sum, first.InputTokens, b)
+	}
+	if err := run(context.Background(), []string{"workload", "import", "main.go"}, getenv, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "main.go: workload: line 1") {
+		t.Errorf("a Go file: %v", err)
+	}
+	var res bytes.Buffer
+	if err := run(context.Background(), []string{"race", "--workload", out, "--profile", "instant", "--lanes", "http-optimized,ws", "--db", filepath.Join(t.TempDir(), "a.db")}, getenv, &res, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, res.String())
 	}
 }
