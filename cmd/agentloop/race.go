@@ -229,6 +229,9 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	}
 	printDrills(w, rec)
 	s := rec.Summary
+	if a := rollout.WorkloadAnswer(c, s); a != "" {
+		fmt.Fprintln(w, a)
+	}
 	if s.TimeWent != "" {
 		fmt.Fprintln(w, s.TimeWent)
 	}

@@ -22,7 +22,7 @@ func TestRaceWorkloadFile(t *testing.T) {
 	if err := run(context.Background(), args, getenv, &out, io.Discard); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "scenario workload") || strings.Count(out.String(), " passed ") < 4 {
+	if !strings.Contains(out.String(), "scenario workload") || strings.Count(out.String(), " passed ") < 4 || !strings.Contains(out.String(), "Your workload: WebSocket mode would finish") {
 		t.Fatalf("output:\n%s", out.String())
 	}
 	for _, c := range []struct {
