@@ -12,6 +12,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/inspect"
+	"agentloop/rollout"
 	"agentloop/store"
 	"agentloop/views"
 
@@ -218,6 +219,15 @@ func (p *Playground) exportSession(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
 }
 
+// raceThisSession is the race "Race this session" starts (the page adds the
+// session's workload): the race form's stack, optimized HTTP against
+// WebSocket mode, at spark's speed with the recorded tool times.
+var raceThisSession = func() string {
+	b, _ := json.Marshal(map[string]any{"profile": api.ModelSpark, "stack": api.StackDefaultRace.Preset,
+		"lanes": []string{rollout.LaneHTTPOptimized, rollout.LaneWS}})
+	return string(b)
+}()
+
 // sessionWorkload is GET /api/sessions/{id}/workload: the session as a
 // workload (docs/workload.md), a file `agentloop race --workload` takes.
 func (p *Playground) sessionWorkload(c echo.Context) error {
@@ -313,5 +323,6 @@ func sessionHead(s *inspect.Session, permalink string) views.SessionHead {
 	return views.SessionHead{ID: s.ID, Key: s.Key, Transport: transportLabel(s.Transport), Live: s.Live,
 		Started: fmtTime(started), StartedISO: started.UTC().Format(time.RFC3339),
 		UserAgent: dash(s.Client.UserAgent), Originator: dash(s.Client.Originator), Beta: dash(s.Client.Beta),
-		ExportHref: "/api/sessions/" + s.ID + "/export", Permalink: permalink, HTTP: s.Transport != inspect.TransportWebSocket}
+		ExportHref: "/api/sessions/" + s.ID + "/export", Permalink: permalink, HTTP: s.Transport != inspect.TransportWebSocket,
+		WorkloadHref: "/api/sessions/" + s.ID + "/workload", RaceConfig: raceThisSession}
 }

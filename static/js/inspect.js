@@ -396,6 +396,24 @@
       }
     });
 
+    // Race this session: its workload, raced as the button's config says;
+    // the race view follows it live.
+    const raceBtn = document.getElementById("session-race");
+    raceBtn.addEventListener("click", async () => {
+      raceBtn.disabled = true;
+      state.textContent = "Starting a race of this session…";
+      try {
+        const cfg = JSON.parse(raceBtn.dataset.config);
+        cfg.workload = await A.getJSON(raceBtn.dataset.workload);
+        const run = await A.sendJSON("POST", "/api/runs", cfg);
+        window.location.assign("/race?run=" + encodeURIComponent(run.id));
+      } catch (err) {
+        raceBtn.disabled = false;
+        state.textContent = "";
+        A.showError(errorBox, err);
+      }
+    });
+
     follow("/ui/inspect/" + encodeURIComponent(id) + "/live", state, () => {
       A.getJSON("/api/sessions/" + encodeURIComponent(id)).then(merge).catch((err) => A.showError(errorBox, err));
     }, (frame) => merge(frame.session));
