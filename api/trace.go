@@ -107,7 +107,16 @@ type Client struct {
 	UserAgent  string `json:"user_agent,omitempty"`
 	Originator string `json:"originator,omitempty"`
 	Beta       string `json:"beta,omitempty"`
+	// Race is the X-Agentloop-Race header the playground's own races send,
+	// "RUN_ID/LANE", so the inspector can tell their sessions apart.
+	Race string `json:"race,omitempty"`
 }
+
+// HeaderRace tags a request of the playground's own races (Client.Race).
+const HeaderRace = "X-Agentloop-Race"
+
+// MaxRaceTag bounds Client.Race, a header any client may send.
+const MaxRaceTag = 128
 
 // IsPreInference says whether a stage lies between the first byte of the
 // request and the moment it is ready for the scheduler: parse through safety.

@@ -29,7 +29,7 @@ func TestInspectorExportsARaceAsItsWorkload(t *testing.T) {
 	a := apptest.Start(t)
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	lanes := []string{rollout.LaneHTTPOptimized, rollout.LaneWS}
-	_, sum, err := runner.Run(context.Background(), rollout.Config{Workload: want, Profile: "instant", Lanes: lanes}, nil)
+	runID, sum, err := runner.Run(context.Background(), rollout.Config{Workload: want, Profile: "instant", Lanes: lanes}, nil)
 	if err != nil || sum.Lanes[0].Status != rollout.StatusPassed || sum.Lanes[1].Status != rollout.StatusPassed {
 		t.Fatalf("race: %v %+v", err, sum)
 	}
@@ -54,6 +54,18 @@ func TestInspectorExportsARaceAsItsWorkload(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("sessions: %+v", list.Data)
 		}
+	}
+	// The race's sessions are tagged with its run and lane, and can be
+	// filtered out.
+	tags := map[string]bool{}
+	for _, s := range sessions {
+		tags[s.Race] = true
+	}
+	if !tags[runID+"/"+rollout.LaneHTTPOptimized] || !tags[runID+"/"+rollout.LaneWS] {
+		t.Errorf("race tags %v, want %s/{http-optimized,ws}", tags, runID)
+	}
+	if _, body := do(t, "GET", a.URL()+"/api/sessions?races=hide", "", nil); strings.Contains(body, runID) {
+		t.Errorf("?races=hide lists the race's sessions: %s", body)
 	}
 	for _, s := range sessions {
 		resp, body := do(t, "GET", a.URL()+"/api/sessions/"+s.ID+"/workload", "", nil)

@@ -17,11 +17,14 @@ const (
 type Session struct {
 	ID string `json:"id"`
 	// Key is the engine's session key: "ws:…", "http:key:…" or "http:conn:…".
-	Key           string     `json:"key"`
-	Transport     string     `json:"transport"`
-	Client        api.Client `json:"client"`
-	StartedUnixNS int64      `json:"started_unix_ns"`
-	UpdatedUnixNS int64      `json:"updated_unix_ns"`
+	Key       string     `json:"key"`
+	Transport string     `json:"transport"`
+	Client    api.Client `json:"client"`
+	// Race tags a session of the playground's own races, "RUN_ID/LANE"
+	// (api.HeaderRace); "" for every other client.
+	Race          string `json:"race,omitempty"`
+	StartedUnixNS int64  `json:"started_unix_ns"`
+	UpdatedUnixNS int64  `json:"updated_unix_ns"`
 	// Live says a turn arrived within the inspector's live window.
 	Live bool `json:"live"`
 	// Version grows with every turn the inspector records, so a page that

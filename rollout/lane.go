@@ -28,7 +28,7 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 			return LaneSummary{Lane: lane, Status: StatusFailed, Error: "arm drills: " + err.Error()}, err
 		}
 	}
-	tr, err := NewTransport(lane, base, d, rc.r.TLS, rc.r.APIKey, rc.cfg.Stack, scope)
+	tr, err := NewTransport(lane, base, d, rc.r.TLS, rc.r.APIKey, rc.cfg.Stack, scope, rc.id+"/"+lane)
 	if err != nil {
 		rc.disarmDrills(ctx, drillIDs)
 		return LaneSummary{Lane: lane, Status: StatusFailed, Error: err.Error()}, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -173,10 +174,21 @@ func (p *Playground) listSessions(c echo.Context) error {
 		}
 		limit = n
 	}
+	hideRaces := false
+	switch v := c.QueryParam("races"); v {
+	case "", "show":
+	case "hide":
+		hideRaces = true
+	default:
+		return api.BadRequest("races", "invalid_value", "races must be 'show' or 'hide' (the playground's own races' sessions).")
+	}
 	sessions, err := p.inspector.Sessions(c.Request().Context(), limit)
 	if err != nil {
 		p.log.Error("list sessions", "err", err)
 		return api.ServerError("The server could not list sessions.")
+	}
+	if hideRaces {
+		sessions = slices.DeleteFunc(sessions, func(s inspect.Session) bool { return s.Race != "" })
 	}
 	if sessions == nil {
 		sessions = []inspect.Session{}
@@ -305,7 +317,11 @@ func sessionRow(s inspect.Session) views.SessionRow {
 	if len(short) > 17 {
 		short = short[:17] + "…"
 	}
-	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: clientLabel(s.Client), Transport: transportLabel(s.Transport),
+	client := clientLabel(s.Client)
+	if s.Race != "" {
+		client += " · race " + s.Race
+	}
+	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: client, Transport: transportLabel(s.Transport),
 		Turns: strconv.Itoa(s.Summary.Turns), Errors: strconv.Itoa(s.Summary.Errors),
 		Cache:    strconv.Itoa(s.Summary.CacheHits) + " / " + strconv.Itoa(s.Summary.CacheMisses),
 		Tokens:   fmtInt(s.Summary.InputTokens) + " / " + fmtInt(s.Summary.CachedTokens) + " / " + fmtInt(s.Summary.OutputTokens),
