@@ -60,4 +60,19 @@ func TestRaceThisSession(t *testing.T) {
 	check(t, expect.Locator(answer).ToContainText(regexp.MustCompile(`than optimized HTTP at spark, under hosted-post-sprint; −?\d+% under lean\.`)), "at this speed, under this stack, and under lean")
 	check(t, expect.Locator(page.GetByTestId("workload-link")).ToHaveAttribute("href", regexp.MustCompile(`^/api/workloads/wl_`)), "the workload's permalink")
 	screenshot(t, page, "workload-answer.png")
+
+	// The race form takes the exported file too.
+	goTo(t, page, a.URL()+"/race")
+	check(t, page.GetByTestId("race-workload").SetInputFiles(path), "choose the workload file")
+	check(t, page.GetByTestId("race-start").Click(), "start the race")
+	check(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/race\?run=run_[0-9a-f]+$`)), "the race starts")
+	uploaded := regexp.MustCompile(`run_[0-9a-f]+`).FindString(page.URL())
+	if uploaded == id {
+		t.Fatal("the form did not start a new race")
+	}
+	if status := waitRun(t, a.URL(), uploaded, 60*time.Second); status != "passed" {
+		t.Fatalf("the uploaded workload's race %s", status)
+	}
+	goTo(t, page, a.URL()+"/runs/"+uploaded)
+	check(t, expect.Locator(page.GetByTestId("workload-answer")).ToContainText("Your workload: WebSocket mode would finish"), "the uploaded workload's answer")
 }

@@ -226,6 +226,7 @@
     const m = /^drills\[(\d+)\]\.(\w+)$/.exec(param || "");
     if (m) return document.getElementById("race-drill-" + m[1] + "-" + m[2]);
     if (param === "drills") return drillList.querySelector("select");
+    if (param === "workload") return document.getElementById("race-workload");
     const f = numberFields.find((n) => n.key === param);
     return f ? document.getElementById(f.id) : null;
   }
@@ -275,6 +276,18 @@
         busyBox.focus();
         return;
       }
+    }
+    // Your own workload (docs/workload.md) replaces the scenario.
+    const workloadFile = document.getElementById("race-workload");
+    if (workloadFile && workloadFile.files.length > 0) {
+      try {
+        cfg.workload = JSON.parse(await workloadFile.files[0].text());
+      } catch (_) {
+        showFieldError(workloadFile, "Your workload: the file is not JSON.");
+        return;
+      }
+      delete cfg.scenario;
+      cfg.lanes = cfg.lanes.filter((l) => l !== "prototype");
     }
     startBtn.disabled = true;
     state.textContent = "Starting…";
