@@ -97,3 +97,45 @@ func TestRaceRefusesBadWorkload(t *testing.T) {
 		t.Fatalf("empty workload: %v", err)
 	}
 }
+
+// TestRaceReplaysWorkloadThroughDrills: a workload race takes a drill
+// schedule as a scenario race does; the lanes recover and still replay
+// every turn with the recorded output.
+func TestRaceReplaysWorkloadThroughDrills(t *testing.T) {
+	t.Parallel()
+	w, err := workload.Parse([]byte(replayWorkload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := apptest.Start(t)
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	id, sum, err := runner.Run(context.Background(), rollout.Config{Workload: w, Profile: "instant", Seed: 3,
+		Lanes: []string{rollout.LaneWS, rollout.LaneHTTPOptimized}, Drills: []rollout.LaneDrill{
+			{Drill: "evict-cache", Lane: rollout.LaneWS, AfterTurns: 2},
+			{Drill: "http-503", Lane: rollout.LaneHTTPOptimized, AfterTurns: 1, DurationMS: 10},
+		}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sum.Lanes {
+		if l.Status != rollout.StatusPassed || l.Turns != len(w.Turns) {
+			t.Fatalf("lane %s %s after %d turns: %s", l.Lane, l.Status, l.Turns, l.Error)
+		}
+	}
+	rec, err := rollout.LoadRun(context.Background(), a.DB, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := map[string]bool{}
+	for _, turn := range rec.Turns {
+		if len(turn.Drills) > 0 {
+			hit[turn.Lane] = true
+		}
+		if turn.Index >= 0 && turn.OutputTokens != w.Turns[turn.Index].OutputTokens {
+			t.Errorf("%s turn %d: output_tokens %d", turn.Lane, turn.Index, turn.OutputTokens)
+		}
+	}
+	if !hit[rollout.LaneWS] || !hit[rollout.LaneHTTPOptimized] {
+		t.Errorf("drills hit %v, want both lanes", hit)
+	}
+}
