@@ -68,7 +68,38 @@ type Trace struct {
 	// Usage is the response's token counts (input, cached, output), once
 	// finalize has settled them; nil for a request that never got there.
 	Usage *Usage `json:"usage,omitempty"`
+	// Shape is what a workload needs of the request and its response:
+	// sizes and kinds, never content (docs/workload.md).
+	Shape *Shape `json:"shape,omitempty"`
 }
+
+// Shape is a request's and its response's sizes, for workloads.
+type Shape struct {
+	// InstructionsTokens is the rendered instructions' size when this
+	// request rendered them anew, -1 when a cached parent held them.
+	InstructionsTokens int `json:"instructions_tokens"`
+	ToolsTokens        int `json:"tools_tokens"`
+	Tools              int `json:"tools"`
+	// New is the request's new input: the items after the last one the
+	// model wrote (all of them on a first request), the latest
+	// MaxShapeItems at most, each with its rendered tokens.
+	New []ShapeItem `json:"new,omitempty"`
+	// Generated is false for a warm-up (generate:false).
+	Generated bool `json:"generated"`
+	// Calls are the response's function calls' argument tokens.
+	Calls []int `json:"calls,omitempty"`
+}
+
+// ShapeItem is one input item's kind and rendered tokens. Kind is
+// "tool_output", or a message's role ("user", "developer", "system"), or
+// the item's type.
+type ShapeItem struct {
+	Kind   string `json:"kind"`
+	Tokens int    `json:"tokens"`
+}
+
+// MaxShapeItems bounds a trace's Shape.New.
+const MaxShapeItems = 64
 
 // Client is who sent a request: its User-Agent, the originator header
 // (Codex sends one) and the OpenAI-Beta header. Headers, never content.
@@ -76,7 +107,16 @@ type Client struct {
 	UserAgent  string `json:"user_agent,omitempty"`
 	Originator string `json:"originator,omitempty"`
 	Beta       string `json:"beta,omitempty"`
+	// Race is the X-Agentloop-Race header the playground's own races send,
+	// "RUN_ID/LANE", so the inspector can tell their sessions apart.
+	Race string `json:"race,omitempty"`
 }
+
+// HeaderRace tags a request of the playground's own races (Client.Race).
+const HeaderRace = "X-Agentloop-Race"
+
+// MaxRaceTag bounds Client.Race, a header any client may send.
+const MaxRaceTag = 128
 
 // IsPreInference says whether a stage lies between the first byte of the
 // request and the moment it is ready for the scheduler: parse through safety.

@@ -36,6 +36,7 @@ func (a *App) routes() *echo.Echo {
 			return r
 		}),
 		Runs:        web.StoreRuns(a.DB),
+		Workloads:   a.DB,
 		Log:         a.log,
 		KeyRequired: a.cfg.APIKey != "",
 		Inspector:   a.Inspector,

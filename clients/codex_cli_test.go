@@ -163,6 +163,7 @@ supports_websockets = %t
 
 // codexRun is one finished `codex exec --json`.
 type codexRun struct {
+	home           string // CODEX_HOME
 	exitCode       int
 	stdout, stderr string
 	events         []codexEvent
@@ -207,6 +208,13 @@ func privateEnv(t *testing.T, root string) []string {
 // ("model_providers.agentloop.stream_max_retries=1").
 func (c codexCLI) exec(t *testing.T, baseURL string, transport codexTransport, extra ...string) *codexRun {
 	t.Helper()
+	return c.execSession(t, baseURL, transport, true, extra...)
+}
+
+// execSession is exec; unless ephemeral, Codex keeps its session file under
+// codexRun.home/sessions.
+func (c codexCLI) execSession(t *testing.T, baseURL string, transport codexTransport, ephemeral bool, extra ...string) *codexRun {
+	t.Helper()
 	root := t.TempDir()
 	env := privateEnv(t, root)
 	work := filepath.Join(root, "work")
@@ -216,7 +224,11 @@ func (c codexCLI) exec(t *testing.T, baseURL string, transport codexTransport, e
 	if err := os.WriteFile(filepath.Join(root, "codex-home", "config.toml"), []byte(codexConfig(baseURL, transport)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"exec", "--json", "--strict-config", "--ephemeral", "--skip-git-repo-check", "-C", work}, extra...)
+	args := []string{"exec", "--json", "--strict-config", "--skip-git-repo-check", "-C", work}
+	if ephemeral {
+		args = append(args, "--ephemeral")
+	}
+	args = append(args, extra...)
 	args = append(args, codexPrompt)
 
 	ctx, cancel := context.WithTimeout(context.Background(), codexTimeout)
@@ -232,7 +244,7 @@ func (c codexCLI) exec(t *testing.T, baseURL string, transport codexTransport, e
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	run := &codexRun{stdout: stdout.String(), stderr: stderr.String()}
+	run := &codexRun{stdout: stdout.String(), stderr: stderr.String(), home: filepath.Join(root, "codex-home")}
 	var exitErr *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

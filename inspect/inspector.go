@@ -246,6 +246,9 @@ func (in *Inspector) record(t *api.Trace) {
 	s.Summary.add(&tu, http)
 	if t.Client != nil {
 		s.Client = *t.Client
+		if t.Client.Race != "" {
+			s.Race = t.Client.Race
+		}
 	}
 	// Real times only: a turn never moves its session past the moment it
 	// was recorded, whatever its spans say.
@@ -311,7 +314,7 @@ func (in *Inspector) flush() {
 	for s := range in.dirty {
 		summary, _ := json.Marshal(s.Summary)
 		sessions = append(sessions, store.InspectSession{ID: s.ID, Key: s.Key, Transport: s.Transport,
-			UserAgent: s.Client.UserAgent, Originator: s.Client.Originator, Beta: s.Client.Beta,
+			UserAgent: s.Client.UserAgent, Originator: s.Client.Originator, Beta: s.Client.Beta, Race: s.Race,
 			CreatedAt: time.Unix(0, s.StartedUnixNS), UpdatedAt: time.Unix(0, s.UpdatedUnixNS),
 			Turns: s.Summary.Turns, Summary: summary})
 	}
@@ -442,8 +445,8 @@ func (in *Inspector) Session(ctx context.Context, id string) (*Session, error) {
 
 // sessionOf reads a stored session without its turns.
 func sessionOf(r *store.InspectSession) Session {
-	s := Session{ID: r.ID, Key: r.Key, Transport: r.Transport,
-		Client:        api.Client{UserAgent: r.UserAgent, Originator: r.Originator, Beta: r.Beta},
+	s := Session{ID: r.ID, Key: r.Key, Transport: r.Transport, Race: r.Race,
+		Client:        api.Client{UserAgent: r.UserAgent, Originator: r.Originator, Beta: r.Beta, Race: r.Race},
 		StartedUnixNS: r.CreatedAt.UnixNano(), UpdatedUnixNS: r.UpdatedAt.UnixNano()}
 	if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s.Summary) != nil {
 		s.Summary = Summary{Turns: r.Turns}

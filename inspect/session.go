@@ -17,11 +17,14 @@ const (
 type Session struct {
 	ID string `json:"id"`
 	// Key is the engine's session key: "ws:…", "http:key:…" or "http:conn:…".
-	Key           string     `json:"key"`
-	Transport     string     `json:"transport"`
-	Client        api.Client `json:"client"`
-	StartedUnixNS int64      `json:"started_unix_ns"`
-	UpdatedUnixNS int64      `json:"updated_unix_ns"`
+	Key       string     `json:"key"`
+	Transport string     `json:"transport"`
+	Client    api.Client `json:"client"`
+	// Race tags a session of the playground's own races, "RUN_ID/LANE"
+	// (api.HeaderRace); "" for every other client.
+	Race          string `json:"race,omitempty"`
+	StartedUnixNS int64  `json:"started_unix_ns"`
+	UpdatedUnixNS int64  `json:"updated_unix_ns"`
 	// Live says the session has a connection open or a turn in flight, as
 	// the engine reports them (server.Observer).
 	Live bool `json:"live"`
@@ -64,6 +67,9 @@ type Turn struct {
 	// Estimate is, for an HTTP turn, the same turn as a WebSocket
 	// continuation (estimate.go).
 	Estimate *TurnEstimate `json:"ws_estimate,omitempty"`
+	// Shape is what a workload needs of the turn (workload.go): sizes,
+	// never content.
+	Shape *api.Shape `json:"shape,omitempty"`
 }
 
 // CacheLookup is one cache the engine consulted for a turn, read from the
@@ -100,7 +106,7 @@ type Summary struct {
 func turnOf(t *api.Trace, index int) Turn {
 	tu := Turn{Index: index, ResponseID: t.ResponseID, StartedUnixNS: t.StartedUnixNS, Transport: t.Transport,
 		Engine: t.Engine, Stack: t.Stack, Drill: t.Drill, Error: t.Error, Status: t.Status,
-		OverheadNS: t.Overhead().Nanoseconds(), Spans: t.Spans}
+		OverheadNS: t.Overhead().Nanoseconds(), Spans: t.Spans, Shape: t.Shape}
 	for _, s := range t.Spans {
 		tu.DurationNS = max(tu.DurationNS, s.StartNS+s.DurationNS)
 		if api.IsStackStage(s.Name) {

@@ -10,8 +10,11 @@
 //     that use the tool outputs, question hints, and exact-length replies for
 //     load tests (ignore_eos);
 //   - the scenario policy, which plays the scripted coding agent of a
-//     package scenario rollout, and the router that picks between the two
-//     from the "agentloop-scenario:" marker.
+//     package scenario rollout;
+//   - the workload policy, which answers a replayed workload's request
+//     with exactly the reply its metadata carries (workload.ReplyKey);
+//   - the router that picks between them: the reply key, then the
+//     "agentloop-scenario:" marker, then chat.
 //
 // It uses inference's tokenizer to count and split what it writes, and
 // inference's hashes for its choices, so the same seed gives the same run.

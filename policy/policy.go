@@ -5,6 +5,7 @@ import (
 
 	"agentloop/inference"
 	"agentloop/scenario"
+	"agentloop/workload"
 )
 
 // Item is one input item as a policy sees it: the engine flattens the wire
@@ -31,6 +32,9 @@ type Request struct {
 	ToolChoice   string // "auto" (or ""), "none", "required", or the name of a function that must be called
 	Seed         int64
 	ExactTokens  int // > 0: reply with a message of exactly this many tokens (load tests: ignore_eos)
+	// Metadata is the request's metadata; a replayed workload's turn
+	// carries its reply there (workload.ReplyKey).
+	Metadata map[string]string
 }
 
 // Output item types.
@@ -60,10 +64,12 @@ type Policy interface {
 	Respond(req *Request) Reply
 }
 
-// NewRouter returns the policy the engine runs: the scenario policy when the
-// conversation carries an "agentloop-scenario: NAME seed: N" marker naming a
-// known scenario (in its first developer or system message, or in the
-// instructions), the chat policy otherwise.
+// NewRouter returns the policy the engine runs: the workload policy when the
+// request's metadata carries a replayed turn's reply (workload.ReplyKey),
+// the scenario policy when the conversation carries an
+// "agentloop-scenario: NAME seed: N" marker naming a known scenario (in its
+// first developer or system message, or in the instructions), the chat
+// policy otherwise.
 func NewRouter(tok *inference.Tokenizer) Policy {
 	return &router{chat: NewChatPolicy(tok)}
 }
@@ -73,6 +79,9 @@ type router struct {
 }
 
 func (r *router) Respond(req *Request) Reply {
+	if spec, ok := req.Metadata[workload.ReplyKey]; ok {
+		return playWorkload(spec, req)
+	}
 	if sc, seed, ok := scenarioOf(req); ok {
 		return playScenario(sc, seed, req)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/scenario"
+	"agentloop/workload"
 )
 
 // maxTurns bounds a rollout whose plan never finishes.
@@ -20,6 +21,7 @@ type laneRun struct {
 	lane     string
 	repeat   int
 	sc       *scenario.Scenario
+	wl       *workload.Workload // when set, the lane replays it instead of sc
 	cfg      Config
 	cacheKey string
 	tr       Transport
@@ -81,8 +83,39 @@ func toolsJSON(sc *scenario.Scenario) json.RawMessage {
 	return b
 }
 
+// warmup is Codex's flow on a WebSocket: warm up with the developer
+// message (the history's first item), then send the rest as a
+// continuation. Other transports skip it.
+func (l *laneRun) warmup(ctx context.Context, req *Request) error {
+	if _, ok := l.tr.(*wsTransport); !ok {
+		return nil
+	}
+	warm := *req
+	warm.History = req.History[:1]
+	warm.Reply = ""
+	res, recs, first, err := l.attempt(ctx, &warm, true)
+	if err != nil {
+		return fmt.Errorf("warmup: %w", err)
+	}
+	if res != nil { // nil: the lane fell back to HTTP, where a warm-up means nothing
+		req.Previous = res.Response.ID
+		req.New = req.History[1:]
+		l.recovered(res, recs, first)
+		l.record(-1, res, nil, 0, 0, "")
+	} else {
+		if len(l.pending) == 0 {
+			l.pendingSince = first
+		}
+		l.pending = append(l.pending, recs...)
+	}
+	return nil
+}
+
 // run drives the scenario to its end and checks success.
 func (l *laneRun) run(ctx context.Context) error {
+	if l.wl != nil {
+		return l.replay(ctx)
+	}
 	ws := l.sc.NewWorkspace()
 	req := Request{Tools: toolsJSON(l.sc), Model: l.cfg.Model(), CacheKey: l.cacheKey, Seed: l.cfg.Seed}
 	developer := messageItem("developer", l.sc.DeveloperMessage(l.cfg.Seed))
@@ -94,26 +127,8 @@ func (l *laneRun) run(ctx context.Context) error {
 		return fmt.Errorf("open: %w", err)
 	}
 	defer func() { l.tr.Close() }() // a fallback may replace the transport
-	if _, ok := l.tr.(*wsTransport); ok {
-		// Codex's flow: warm up with the developer message, then send the
-		// rest as a continuation.
-		warm := req
-		warm.History = req.History[:1]
-		res, recs, first, err := l.attempt(ctx, &warm, true)
-		if err != nil {
-			return fmt.Errorf("warmup: %w", err)
-		}
-		if res != nil { // nil: the lane fell back to HTTP, where a warm-up means nothing
-			req.Previous = res.Response.ID
-			req.New = req.History[1:]
-			l.recovered(res, recs, first)
-			l.record(-1, res, nil, 0, "")
-		} else {
-			if len(l.pending) == 0 {
-				l.pendingSince = first
-			}
-			l.pending = append(l.pending, recs...)
-		}
+	if err := l.warmup(ctx, &req); err != nil {
+		return err
 	}
 	for turn := 0; turn < maxTurns; turn++ {
 		if err := ctx.Err(); err != nil {
@@ -157,7 +172,11 @@ func (l *laneRun) run(ctx context.Context) error {
 				return errStopped
 			}
 		}
-		l.record(turn, res, calls, measuredTool, text)
+		var modelledTool time.Duration
+		if len(calls) > 0 {
+			modelledTool = l.cfg.ToolTime()
+		}
+		l.record(turn, res, calls, measuredTool, modelledTool, text)
 		if len(calls) == 0 {
 			break
 		}
@@ -171,7 +190,10 @@ func (l *laneRun) run(ctx context.Context) error {
 	return nil
 }
 
-func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool time.Duration, text string) {
+// record keeps a turn: measuredTool is the client's own tool work after
+// it, modelledTool the time it then waited (--tool-time, or a workload's
+// recorded tool time).
+func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool, modelledTool time.Duration, text string) {
 	off := func(t time.Time) int64 {
 		if t.IsZero() {
 			return 0
@@ -182,11 +204,11 @@ func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool time
 		SentNS: off(res.Sent), FirstEventNS: off(res.FirstEvent), FirstTokenNS: off(res.FirstToken), LastTokenNS: off(res.LastToken),
 		DoneNS: off(res.Done), SentUnixNS: res.Sent.UnixNano(), BytesSent: res.BytesSent, BytesReceived: res.BytesRecv,
 		Calls: calls, Text: text}
-	if len(calls) > 0 {
-		t.ToolNS = (measuredTool + l.cfg.ToolTime()).Nanoseconds()
+	if len(calls) > 0 || modelledTool > 0 {
+		t.ToolNS = (measuredTool + modelledTool).Nanoseconds()
 		t.Stages = append(t.Stages, StageTime{Name: StageTool, DurationNS: measuredTool.Nanoseconds(), Kind: "measured"})
-		if l.cfg.ToolTime() > 0 {
-			t.Stages = append(t.Stages, StageTime{Name: StageTool, DurationNS: l.cfg.ToolTime().Nanoseconds(), Kind: "modelled"})
+		if modelledTool > 0 {
+			t.Stages = append(t.Stages, StageTime{Name: StageTool, DurationNS: modelledTool.Nanoseconds(), Kind: "modelled"})
 		}
 	}
 	if res.NewConn {

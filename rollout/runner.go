@@ -35,10 +35,24 @@ func Scenarios() []ScenarioInfo {
 
 // Normalize fills defaults and validates a config. The error is a 400.
 func Normalize(cfg *Config) *api.Error {
-	if cfg.Scenario == "" {
+	if cfg.WorkloadID != "" && cfg.Workload == nil {
+		return api.BadRequest("workload_id", "invalid_value", "A workload_id is resolved by the run API (POST /api/runs); send the workload itself.")
+	}
+	if cfg.Workload != nil {
+		if err := cfg.Workload.Validate(); err != nil {
+			return api.BadRequest("workload", "invalid_value", "Invalid 'workload': %s.", strings.TrimPrefix(err.Error(), "workload: "))
+		}
+		if cfg.Scenario != "" && cfg.Scenario != WorkloadScenario {
+			return api.BadRequest("scenario", "invalid_value", "A race replays a workload or plays a scenario, not both.")
+		}
+		cfg.Scenario = WorkloadScenario
+		if slices.Contains(cfg.Lanes, LanePrototype) {
+			return api.BadRequest("lanes", "invalid_value", "The prototype lane does not replay workloads yet: its resumed segments cannot carry a turn's reply.")
+		}
+	} else if cfg.Scenario == "" {
 		cfg.Scenario = scenario.All()[0].Name
 	}
-	if _, ok := scenario.Lookup(cfg.Scenario); !ok {
+	if _, ok := scenario.Lookup(cfg.Scenario); !ok && cfg.Workload == nil {
 		var names []string
 		for _, s := range Scenarios() {
 			names = append(names, s.Name)

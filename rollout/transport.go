@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/workload"
 
 	"github.com/coder/websocket"
 )
@@ -29,6 +30,9 @@ type Request struct {
 	Model    string
 	CacheKey string
 	Seed     int64
+	// Reply, when set, is a replayed workload turn's reply, sent as
+	// metadata (workload.ReplyKey) for the engine's workload policy.
+	Reply string
 }
 
 // Result is what came back, with client-side timings.
@@ -59,8 +63,9 @@ type Transport interface {
 // URL as the lane reaches it (through the proxy); tlsConf is set when the
 // engine's listener speaks TLS; stack is the modelled API stack every
 // request asks for; scope, when set, is the drill scope every request
-// names (X-Agentloop-Scope), so that the race's drills hit this lane only.
-func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string, stack api.Stack, scope string) (Transport, error) {
+// names (X-Agentloop-Scope), so that the race's drills hit this lane only;
+// race, when set, tags every request as the race's (X-Agentloop-Race).
+func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string, stack api.Stack, scope, race string) (Transport, error) {
 	var rt http.RoundTripper = &http.Transport{DialContext: d.DialContext, TLSClientConfig: tlsConf,
 		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	if apiKey != "" {
@@ -71,6 +76,9 @@ func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey stri
 	rt = stackHeader{name: api.HeaderStack, value: stack.String(), next: rt}
 	if scope != "" {
 		rt = stackHeader{name: api.HeaderScope, value: scope, next: rt}
+	}
+	if race != "" {
+		rt = stackHeader{name: api.HeaderRace, value: race, next: rt}
 	}
 	hc := &http.Client{Transport: rt}
 	switch lane {
@@ -93,6 +101,9 @@ func createBody(req Request, stored bool, items []json.RawMessage, previous stri
 		"model": req.Model, "input": items, "tools": req.Tools, "tool_choice": "auto", "parallel_tool_calls": false,
 		"store": stored, "stream": true, "prompt_cache_key": req.CacheKey,
 		"metadata": map[string]string{"agentloop_seed": fmt.Sprint(req.Seed)},
+	}
+	if req.Reply != "" {
+		body["metadata"].(map[string]string)[workload.ReplyKey] = req.Reply
 	}
 	if previous != "" {
 		body["previous_response_id"] = previous

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/workload"
 )
 
 // Lane names. Each is one way of talking to the engine (DECISIONS.md).
@@ -66,6 +67,15 @@ type Config struct {
 	// Drills is the race's fault drill schedule: each is armed for every
 	// repeat of its lane, scoped to it (drills.go).
 	Drills []LaneDrill `json:"drills,omitempty"`
+	// Workload, when set, is replayed instead of a scenario (Scenario is
+	// then WorkloadScenario); docs/workload.md.
+	Workload *workload.Workload `json:"workload,omitempty"`
+	// WorkloadID is the stored workload's id (its permalink is
+	// /api/workloads/{id}); the run API fills Workload from it.
+	WorkloadID string `json:"workload_id,omitempty"`
+	// FixedToolTime replays a workload with ToolTimeMs between every two
+	// turns instead of its recorded tool times.
+	FixedToolTime bool `json:"fixed_tool_time,omitempty"`
 }
 
 // Model is the model name the lanes send: the profile, or custom-<tps>

@@ -21,9 +21,10 @@ import (
 // Fault drills (DECISIONS.md "Drills", "Drill firing"): faults the engine
 // injects only when armed, through --drill or /api/drills, to test how a
 // client recovers. A drill applies to the whole server, both engines. It
-// fires once a session has had after_turns responses finished (counted
-// only while some drill can still fire), at most times times, and only on
-// requests of its scope when it has one. Each firing is recorded on the
+// fires once a session has had after_turns responses finished since that
+// drill was armed (each drill counts from its own arming, while it can
+// still fire), at most times times, and only on requests of its scope when
+// it has one. Each firing is recorded on the
 // drill and in the trace of the request it hit.
 //
 // The hooks live here; the transports and the pipeline call them in one
@@ -148,18 +149,36 @@ type Drills struct {
 	// returns at once and no session is counted.
 	live atomic.Int32
 
-	mu       sync.Mutex
-	armed    []*api.Drill
-	seq      int
-	sessions map[string]int // responses finished per session; upgrade attempts per scope
-	order    []string       // the sessions in the order first counted, to bound the map
-	fired    *prometheus.CounterVec
+	mu    sync.Mutex
+	armed []*api.Drill
+	seq   int
+	// counts are each live drill's own counts, by drill id, from its
+	// arming: responses finished per session, upgrade attempts per scope.
+	counts map[string]*drillCount
+	fired  *prometheus.CounterVec
+}
+
+// drillCount is one drill's count per session since it was armed.
+type drillCount struct {
+	n     map[string]int
+	order []string // the sessions in the order first counted, to bound the map
+}
+
+func (c *drillCount) add(key string) {
+	if _, ok := c.n[key]; !ok {
+		if len(c.order) >= maxDrillSessions {
+			delete(c.n, c.order[0])
+			c.order = c.order[1:]
+		}
+		c.order = append(c.order, key)
+	}
+	c.n[key]++
 }
 
 // NewDrills returns an empty registry whose firings m counts (nil: not
 // counted), labelled with the replica like every metric of m.
 func NewDrills(m *Metrics, replica string) *Drills {
-	d := &Drills{sessions: map[string]int{},
+	d := &Drills{counts: map[string]*drillCount{},
 		fired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agentloop_drill_firings_total",
 			Help: "Fault drills fired, by drill."}, []string{"drill"})}
 	if m != nil {
@@ -186,6 +205,7 @@ func (d *Drills) Arm(s api.DrillSpec) (api.Drill, *api.Error) {
 	dr := &api.Drill{ID: "drill_" + strconv.Itoa(d.seq), Object: "drill", DrillSpec: s, ArmedAt: time.Now().Unix(),
 		Firings: []api.DrillFiring{}}
 	d.armed = append(d.armed, dr)
+	d.counts[dr.ID] = &drillCount{n: map[string]int{}}
 	d.live.Add(1)
 	return copyDrill(dr), nil
 }
@@ -222,6 +242,7 @@ func (d *Drills) Disarm(id string) (api.Drill, bool) {
 			if dr.Fired < dr.Times {
 				d.setLive(-1)
 			}
+			delete(d.counts, dr.ID)
 			d.armed = slices.Delete(d.armed, i, i+1)
 			return copyDrill(dr), true
 		}
@@ -235,15 +256,8 @@ func copyDrill(dr *api.Drill) api.Drill {
 	return c
 }
 
-// setLive moves the count of drills that can fire; at 0 the session
-// counts are dropped, so a drill armed later counts from its arming.
-// Callers hold mu.
-func (d *Drills) setLive(delta int32) {
-	if d.live.Add(delta) == 0 {
-		clear(d.sessions)
-		d.order = nil
-	}
-}
+// setLive moves the count of drills that can fire. Callers hold mu.
+func (d *Drills) setLive(delta int32) { d.live.Add(delta) }
 
 // idle says no drill can fire: the hooks' fast path, one atomic load.
 func (d *Drills) idle() bool { return d == nil || d.live.Load() == 0 }
@@ -258,15 +272,11 @@ func (d *Drills) finished(session string) {
 	d.mu.Unlock()
 }
 
+// countLocked counts key for every drill that can still fire.
 func (d *Drills) countLocked(key string) {
-	if _, ok := d.sessions[key]; !ok {
-		if len(d.order) >= maxDrillSessions {
-			delete(d.sessions, d.order[0])
-			d.order = d.order[1:]
-		}
-		d.order = append(d.order, key)
+	for _, c := range d.counts {
+		c.add(key)
 	}
-	d.sessions[key]++
 }
 
 // fire fires the first armed drill of hook that matches the scope and
@@ -285,12 +295,13 @@ func (d *Drills) fire(hook drillHook, session, scope string, f api.DrillFiring) 
 	}
 	for _, dr := range d.armed {
 		if hookOf(dr.Drill) != hook || dr.Fired >= dr.Times || (dr.Scope != "" && dr.Scope != scope) ||
-			d.sessions[key] < dr.AfterTurns {
+			d.counts[dr.ID].n[key] < dr.AfterTurns {
 			continue
 		}
 		dr.Fired++
 		if dr.Fired == dr.Times {
 			d.setLive(-1)
+			delete(d.counts, dr.ID) // spent: it counts no more
 		}
 		f.AtUnixNS = time.Now().UnixNano()
 		if len(dr.Firings) >= maxDrillFirings {

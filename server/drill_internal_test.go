@@ -49,8 +49,28 @@ func TestDrillFiresAfterTurnsAtMostTimesInScope(t *testing.T) {
 		t.Fatalf("firings %+v", got)
 	}
 	// Spent drills stop the counting: the hooks' fast path is back.
-	if !d.idle() || len(d.sessions) != 0 {
-		t.Fatalf("idle %v, sessions %d", d.idle(), len(d.sessions))
+	if !d.idle() || len(d.counts) != 0 {
+		t.Fatalf("idle %v, counts of %d drills", d.idle(), len(d.counts))
+	}
+}
+
+// TestEachDrillCountsFromItsOwnArming: a drill armed mid-session counts
+// the session's responses from its arming, not from the first drill's.
+func TestEachDrillCountsFromItsOwnArming(t *testing.T) {
+	d := NewDrills(nil, "")
+	first := armed(t, d, api.DrillSpec{Drill: api.DrillStall, AfterTurns: 3})
+	d.finished("ws:a")
+	d.finished("ws:a")
+	later := armed(t, d, api.DrillSpec{Drill: api.DrillHTTP503, AfterTurns: 1})
+	if d.fire(hookHTTPCreate, "ws:a", "", api.DrillFiring{}) != nil {
+		t.Fatal("the later drill fired before a response finished since its arming")
+	}
+	d.finished("ws:a") // the first drill's third, the later one's first
+	if dr := d.fire(hookHTTPCreate, "ws:a", "", api.DrillFiring{}); dr == nil || dr.ID != later.ID {
+		t.Fatalf("the later drill after its first response: %+v", dr)
+	}
+	if dr := d.fire(hookStream, "ws:a", "", api.DrillFiring{}); dr == nil || dr.ID != first.ID {
+		t.Fatalf("the first drill after its third response: %+v", dr)
 	}
 }
 
@@ -75,8 +95,8 @@ func TestDrillDisarmAndBoundedSessions(t *testing.T) {
 	for i := 0; i < maxDrillSessions+50; i++ {
 		d.finished("ws:" + string(rune('a'+i%26)) + string(rune(i)))
 	}
-	if len(d.sessions) > maxDrillSessions || len(d.order) > maxDrillSessions {
-		t.Fatalf("%d sessions counted, bound %d", len(d.sessions), maxDrillSessions)
+	if c := d.counts[dr.ID]; len(c.n) > maxDrillSessions || len(c.order) > maxDrillSessions {
+		t.Fatalf("%d sessions counted, bound %d", len(c.n), maxDrillSessions)
 	}
 	if _, ok := d.Disarm(dr.ID); !ok {
 		t.Fatal("disarm failed")
@@ -84,7 +104,7 @@ func TestDrillDisarmAndBoundedSessions(t *testing.T) {
 	if _, ok := d.Disarm(dr.ID); ok {
 		t.Fatal("disarmed twice")
 	}
-	if !d.idle() || len(d.sessions) != 0 || len(d.List()) != 0 {
+	if !d.idle() || len(d.counts) != 0 || len(d.List()) != 0 {
 		t.Fatal("a disarmed registry still counts")
 	}
 }

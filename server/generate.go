@@ -410,6 +410,7 @@ func (e *Engine) finalize(ctx context.Context, tu *turn) (stageResult, *api.Erro
 	resp.Usage = usage
 	counts := *usage
 	tu.trace.Usage = &counts
+	tu.trace.Shape = tu.shape()
 	terminal, failure := settle(resp, g)
 
 	state, outTokens := e.chain(tu, output)

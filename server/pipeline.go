@@ -75,6 +75,11 @@ type turn struct {
 	loadedBytes   int
 	renderedFresh int
 
+	// For the trace's Shape: each context item's rendered tokens from
+	// fresh on, and the instructions' (-1 when a parent held them).
+	itemTokens         []int
+	instructionsTokens int
+
 	stream  streamed // how streaming ended, for finalize
 	outcome outcome  // set by finalize
 
@@ -259,17 +264,20 @@ func (e *Engine) render(ctx context.Context, tu *turn) (stageResult, *api.Error)
 	var err error
 	if p != nil && p.tokens != nil && p.model == tu.model && p.instructions == instructions {
 		tu.fresh = tu.freshFrom()
-		tu.tokens, hits, err = e.renderItems(ctx, p.tokens, tu.partition, tu.context[tu.fresh:])
+		tu.itemTokens, tu.instructionsTokens = make([]int, len(tu.context)-tu.fresh), -1
+		tu.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, tu.partition, tu.context[tu.fresh:], tu.itemTokens)
 		res = stageResult{items: len(tu.context) - tu.fresh, tokens: len(tu.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
 		tu.fresh = 0
+		tu.itemTokens = make([]int, len(tu.context))
 		toks := make([]int, 0, len(tu.model.toolTokens)+64*len(tu.context))
 		if instructions != "" {
 			toks, err = e.sh.Tokenizer.AppendEncodeWrapped(ctx, toks, "<|start|>system<|message|>", instructions, "<|end|>")
 		}
+		tu.instructionsTokens = len(toks)
 		if err == nil {
 			toks = append(toks, tu.model.toolTokens...)
-			toks, hits, err = e.renderItems(ctx, toks, tu.partition, tu.context)
+			toks, hits, err = e.renderItemsCounted(ctx, toks, tu.partition, tu.context, tu.itemTokens)
 		}
 		tu.tokens = toks
 		res = stageResult{items: len(tu.context), tokens: len(toks)}
@@ -481,7 +489,7 @@ func seedOf(req *api.CreateRequest) int64 {
 
 // policyRequest is what the model sees.
 func (tu *turn) policyRequest() *policy.Request {
-	pr := &policy.Request{Tools: tu.model.tools, ToolChoice: tu.req.ToolChoiceName(), Seed: tu.seed}
+	pr := &policy.Request{Tools: tu.model.tools, ToolChoice: tu.req.ToolChoiceName(), Seed: tu.seed, Metadata: tu.req.Metadata}
 	if tu.req.Instructions != nil {
 		pr.Instructions = *tu.req.Instructions
 	}

@@ -128,12 +128,21 @@ func (c *tokenCache) reset(partition string) {
 // it stops with ctx's error once ctx ends, between items or within a long
 // one.
 func (e *Engine) renderItems(ctx context.Context, dst []int, partition string, items []ctxItem) ([]int, int, error) {
+	return e.renderItemsCounted(ctx, dst, partition, items, nil)
+}
+
+// renderItemsCounted is renderItems that also writes each item's token
+// count into counts (len(items), or nil), for the trace's Shape.
+func (e *Engine) renderItemsCounted(ctx context.Context, dst []int, partition string, items []ctxItem, counts []int) ([]int, int, error) {
 	hits := 0
 	if e.tokens != nil {
 		defer func() { e.sh.Metrics.cacheLookups("token", hits, len(items)-hits) }()
 	}
 	for i := range items {
 		it := &items[i].Item
+		if counts != nil {
+			counts[i] = len(dst) // made a count after the loop
+		}
 		if e.tokens == nil {
 			var err error
 			if dst, err = e.sh.Tokenizer.AppendEncode(ctx, dst, renderText(it)); err != nil {
@@ -153,6 +162,13 @@ func (e *Engine) renderItems(ctx context.Context, dst []int, partition string, i
 		}
 		e.tokens.put(key, partition, toks)
 		dst = append(dst, toks...)
+	}
+	for i := range counts {
+		end := len(dst)
+		if i+1 < len(counts) {
+			end = counts[i+1]
+		}
+		counts[i] = end - counts[i]
 	}
 	return dst, hits, nil
 }

@@ -37,7 +37,10 @@ func IsWebSocketSession(key string) bool { return strings.HasPrefix(key, session
 // nothing.
 func clientOf(r *http.Request) *api.Client {
 	c := api.Client{UserAgent: r.Header.Get("User-Agent"), Originator: r.Header.Get("Originator"),
-		Beta: strings.Join(r.Header.Values("OpenAI-Beta"), ", ")}
+		Beta: strings.Join(r.Header.Values("OpenAI-Beta"), ", "), Race: r.Header.Get(api.HeaderRace)}
+	if len(c.Race) > api.MaxRaceTag {
+		c.Race = c.Race[:api.MaxRaceTag]
+	}
 	if c == (api.Client{}) {
 		return nil
 	}

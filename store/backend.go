@@ -48,6 +48,13 @@ type Backend interface {
 	ListInspectSessions(ctx context.Context, limit int) ([]InspectSession, error)
 	LoadInspectSession(ctx context.Context, id string) (*InspectSession, []InspectTurn, error)
 
+	// Workloads (docs/workload.md): saved once, read by id, listed newest
+	// first, deleted by id or by the sweep.
+	SaveWorkload(ctx context.Context, w *Workload) error
+	GetWorkload(ctx context.Context, id string) (*Workload, error)
+	ListWorkloads(ctx context.Context, limit int) ([]Workload, error)
+	DeleteWorkload(ctx context.Context, id string) error
+
 	// Upkeep.
 	Ping(ctx context.Context) error // the database answers (readiness)
 	Sweep(ctx context.Context, cutoff time.Time) (Swept, error)
@@ -60,6 +67,7 @@ type Swept struct {
 	Responses, Runs int
 	Sessions        int // the inspector's client sessions, with their turns
 	Traces          int // traces kept in the store (PostgreSQL, for replicas)
+	Workloads       int
 }
 
 // RetentionBatch is how many rows one sweep transaction deletes at most, so

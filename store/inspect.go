@@ -9,9 +9,11 @@ import "time"
 type InspectSession struct {
 	ID, Key, Transport          string
 	UserAgent, Originator, Beta string
-	CreatedAt, UpdatedAt        time.Time
-	Turns                       int
-	Summary                     []byte
+	// Race tags a session of the playground's own races: "RUN_ID/LANE".
+	Race                 string
+	CreatedAt, UpdatedAt time.Time
+	Turns                int
+	Summary              []byte
 }
 
 // InspectTurn is one request of an inspected session. Turn is opaque JSON

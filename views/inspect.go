@@ -25,7 +25,10 @@ type SessionHead struct {
 	Started, StartedISO         string
 	UserAgent, Originator, Beta string
 	ExportHref, Permalink       string
-	Live                        bool
+	// WorkloadHref serves the session as a workload; RaceConfig is the
+	// race "Race this session" starts with it (JSON, no workload yet).
+	WorkloadHref, RaceConfig string
+	Live                     bool
 	// HTTP says the summary shows the WebSocket estimate.
 	HTTP bool
 }

@@ -53,7 +53,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</code> and watch its turns arrive.</p><section class=\"panel\" aria-labelledby=\"sessions-title\" id=\"inspect-list\" data-testid=\"inspect-list\"><h2 id=\"sessions-title\">Sessions</h2><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Sessions, the most recently active first\"><table class=\"runs sessions\"><thead><tr><th scope=\"col\">Session</th><th scope=\"col\">Client</th><th scope=\"col\">Transport</th><th scope=\"col\">Turns</th><th scope=\"col\">Errors</th><th scope=\"col\">Cache hits / misses</th><th scope=\"col\">Tokens in / cached / out</th><th scope=\"col\">API overhead</th><th scope=\"col\">Last active</th></tr></thead> <tbody id=\"sessions-body\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "</code> and watch its turns arrive.</p><section class=\"panel\" aria-labelledby=\"sessions-title\" id=\"inspect-list\" data-testid=\"inspect-list\"><h2 id=\"sessions-title\">Sessions</h2><label class=\"muted\"><input type=\"checkbox\" id=\"sessions-hide-races\" data-testid=\"sessions-hide-races\"> Hide the playground's own races (sessions tagged with their run and lane)</label><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Sessions, the most recently active first\"><table class=\"runs sessions\"><thead><tr><th scope=\"col\">Session</th><th scope=\"col\">Client</th><th scope=\"col\">Transport</th><th scope=\"col\">Turns</th><th scope=\"col\">Errors</th><th scope=\"col\">Cache hits / misses</th><th scope=\"col\">Tokens in / cached / out</th><th scope=\"col\">API overhead</th><th scope=\"col\">Last active</th></tr></thead> <tbody id=\"sessions-body\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -65,7 +65,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(r.ID).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 31, Col: 56}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 32, Col: 56}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 				if templ_7745c5c3_Err != nil {
@@ -78,7 +78,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(r.Href)).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 33, Col: 40}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 34, Col: 40}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 				if templ_7745c5c3_Err != nil {
@@ -91,7 +91,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var6 string
 				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(r.Short)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 33, Col: 58}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 34, Col: 58}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 				if templ_7745c5c3_Err != nil {
@@ -114,7 +114,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var7 string
 				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(r.Client)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 38, Col: 22}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 39, Col: 22}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 				if templ_7745c5c3_Err != nil {
@@ -127,7 +127,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var8 string
 				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(r.Transport)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 39, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 40, Col: 25}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 				if templ_7745c5c3_Err != nil {
@@ -140,7 +140,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var9 string
 				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(r.Turns)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 40, Col: 49}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 41, Col: 49}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 				if templ_7745c5c3_Err != nil {
@@ -153,7 +153,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(r.Errors)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 41, Col: 22}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 42, Col: 22}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
@@ -166,7 +166,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(r.Cache)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 42, Col: 21}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 43, Col: 21}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 				if templ_7745c5c3_Err != nil {
@@ -179,7 +179,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var12 string
 				templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(r.Tokens)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 43, Col: 22}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 44, Col: 22}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 				if templ_7745c5c3_Err != nil {
@@ -192,7 +192,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var13 string
 				templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(r.Overhead)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 44, Col: 24}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 45, Col: 24}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 				if templ_7745c5c3_Err != nil {
@@ -205,7 +205,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var14 string
 				templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(r.UpdatedISO).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 45, Col: 41}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 46, Col: 41}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 				if templ_7745c5c3_Err != nil {
@@ -218,7 +218,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 				var templ_7745c5c3_Var15 string
 				templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(r.Updated)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 45, Col: 55}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 46, Col: 55}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 				if templ_7745c5c3_Err != nil {
@@ -246,7 +246,7 @@ func InspectPage(p Page, v InspectList) templ.Component {
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(v.BaseURL)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 51, Col: 123}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 52, Col: 123}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
@@ -302,7 +302,7 @@ func DrillPanel(drills []string) templ.Component {
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 70, Col: 24}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 71, Col: 24}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var18)
 			if templ_7745c5c3_Err != nil {
@@ -315,7 +315,7 @@ func DrillPanel(drills []string) templ.Component {
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(d)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 70, Col: 30}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 71, Col: 30}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 			if templ_7745c5c3_Err != nil {
@@ -326,7 +326,7 @@ func DrillPanel(drills []string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</select></div><div class=\"field\"><label for=\"drill-after\">After turns</label> <input id=\"drill-after\" name=\"after_turns\" type=\"number\" min=\"0\" step=\"1\" inputmode=\"numeric\" value=\"0\" data-testid=\"drill-after\"></div><div class=\"field\"><label for=\"drill-times\">Times</label> <input id=\"drill-times\" name=\"times\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" value=\"1\" data-testid=\"drill-times\"></div><div class=\"field\"><label for=\"drill-duration\">Duration (ms, optional)</label> <input id=\"drill-duration\" name=\"duration_ms\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" placeholder=\"the drill's default\" data-testid=\"drill-duration\"><p class=\"muted small\">How long stall and slow-first-token hold the stream, or the Retry-After of http-429 and http-503.</p></div><div class=\"field\"><label for=\"drill-scope\">Scope (optional)</label> <input id=\"drill-scope\" name=\"scope\" type=\"text\" spellcheck=\"false\" autocomplete=\"off\" placeholder=\"every session\" data-testid=\"drill-scope\"><p class=\"muted small\">Only requests whose <code>X-Agentloop-Scope</code> header, or else <code>prompt_cache_key</code>, is this value.</p></div></div><div class=\"actions\"><button type=\"submit\" class=\"primary\" id=\"drill-arm\" data-testid=\"drill-arm\">Arm drill</button> <span id=\"drill-state\" class=\"muted\" role=\"status\" aria-live=\"polite\" data-testid=\"drill-state\"></span></div><p id=\"drill-error\" class=\"error\" role=\"alert\" hidden></p></form><h3 id=\"armed-title\">Armed drills</h3><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-labelledby=\"armed-title\"><table class=\"runs drills-table\"><thead><tr><th scope=\"col\">Drill</th><th scope=\"col\">After turns</th><th scope=\"col\">Fired / times</th><th scope=\"col\">Duration</th><th scope=\"col\">Scope</th><th scope=\"col\">Firings</th><th scope=\"col\">Disarm</th></tr></thead> <tbody id=\"drills-body\" data-testid=\"drills-body\"></tbody></table></div><p id=\"drills-empty\" class=\"muted\" data-testid=\"drills-empty\">No drill is armed.</p></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</select></div><div class=\"field\"><label for=\"drill-after\">After turns</label> <input id=\"drill-after\" name=\"after_turns\" type=\"number\" min=\"0\" step=\"1\" inputmode=\"numeric\" value=\"0\" data-testid=\"drill-after\" aria-describedby=\"drill-after-help\"> <span id=\"drill-after-help\" class=\"muted small\">Responses a session finishes after this drill is armed, warm-ups included; 0 fires on the next one.</span></div><div class=\"field\"><label for=\"drill-times\">Times</label> <input id=\"drill-times\" name=\"times\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" value=\"1\" data-testid=\"drill-times\"></div><div class=\"field\"><label for=\"drill-duration\">Duration (ms, optional)</label> <input id=\"drill-duration\" name=\"duration_ms\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" placeholder=\"the drill's default\" data-testid=\"drill-duration\"><p class=\"muted small\">How long stall and slow-first-token hold the stream, or the Retry-After of http-429 and http-503.</p></div><div class=\"field\"><label for=\"drill-scope\">Scope (optional)</label> <input id=\"drill-scope\" name=\"scope\" type=\"text\" spellcheck=\"false\" autocomplete=\"off\" placeholder=\"every session\" data-testid=\"drill-scope\"><p class=\"muted small\">Only requests whose <code>X-Agentloop-Scope</code> header, or else <code>prompt_cache_key</code>, is this value.</p></div></div><div class=\"actions\"><button type=\"submit\" class=\"primary\" id=\"drill-arm\" data-testid=\"drill-arm\">Arm drill</button> <span id=\"drill-state\" class=\"muted\" role=\"status\" aria-live=\"polite\" data-testid=\"drill-state\"></span></div><p id=\"drill-error\" class=\"error\" role=\"alert\" hidden></p></form><h3 id=\"armed-title\">Armed drills</h3><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-labelledby=\"armed-title\"><table class=\"runs drills-table\"><thead><tr><th scope=\"col\">Drill</th><th scope=\"col\">After turns</th><th scope=\"col\">Fired / times</th><th scope=\"col\">Duration</th><th scope=\"col\">Scope</th><th scope=\"col\">Firings</th><th scope=\"col\">Disarm</th></tr></thead> <tbody id=\"drills-body\" data-testid=\"drills-body\"></tbody></table></div><p id=\"drills-empty\" class=\"muted\" data-testid=\"drills-empty\">No drill is armed.</p></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -373,7 +373,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var22 string
 			templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(h.ID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 127, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 129, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 			if templ_7745c5c3_Err != nil {
@@ -401,7 +401,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var23 string
 			templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(h.Transport)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 134, Col: 33}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 136, Col: 33}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 			if templ_7745c5c3_Err != nil {
@@ -414,7 +414,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var24 string
 			templ_7745c5c3_Var24, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.StartedISO).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 134, Col: 76}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 136, Col: 76}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var24)
 			if templ_7745c5c3_Err != nil {
@@ -427,7 +427,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var25 string
 			templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(h.Started)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 134, Col: 90}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 136, Col: 90}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 			if templ_7745c5c3_Err != nil {
@@ -440,7 +440,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var26 string
 			templ_7745c5c3_Var26, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(h.ExportHref)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 136, Col: 56}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 138, Col: 56}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var26)
 			if templ_7745c5c3_Err != nil {
@@ -453,124 +453,176 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var27 string
 			templ_7745c5c3_Var27, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.ID + ".json").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 136, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 138, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var27)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "\" data-testid=\"session-export\">Export JSON</a> <button type=\"button\" id=\"session-copy-link\" data-link=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "\" data-testid=\"session-export\">Export JSON</a> <a class=\"button\" href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var28 string
-			templ_7745c5c3_Var28, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Permalink).Resolve(ctx)
+			templ_7745c5c3_Var28, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(h.WorkloadHref)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 137, Col: 72}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 139, Col: 58}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var28)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "\">Copy permalink</button> <a href=\"/inspect\">All sessions</a> <span id=\"session-state\" class=\"muted\" role=\"status\" aria-live=\"polite\" data-testid=\"session-state\"></span></div></div><p id=\"session-error\" class=\"error\" role=\"alert\" hidden></p><section class=\"panel\" aria-labelledby=\"who-title\"><h2 id=\"who-title\">Client</h2><dl class=\"fields\"><div><dt>User-Agent</dt><dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "\" download=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var29 string
-			templ_7745c5c3_Var29, templ_7745c5c3_Err = templ.JoinStringErrs(h.UserAgent)
+			templ_7745c5c3_Var29, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.ID + ".workload.json").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 146, Col: 45}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 139, Col: 95}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var29))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var29)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</dd></div><div><dt>originator</dt><dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "\" data-testid=\"session-workload\">Export workload</a> <button type=\"button\" id=\"session-race\" data-workload=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var30 string
-			templ_7745c5c3_Var30, templ_7745c5c3_Err = templ.JoinStringErrs(h.Originator)
+			templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.WorkloadHref).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 147, Col: 46}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 140, Col: 74}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var30))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var30)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "</dd></div><div><dt>OpenAI-Beta</dt><dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "\" data-config=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var31 string
-			templ_7745c5c3_Var31, templ_7745c5c3_Err = templ.JoinStringErrs(h.Beta)
+			templ_7745c5c3_Var31, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.RaceConfig).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 148, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 140, Col: 103}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var31))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var31)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "</dd></div><div><dt>Transport</dt><dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "\" data-testid=\"session-race\">Race this session</button> <button type=\"button\" id=\"session-copy-link\" data-link=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var32 string
-			templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(h.Transport)
+			templ_7745c5c3_Var32, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Permalink).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 149, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 141, Col: 72}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var32)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "</dd></div><div><dt>Session key</dt><dd><code class=\"wrap\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "\">Copy permalink</button> <a href=\"/inspect\">All sessions</a> <span id=\"session-state\" class=\"muted\" role=\"status\" aria-live=\"polite\" data-testid=\"session-state\"></span></div></div><p id=\"session-error\" class=\"error\" role=\"alert\" hidden></p><section class=\"panel\" aria-labelledby=\"who-title\"><h2 id=\"who-title\">Client</h2><dl class=\"fields\"><div><dt>User-Agent</dt><dd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var33 string
-			templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(h.Key)
+			templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(h.UserAgent)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 150, Col: 59}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 150, Col: 45}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</code></dd></div></dl></section><section class=\"panel\" id=\"session\" data-session=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</dd></div><div><dt>originator</dt><dd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var34 string
-			templ_7745c5c3_Var34, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.ID).Resolve(ctx)
+			templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(h.Originator)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 153, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 151, Col: 46}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var34)
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "\" aria-labelledby=\"summary-title\"><h2 id=\"summary-title\">Summary</h2><dl class=\"fields\" id=\"summary-fields\" data-testid=\"session-summary\"></dl>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</dd></div><div><dt>OpenAI-Beta</dt><dd>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var35 string
+			templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(h.Beta)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 152, Col: 41}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var35))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</dd></div><div><dt>Transport</dt><dd>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var36 string
+			templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(h.Transport)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 153, Col: 44}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var36))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "</dd></div><div><dt>Session key</dt><dd><code class=\"wrap\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var37 string
+			templ_7745c5c3_Var37, templ_7745c5c3_Err = templ.JoinStringErrs(h.Key)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 154, Col: 59}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var37))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</code></dd></div></dl></section><section class=\"panel\" id=\"session\" data-session=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var38 string
+			templ_7745c5c3_Var38, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.ID).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 157, Col: 57}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var38)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "\" aria-labelledby=\"summary-title\"><h2 id=\"summary-title\">Summary</h2><dl class=\"fields\" id=\"summary-fields\" data-testid=\"session-summary\"></dl>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if h.HTTP {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<div class=\"estimate\" data-testid=\"session-estimate\"><h3>The same turns as WebSocket continuations <span class=\"tag\">estimate</span></h3><dl class=\"fields\" id=\"estimate-fields\"></dl><details><summary>How this is estimated</summary><p id=\"estimate-method\"></p></details></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "<div class=\"estimate\" data-testid=\"session-estimate\"><h3>The same turns as WebSocket continuations <span class=\"tag\">estimate</span></h3><dl class=\"fields\" id=\"estimate-fields\"></dl><details><summary>How this is estimated</summary><p id=\"estimate-method\"></p></details></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "</section><section class=\"panel\" aria-labelledby=\"turns-title\"><h2 id=\"turns-title\">Turns</h2><ul class=\"legend\" aria-label=\"Waterfall legend\"><li><span class=\"swatch stage-overhead\"></span> API overhead (measured)</li><li><span class=\"swatch stage-api_stack swatch-hatched\"></span> API stack (modelled)</li><li><span class=\"swatch stage-queue_prefill swatch-hatched\"></span> queue and prefill (modelled)</li><li><span class=\"swatch stage-decode swatch-hatched\"></span> decode (modelled)</li><li><span class=\"swatch stage-error\"></span> error</li></ul><svg class=\"waterfall\" id=\"session-waterfall\" role=\"img\" aria-label=\"Waterfall of the session's turns, one row per turn; the table below lists the same figures\"></svg><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Turns of the session\"><table class=\"trace-table turns\"><thead><tr><th scope=\"col\">Turn</th><th scope=\"col\">Response</th><th scope=\"col\">Duration</th><th scope=\"col\">API overhead</th><th scope=\"col\">Modelled stack</th>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "</section><section class=\"panel\" aria-labelledby=\"turns-title\"><h2 id=\"turns-title\">Turns</h2><ul class=\"legend\" aria-label=\"Waterfall legend\"><li><span class=\"swatch stage-overhead\"></span> API overhead (measured)</li><li><span class=\"swatch stage-api_stack swatch-hatched\"></span> API stack (modelled)</li><li><span class=\"swatch stage-queue_prefill swatch-hatched\"></span> queue and prefill (modelled)</li><li><span class=\"swatch stage-decode swatch-hatched\"></span> decode (modelled)</li><li><span class=\"swatch stage-error\"></span> error</li></ul><svg class=\"waterfall\" id=\"session-waterfall\" role=\"img\" aria-label=\"Waterfall of the session's turns, one row per turn; the table below lists the same figures\"></svg><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Turns of the session\"><table class=\"trace-table turns\"><thead><tr><th scope=\"col\">Turn</th><th scope=\"col\">Response</th><th scope=\"col\">Duration</th><th scope=\"col\">API overhead</th><th scope=\"col\">Modelled stack</th>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if h.HTTP {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<th scope=\"col\">As a continuation (estimate)</th>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<th scope=\"col\">As a continuation (estimate)</th>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<th scope=\"col\">Tokens in / cached / out</th><th scope=\"col\">Cache</th><th scope=\"col\">Stages</th><th scope=\"col\">Drill or error</th></tr></thead> <tbody id=\"turns-body\" data-testid=\"turns-body\"></tbody></table></div></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<th scope=\"col\">Tokens in / cached / out</th><th scope=\"col\">Cache</th><th scope=\"col\">Stages</th><th scope=\"col\">Drill or error</th></tr></thead> <tbody id=\"turns-body\" data-testid=\"turns-body\"></tbody></table></div></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

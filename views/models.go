@@ -146,6 +146,9 @@ type RunDetail struct {
 	Permalink           string
 	Repeats             int
 	Stages              []Stage
+	// WorkloadAnswer is a workload race's answer in one sentence
+	// (rollout.WorkloadAnswer); WorkloadHref the workload's permalink.
+	WorkloadAnswer, WorkloadHref string
 }
 
 // Field is a labelled value.

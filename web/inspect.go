@@ -1,16 +1,19 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"agentloop/api"
 	"agentloop/inspect"
+	"agentloop/rollout"
 	"agentloop/store"
 	"agentloop/views"
 
@@ -58,6 +61,7 @@ func (p *Playground) registerInspector(e *echo.Echo) {
 	g.GET("", p.listSessions)
 	g.GET("/:id", p.getSession)
 	g.GET("/:id/export", p.exportSession)
+	g.GET("/:id/workload", p.sessionWorkload)
 	e.GET("/ui/inspect/live", p.inspectLive)
 	e.GET("/ui/inspect/:id/live", p.sessionLive)
 }
@@ -170,10 +174,21 @@ func (p *Playground) listSessions(c echo.Context) error {
 		}
 		limit = n
 	}
+	hideRaces := false
+	switch v := c.QueryParam("races"); v {
+	case "", "show":
+	case "hide":
+		hideRaces = true
+	default:
+		return api.BadRequest("races", "invalid_value", "races must be 'show' or 'hide' (the playground's own races' sessions).")
+	}
 	sessions, err := p.inspector.Sessions(c.Request().Context(), limit)
 	if err != nil {
 		p.log.Error("list sessions", "err", err)
 		return api.ServerError("The server could not list sessions.")
+	}
+	if hideRaces {
+		sessions = slices.DeleteFunc(sessions, func(s inspect.Session) bool { return s.Race != "" })
 	}
 	if sessions == nil {
 		sessions = []inspect.Session{}
@@ -201,6 +216,11 @@ func (p *Playground) exportSession(c echo.Context) error {
 	if err != nil {
 		return storeError(err, "Session", id)
 	}
+	// The export stays as it was: a turn's sizes for workloads are the
+	// workload's (sessionWorkload).
+	for i := range s.Turns {
+		s.Turns[i].Shape = nil
+	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return api.ServerError("The session could not be encoded.")
@@ -209,6 +229,37 @@ func (p *Playground) exportSession(c echo.Context) error {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Content-Disposition", `attachment; filename="`+s.ID+`.json"`)
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+}
+
+// raceThisSession is the race "Race this session" starts (the page adds the
+// session's workload): the race form's stack, optimized HTTP against
+// WebSocket mode, at spark's speed with the recorded tool times.
+var raceThisSession = func() string {
+	b, _ := json.Marshal(map[string]any{"profile": api.ModelSpark, "stack": api.StackDefaultRace.Preset,
+		"lanes": []string{rollout.LaneHTTPOptimized, rollout.LaneWS}})
+	return string(b)
+}()
+
+// sessionWorkload is GET /api/sessions/{id}/workload: the session as a
+// workload (docs/workload.md), a file `agentloop race --workload` takes.
+func (p *Playground) sessionWorkload(c echo.Context) error {
+	id := c.Param("id")
+	s, err := p.inspector.Session(c.Request().Context(), id)
+	if err != nil {
+		return storeError(err, "Session", id)
+	}
+	w, err := inspect.Workload(s)
+	if err != nil {
+		return api.Errorf(http.StatusUnprocessableEntity, "", "invalid_value", "Session '%s' cannot be replayed as a workload: %s.", id, strings.TrimPrefix(err.Error(), "workload: "))
+	}
+	var buf bytes.Buffer
+	if err := w.Encode(&buf); err != nil {
+		return api.ServerError("The workload could not be encoded.")
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Disposition", `attachment; filename="`+s.ID+`.workload.json"`)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf.Bytes())
 }
 
 // inspectPage is /inspect: the live and recent sessions.
@@ -266,7 +317,11 @@ func sessionRow(s inspect.Session) views.SessionRow {
 	if len(short) > 17 {
 		short = short[:17] + "…"
 	}
-	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: clientLabel(s.Client), Transport: transportLabel(s.Transport),
+	client := clientLabel(s.Client)
+	if s.Race != "" {
+		client += " · race " + s.Race
+	}
+	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: client, Transport: transportLabel(s.Transport),
 		Turns: strconv.Itoa(s.Summary.Turns), Errors: strconv.Itoa(s.Summary.Errors),
 		Cache:    strconv.Itoa(s.Summary.CacheHits) + " / " + strconv.Itoa(s.Summary.CacheMisses),
 		Tokens:   fmtInt(s.Summary.InputTokens) + " / " + fmtInt(s.Summary.CachedTokens) + " / " + fmtInt(s.Summary.OutputTokens),
@@ -284,5 +339,6 @@ func sessionHead(s *inspect.Session, permalink string) views.SessionHead {
 	return views.SessionHead{ID: s.ID, Key: s.Key, Transport: transportLabel(s.Transport), Live: s.Live,
 		Started: fmtTime(started), StartedISO: started.UTC().Format(time.RFC3339),
 		UserAgent: dash(s.Client.UserAgent), Originator: dash(s.Client.Originator), Beta: dash(s.Client.Beta),
-		ExportHref: "/api/sessions/" + s.ID + "/export", Permalink: permalink, HTTP: s.Transport != inspect.TransportWebSocket}
+		ExportHref: "/api/sessions/" + s.ID + "/export", Permalink: permalink, HTTP: s.Transport != inspect.TransportWebSocket,
+		WorkloadHref: "/api/sessions/" + s.ID + "/workload", RaceConfig: raceThisSession}
 }

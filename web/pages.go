@@ -201,6 +201,10 @@ func (p *Playground) runPage(c echo.Context) error {
 	}
 	link := c.Scheme() + "://" + c.Request().Host + "/runs/" + rec.ID
 	d := runDetail(rec, link, p.cores)
+	d.WorkloadAnswer = rollout.WorkloadAnswer(rec.Config, rec.Summary)
+	if rec.Config.WorkloadID != "" {
+		d.WorkloadHref = "/api/workloads/" + rec.Config.WorkloadID
+	}
 	if d.Summary != nil {
 		ids, err := p.overlapping(c.Request().Context(), *rec)
 		if err != nil {

@@ -15,12 +15,14 @@ import (
 	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/store"
+	"agentloop/workload"
 
 	"github.com/labstack/echo/v4"
 )
 
-// maxRunBody bounds POST /api/runs: a config is a few hundred bytes.
-const maxRunBody = 64 << 10
+// maxRunBody bounds POST /api/runs: a config is a few hundred bytes, and it
+// may hold a workload (docs/workload.md).
+const maxRunBody = 64<<10 + workload.MaxBytes
 
 // decodeRunRequest reads POST /api/runs's body strictly: unknown fields and
 // wrong types are 400s that name the parameter. Defaults and ranges are the
@@ -66,8 +68,11 @@ func jsonProblem(err error) *api.Error {
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
 		ae  *api.Error
+		we  *workload.Error
 	)
 	switch {
+	case errors.As(err, &we): // the workload's own decoder refused it
+		return api.BadRequest("workload", "invalid_value", "Invalid 'workload': %s.", strings.TrimPrefix(we.Error(), "workload: "))
 	case errors.As(err, &ae): // a field's own decoder refused its value (stack)
 		return ae
 	case errors.As(err, &typ):
@@ -115,6 +120,9 @@ func (p *Playground) startRun(c echo.Context) error {
 	cfg, perr := decodeRunRequest(body)
 	if perr != nil {
 		return perr
+	}
+	if err := p.resolveWorkload(c.Request().Context(), &cfg); err != nil {
+		return err
 	}
 	id, err := p.races.Start(cfg, p.hub.publish)
 	if err != nil {

@@ -128,6 +128,14 @@ func TestStartRunPassesTheConfig(t *testing.T) {
 	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
 		t.Errorf("config %s, want %s", g, w)
 	}
+	// A workload rides in the config as it was sent.
+	wl := `{"version":1,"source":"hand","instructions_tokens":10,"tools_tokens":5,"tools":1,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":4}]}`
+	if rec := tp.do(http.MethodPost, "/api/runs", `{"workload":`+wl+`,"fixed_tool_time":true}`, jsonHeader); rec.Code != 200 {
+		t.Fatal(rec.Code, rec.Body)
+	}
+	if got := tp.races.started[1]; got.Workload == nil || !got.FixedToolTime || mustJSON(t, got.Workload) != `{"version":1,"source":"hand","instructions_tokens":10,"tools_tokens":5,"tools":1,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":4}]}` {
+		t.Errorf("workload config %s", mustJSON(t, got))
+	}
 	for body, want := range map[string]api.Stack{
 		`{"stack":"hosted"}`:                       api.StackHosted,
 		`{"stack":{"preset":"hosted","hop_ms":3}}`: func() api.Stack { s := api.StackHosted; s.Preset, s.HopMS = "custom", 3; return s }(),
@@ -160,6 +168,9 @@ func TestStartRunWithTheRunner(t *testing.T) {
 		{`{"stack":"turbo"}`, "stack"},
 		{`{"profile":"burst","decode_tps":250}`, "decode_tps"},
 		{`{"decode_tps":0.5}`, "decode_tps"},
+		{`{"workload":{"version":1,"turns":[]}}`, "workload"},
+		{`{"workload":{"version":1,"turns":[{"input":[{"kind":"tool_output","tokens":3}],"output_tokens":1}]}}`, "workload"},
+		{`{"workload":{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":1}]},"lanes":["prototype"]}`, "lanes"},
 	} {
 		rec := tp.do(http.MethodPost, "/api/runs", tc.body, jsonHeader)
 		if rec.Code != 400 {

@@ -42,6 +42,9 @@ type Deps struct {
 	Cores int
 	// Inspector serves /inspect and /api/sessions; nil leaves them out.
 	Inspector Inspector
+	// Workloads stores workloads (/api/workloads, a run's workload_id);
+	// nil leaves them out.
+	Workloads WorkloadDB
 }
 
 // Playground serves the pages, the run API and the live feed.
@@ -54,6 +57,7 @@ type Playground struct {
 	hub   *hub
 
 	inspector Inspector
+	workloads WorkloadDB
 	stopFeed  chan struct{} // closed by Shutdown: the inspector's feed stops
 	stopOnce  sync.Once
 	feedDone  chan struct{}
@@ -71,7 +75,7 @@ func New(d Deps) *Playground {
 		d.Cores = runtime.NumCPU()
 	}
 	p := &Playground{races: d.Races, runs: d.Runs, log: d.Log, keyed: d.KeyRequired, cores: d.Cores,
-		inspector: d.Inspector, stopFeed: make(chan struct{}), feedDone: make(chan struct{}), conns: map[*liveConn]struct{}{}}
+		inspector: d.Inspector, workloads: d.Workloads, stopFeed: make(chan struct{}), feedDone: make(chan struct{}), conns: map[*liveConn]struct{}{}}
 	p.hub = newHub(func(id string) bool {
 		if isInspectFeed(id) {
 			return p.inspector != nil
@@ -110,6 +114,9 @@ func (p *Playground) Register(e *echo.Echo) {
 
 	if p.inspector != nil {
 		p.registerInspector(e)
+	}
+	if p.workloads != nil {
+		p.registerWorkloads(e)
 	}
 }
 

@@ -38,6 +38,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runRace(ctx, args, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, args, getenv, stdout, stderr)
+	case "workload":
+		return runWorkload(ctx, args, getenv, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -52,6 +54,7 @@ Usage:
   agentloop [serve] [flags]      run the server (default)
   agentloop race [flags]         race a scripted rollout over several transports
   agentloop bench overhead|load  benchmark the engine
+  agentloop workload import FILE turn a Codex CLI session file into a workload
   agentloop <command> --help     flags of a command
 
 Every flag can also be set by an environment variable: AGENTLOOP_ plus the

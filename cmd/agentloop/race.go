@@ -34,6 +34,8 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.Float64Var(&cfg.DecodeTPS, "decode-tps", 0, "decode at this rate in tokens/s per stream (model custom-<tps>: spark's profile at that rate; needs --profile spark); 0: the profile's own")
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve the in-process engine over TLS (self-signed) so new connections pay real handshakes")
 	fs.Var(laneDrillFlag{&cfg.Drills}, "drill", "fault drill on one lane: LANE:NAME[:after=N][:times=K][:for=DURATION], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
+	workloadSpec := fs.String("workload", "", "replay a workload instead of a scenario: a file (docs/workload.md), or session:ID, an inspector session of --server")
+	fs.BoolVar(&cfg.FixedToolTime, "fixed-tool-time", false, "replay the workload with --tool-time between turns instead of its recorded tool times")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
 	serverURL := fs.String("server", "", "ask the agentloop server at this URL to run the race (it shows live in the browser)")
@@ -55,6 +57,13 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	cfg.RTTms = float64(*rtt) / float64(time.Millisecond)
 	cfg.ToolTimeMs = float64(*toolTime) / float64(time.Millisecond)
 	cfg.Lanes = strings.Split(*lanes, ",")
+	if *workloadSpec != "" {
+		w, err := loadWorkload(ctx, *workloadSpec, *serverURL, *apiKey)
+		if err != nil {
+			return err
+		}
+		cfg.Workload = w
+	}
 	if err := rollout.Normalize(&cfg); err != nil {
 		if strings.HasPrefix(err.Param, "drills") {
 			return fmt.Errorf("--drill: %s", err.Message)
@@ -220,6 +229,9 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	}
 	printDrills(w, rec)
 	s := rec.Summary
+	if a := rollout.WorkloadAnswer(c, s); a != "" {
+		fmt.Fprintln(w, a)
+	}
 	if s.TimeWent != "" {
 		fmt.Fprintln(w, s.TimeWent)
 	}

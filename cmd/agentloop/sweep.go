@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"agentloop/api"
 	"agentloop/app"
 	"agentloop/rollout"
+	"agentloop/workload"
 )
 
 // sweepCell is one fair race of the sweep: a stack, a scenario (its
@@ -43,6 +45,7 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 	slow := fs.Int("slow", 250, "at this speed or slower, one repeat per cell")
 	seed := fs.Int64("seed", 1, "scenario seed")
 	db := fs.String("db", "./agentloop.db", "SQLite database the races are stored in (the playground's /sweep page reads them)")
+	workloadFile := fs.String("workload", "", "replay this workload (docs/workload.md) instead of the scenarios; the prototype lane is left out")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: agentloop bench sweep [flags]\n\nRuns fair races (lanes one after another, interleaved over repeats) over model speeds, stacks and context sizes, and prints each lane's median time and the share ws and prototype save against http-optimized.\n\nFlags:\n")
@@ -54,6 +57,16 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 	laneList := splitList(*lanes)
 	if len(laneList) < 2 || laneList[0] != rollout.LaneHTTPOptimized {
 		return fmt.Errorf("--lanes must start with %s, the reference", rollout.LaneHTTPOptimized)
+	}
+	scenarioList := splitList(*scenarios)
+	var wl *workload.Workload
+	if *workloadFile != "" {
+		var err error
+		if wl, err = loadWorkload(ctx, *workloadFile, "", ""); err != nil {
+			return err
+		}
+		scenarioList = []string{rollout.WorkloadScenario}
+		laneList = slices.DeleteFunc(laneList, func(l string) bool { return l == rollout.LanePrototype })
 	}
 	var tpsList []int
 	for _, s := range splitList(*speeds) {
@@ -83,14 +96,14 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 	}
 	var cells []sweepCell
 	for _, st := range stackList {
-		for _, sc := range splitList(*scenarios) {
+		for _, sc := range scenarioList {
 			for _, tps := range tpsList {
 				n := *repeats
 				if tps <= *slow {
 					n = 1
 				}
 				cfg := rollout.Config{Scenario: sc, Profile: api.ModelSpark, DecodeTPS: float64(tps), Stack: st,
-					Lanes: laneList, Seed: *seed, Sequential: true, Repeats: n}
+					Lanes: laneList, Seed: *seed, Sequential: true, Repeats: n, Workload: wl}
 				id, sum, err := runner.Run(ctx, cfg, nil)
 				if err != nil {
 					return fmt.Errorf("%s %s %d tok/s: %w", st.Preset, sc, tps, err)

@@ -225,8 +225,12 @@
       draw();
     }
 
+    // The playground's own races tag their sessions (run and lane); the
+    // box hides them.
+    const hideRaces = document.getElementById("sessions-hide-races");
     const draw = scheduler(() => {
-      const rows = [...sessions.values()].sort((a, b) => b.updated_unix_ns - a.updated_unix_ns || (a.id < b.id ? -1 : 1));
+      const rows = [...sessions.values()].filter((s) => !(hideRaces && hideRaces.checked && s.race))
+        .sort((a, b) => b.updated_unix_ns - a.updated_unix_ns || (a.id < b.id ? -1 : 1));
       clear(body);
       for (const s of rows) {
         const short = s.id.length > 17 ? s.id.slice(0, 17) + "…" : s.id;
@@ -234,7 +238,7 @@
         body.append(el("tr", { "data-testid": "session-row", "data-session": s.id },
           el("td", null, el("a", { href: "/inspect/" + encodeURIComponent(s.id) }, el("code", null, short)),
             s.live ? " " : null, s.live ? el("span", { class: "status", "data-status": "running" }, "live") : null),
-          el("td", null, clientLabel(s.client)),
+          el("td", s.race ? { "data-race": s.race } : null, clientLabel(s.client) + (s.race ? " · race " + s.race : "")),
           el("td", null, transportLabel(s.transport)),
           el("td", { "data-testid": "session-turns" }, String(sum.turns || 0)),
           el("td", null, String(sum.errors || 0)),
@@ -246,6 +250,8 @@
       empty.hidden = rows.length > 0;
       if (loaded) markReady("inspect");
     });
+
+    if (hideRaces) hideRaces.addEventListener("change", draw);
 
     follow("/ui/inspect/live", state, () => {
       A.getJSON("/api/sessions?limit=100").then((r) => {
@@ -393,6 +399,24 @@
         state.textContent = "Link copied.";
       } catch (_) {
         state.textContent = copyBtn.dataset.link;
+      }
+    });
+
+    // Race this session: its workload, raced as the button's config says;
+    // the race view follows it live.
+    const raceBtn = document.getElementById("session-race");
+    raceBtn.addEventListener("click", async () => {
+      raceBtn.disabled = true;
+      state.textContent = "Starting a race of this session…";
+      try {
+        const cfg = JSON.parse(raceBtn.dataset.config);
+        cfg.workload = await A.getJSON(raceBtn.dataset.workload);
+        const run = await A.sendJSON("POST", "/api/runs", cfg);
+        window.location.assign("/race?run=" + encodeURIComponent(run.id));
+      } catch (err) {
+        raceBtn.disabled = false;
+        state.textContent = "";
+        A.showError(errorBox, err);
       }
     });
 

@@ -228,6 +228,7 @@
     if (param === "drills") return drillList.querySelector("select");
     const sp = /^stack\.(\w+)$/.exec(param || ""); // a stack parameter out of its range
     if (sp) return document.getElementById("race-stack-" + sp[1]);
+    if (param === "workload") return document.getElementById("race-workload");
     const f = numberFields.find((n) => n.key === param);
     return f ? document.getElementById(f.id) : null;
   }
@@ -277,6 +278,18 @@
         busyBox.focus();
         return;
       }
+    }
+    // Your own workload (docs/workload.md) replaces the scenario.
+    const workloadFile = document.getElementById("race-workload");
+    if (workloadFile && workloadFile.files.length > 0) {
+      try {
+        cfg.workload = JSON.parse(await workloadFile.files[0].text());
+      } catch (_) {
+        showFieldError(workloadFile, "Your workload: the file is not JSON.");
+        return;
+      }
+      delete cfg.scenario;
+      cfg.lanes = cfg.lanes.filter((l) => l !== "prototype");
     }
     startBtn.disabled = true;
     state.textContent = "Starting…";

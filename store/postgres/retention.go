@@ -72,6 +72,21 @@ func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (store.Swept, error) 
 			break
 		}
 	}
+	for {
+		// Workloads are kept like runs: a race that replayed one keeps its
+		// own copy in its config.
+		n, err := db.sweepBatch(ctx, `SELECT id FROM workloads WHERE created_at < $1 ORDER BY created_at LIMIT $2`, cutoff.UnixNano(), func(tx pgx.Tx, id string) error {
+			_, err := tx.Exec(ctx, `DELETE FROM workloads WHERE id = $1`, id)
+			return err
+		})
+		s.Workloads += n
+		if err != nil {
+			return s, fmt.Errorf("store: sweep workloads: %w", err)
+		}
+		if n < store.RetentionBatch {
+			break
+		}
+	}
 	return s, nil
 }
 

@@ -20,12 +20,12 @@ func (db *DB) SaveInspect(ctx context.Context, sessions []store.InspectSession, 
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		for _, s := range sessions {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO inspect_sessions
-				(id, session, transport, user_agent, originator, beta, created_at, updated_at, turns, summary)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				(id, session, transport, user_agent, originator, beta, race, created_at, updated_at, turns, summary)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (id) DO UPDATE SET transport = excluded.transport, user_agent = excluded.user_agent,
-				originator = excluded.originator, beta = excluded.beta, updated_at = excluded.updated_at,
+				originator = excluded.originator, beta = excluded.beta, race = excluded.race, updated_at = excluded.updated_at,
 				turns = excluded.turns, summary = excluded.summary`,
-				s.ID, s.Key, s.Transport, s.UserAgent, s.Originator, s.Beta,
+				s.ID, s.Key, s.Transport, s.UserAgent, s.Originator, s.Beta, s.Race,
 				s.CreatedAt.UnixNano(), s.UpdatedAt.UnixNano(), s.Turns, s.Summary); err != nil {
 				return err
 			}
@@ -115,12 +115,12 @@ func (db *DB) LoadInspectSession(ctx context.Context, id string) (*store.Inspect
 	return &sess, turns, nil
 }
 
-const inspectColumns = `id, session, transport, user_agent, originator, beta, created_at, updated_at, turns, summary`
+const inspectColumns = `id, session, transport, user_agent, originator, beta, race, created_at, updated_at, turns, summary`
 
 func scanInspectSession(r interface{ Scan(...any) error }) (store.InspectSession, error) {
 	var s store.InspectSession
 	var created, updated int64
-	err := r.Scan(&s.ID, &s.Key, &s.Transport, &s.UserAgent, &s.Originator, &s.Beta, &created, &updated, &s.Turns, &s.Summary)
+	err := r.Scan(&s.ID, &s.Key, &s.Transport, &s.UserAgent, &s.Originator, &s.Beta, &s.Race, &created, &updated, &s.Turns, &s.Summary)
 	s.CreatedAt, s.UpdatedAt = time.Unix(0, created), time.Unix(0, updated)
 	return s, err
 }

@@ -62,7 +62,22 @@ func (db *DB) Sweep(ctx context.Context, cutoff time.Time) (store.Swept, error) 
 			break
 		}
 	}
-	if s.Responses+s.Runs+s.Sessions > 0 {
+	for {
+		// Workloads are kept like runs: a race that replayed one keeps its
+		// own copy in its config.
+		n, err := db.sweepBatch(ctx, `SELECT id FROM workloads WHERE created_at < ? ORDER BY created_at LIMIT ?`, cutoff.UnixNano(), func(tx *sql.Tx, id string) error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM workloads WHERE id = ?`, id)
+			return err
+		})
+		s.Workloads += n
+		if err != nil {
+			return s, fmt.Errorf("store: sweep workloads: %w", err)
+		}
+		if n < store.RetentionBatch {
+			break
+		}
+	}
+	if s.Responses+s.Runs+s.Sessions+s.Workloads > 0 {
 		// Incremental: a few hundred pages per statement, never a full VACUUM.
 		if _, err := db.w.ExecContext(ctx, `PRAGMA incremental_vacuum(512)`); err != nil {
 			return s, fmt.Errorf("store: incremental vacuum: %w", classify(err))

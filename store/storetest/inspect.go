@@ -11,7 +11,7 @@ import (
 )
 
 func inspectSession(id string, updated time.Time, turns int) store.InspectSession {
-	return store.InspectSession{ID: id, Key: "http:key:" + id, Transport: "http", UserAgent: "ua/1", Originator: "codex_exec",
+	return store.InspectSession{ID: id, Key: "http:key:" + id, Transport: "http", UserAgent: "ua/1", Originator: "codex_exec", Race: "run_1/ws",
 		Beta: "responses=v1", CreatedAt: updated.Add(-time.Minute), UpdatedAt: updated, Turns: turns, Summary: []byte(`{"turns":` + fmt.Sprint(turns) + `}`)}
 }
 
@@ -39,7 +39,7 @@ func testInspectSessionsRoundTripAndUpsert(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	if got.Turns != 2 || string(got.Summary) != `{"turns":2}` || !got.UpdatedAt.Equal(s2.UpdatedAt) || !got.CreatedAt.Equal(s.CreatedAt) ||
-		got.Key != s.Key || got.UserAgent != "ua/1" || got.Originator != "codex_exec" || got.Beta != "responses=v1" {
+		got.Key != s.Key || got.UserAgent != "ua/1" || got.Originator != "codex_exec" || got.Beta != "responses=v1" || got.Race != "run_1/ws" {
 		t.Fatalf("session = %+v", got)
 	}
 	if len(turns) != 2 || string(turns[0].Turn) != `{"index":0}` || turns[1].ResponseID != "resp_2" || turns[1].Index != 1 {

@@ -114,6 +114,7 @@ func Run(t *testing.T, h Harness) {
 		{"InspectSessionsRoundTripAndUpsert", testInspectSessionsRoundTripAndUpsert},
 		{"ListInspectSessionsNewestFirst", testListInspectSessionsNewestFirst},
 		{"SweepDeletesIdleInspectSessionsWithTheirTurns", testSweepDeletesIdleInspectSessionsWithTheirTurns},
+		{"Workloads", testWorkloads},
 		{"LockedDatabase", testLockedDatabase},
 		{"FullDatabase", testFullDatabase},
 		{"UnreachableDatabase", testUnreachableDatabase},

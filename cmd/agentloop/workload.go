@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"agentloop/inference"
+	"agentloop/workload"
+)
+
+// runWorkload is `agentloop workload import FILE`: a Codex CLI session
+// file (the rollout JSONL under $CODEX_HOME/sessions) tokenized locally
+// with the engine's tokenizer, written as a workload (docs/workload.md).
+func runWorkload(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "import" {
+		fmt.Fprint(stderr, "Usage: agentloop workload import [flags] FILE\n")
+		return fmt.Errorf("agentloop workload: the one subcommand is import")
+	}
+	fs := flag.NewFlagSet("agentloop workload import", flag.ContinueOnError)
+	out := fs.String("o", "", "write the workload to this file instead of standard output")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: agentloop workload import [flags] FILE\n\nReads a Codex CLI %s session file (the rollout JSONL under $CODEX_HOME/sessions), tokenizes it locally with the engine's tokenizer\nand prints its workload (docs/workload.md): counts, sizes and tool times, never content.\n\nFlags:\n", workload.CodexVersion)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args[1:], getenv, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return fmt.Errorf("agentloop workload import takes one FILE")
+	}
+	f, err := os.Open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tok, err := inference.NewTokenizer()
+	if err != nil {
+		return err
+	}
+	w, err := workload.ImportCodex(f, tok.Count)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+	}
+	if *out == "" {
+		return w.Encode(stdout)
+	}
+	o, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	if err := w.Encode(o); err != nil {
+		o.Close()
+		return err
+	}
+	return o.Close()
+}
+
+// loadWorkload reads --workload: a file in the format of docs/workload.md,
+// or "session:ID", an inspector session of the server at serverURL.
+func loadWorkload(ctx context.Context, spec, serverURL, apiKey string) (*workload.Workload, error) {
+	if id, ok := strings.CutPrefix(spec, "session:"); ok {
+		if serverURL == "" {
+			return nil, fmt.Errorf("--workload %s needs --server: the session is the server's", spec)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(serverURL, "/")+"/api/sessions/"+id+"/workload", nil)
+		if err != nil {
+			return nil, err
+		}
+		if apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+apiKey)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("--workload %s: %w", spec, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			return nil, fmt.Errorf("--workload %s: %s: %s", spec, resp.Status, strings.TrimSpace(string(b)))
+		}
+		w, err := workload.Decode(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("--workload %s: %w", spec, err)
+		}
+		return w, nil
+	}
+	f, err := os.Open(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--workload: %w", err)
+	}
+	defer f.Close()
+	w, err := workload.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("--workload %s: %w", spec, err)
+	}
+	return w, nil
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentloop/workload"
+)
+
+// TestRaceWorkloadFile: agentloop race --workload FILE replays the file in
+// every default lane, and a bad file or a session without --server is a
+// clear error.
+func TestRaceWorkloadFile(t *testing.T) {
+	getenv := func(string) string { return "" }
+	var out bytes.Buffer
+	args := []string{"race", "--workload", "testdata/workload.json", "--profile", "instant", "--db", filepath.Join(t.TempDir(), "a.db")}
+	if err := run(context.Background(), args, getenv, &out, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "scenario workload") || strings.Count(out.String(), " passed ") < 4 || !strings.Contains(out.String(), "Your workload: WebSocket mode would finish") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"race", "--workload", "testdata/nothing.json"}, "no such file"},
+		{[]string{"race", "--workload", "session:abc"}, "needs --server"},
+		{[]string{"race", "--workload", "main.go"}, "--workload main.go: workload: invalid JSON"},
+		{[]string{"race", "--workload", "testdata/workload.json", "--lanes", "ws,prototype"}, "prototype lane does not replay workloads"},
+	} {
+		err := run(context.Background(), c.args, getenv, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+// TestWorkloadImport: agentloop workload import tokenizes a Codex session
+// file with the engine's tokenizer: the first turn's parts add up to the
+// input the engine counted, and the result races.
+func TestWorkloadImport(t *testing.T) {
+	getenv := func(string) string { return "" }
+	out := filepath.Join(t.TempDir(), "w.json")
+	if err := run(context.Background(), []string{"workload", "import", "-o", out, "../../workload/testdata/codex-0.171.0.jsonl"}, getenv, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := w.Turns[0]
+	if sum := w.InstructionsTokens + w.ToolsTokens + first.NewInputTokens(); sum != first.InputTokens || w.Source != "codex-0.171.0" {
+		t.Fatalf("first turn's parts add up to %d, the engine counted %d: %s", sum, first.InputTokens, b)
+	}
+	if err := run(context.Background(), []string{"workload", "import", "main.go"}, getenv, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "main.go: workload: line 1") {
+		t.Errorf("a Go file: %v", err)
+	}
+	var res bytes.Buffer
+	if err := run(context.Background(), []string{"race", "--workload", out, "--profile", "instant", "--lanes", "http-optimized,ws", "--db", filepath.Join(t.TempDir(), "a.db")}, getenv, &res, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, res.String())
+	}
+}

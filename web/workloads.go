@@ -1,0 +1,171 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"agentloop/api"
+	"agentloop/rollout"
+	"agentloop/store"
+	"agentloop/workload"
+
+	"github.com/labstack/echo/v4"
+)
+
+// WorkloadDB is the store of workloads (docs/workload.md). Every store
+// backend implements it.
+type WorkloadDB interface {
+	SaveWorkload(ctx context.Context, w *store.Workload) error
+	GetWorkload(ctx context.Context, id string) (*store.Workload, error)
+	ListWorkloads(ctx context.Context, limit int) ([]store.Workload, error)
+	DeleteWorkload(ctx context.Context, id string) error
+}
+
+func (p *Playground) registerWorkloads(e *echo.Echo) {
+	g := e.Group("/api/workloads")
+	g.POST("", p.uploadWorkload, SameOriginJSON)
+	g.GET("", p.listWorkloads)
+	g.GET("/:id", p.getWorkload)
+	g.DELETE("/:id", p.deleteWorkload, SameOrigin)
+}
+
+// workloadInfo is a stored workload as the API lists it; its permalink is
+// /api/workloads/{id}, which serves the workload itself.
+type workloadInfo struct {
+	ID        string `json:"id"`
+	Object    string `json:"object"`
+	CreatedAt int64  `json:"created_at"`
+	Source    string `json:"source"`
+	Turns     int    `json:"turns"`
+	URL       string `json:"url"`
+}
+
+func infoOf(w store.Workload) workloadInfo {
+	return workloadInfo{ID: w.ID, Object: "workload", CreatedAt: w.CreatedAt.Unix(), Source: w.Source, Turns: w.Turns, URL: "/api/workloads/" + w.ID}
+}
+
+// saveWorkload stores w under a new id and returns it.
+func (p *Playground) saveWorkload(ctx context.Context, w *workload.Workload) (store.Workload, error) {
+	var buf bytes.Buffer
+	if err := w.Encode(&buf); err != nil {
+		return store.Workload{}, err
+	}
+	sw := store.Workload{ID: "wl_" + api.NewID("")[1:21], CreatedAt: time.Now(), Source: w.Source, Turns: len(w.Turns), JSON: buf.Bytes()}
+	return sw, p.workloads.SaveWorkload(ctx, &sw)
+}
+
+// uploadWorkload is POST /api/workloads: the body is a workload; the
+// answer its id and permalink.
+func (p *Playground) uploadWorkload(c echo.Context) error {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, workload.MaxBytes+1))
+	if err != nil {
+		return api.BadRequest("", "invalid_json", "Could not read the body.")
+	}
+	if len(body) > workload.MaxBytes {
+		return api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large", "A workload is at most %d bytes.", workload.MaxBytes)
+	}
+	w, err := workload.Parse(body)
+	if err != nil {
+		return workloadProblem(err)
+	}
+	sw, err := p.saveWorkload(c.Request().Context(), w)
+	if err != nil {
+		return storeError(err, "Workload", sw.ID)
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/workloads/"+sw.ID)
+	return c.JSON(http.StatusOK, infoOf(sw))
+}
+
+// workloadProblem is a decoder's error as a 400 naming the field.
+func workloadProblem(err error) *api.Error {
+	msg := strings.TrimPrefix(err.Error(), "workload: ")
+	return api.BadRequest("workload", "invalid_value", "Invalid workload: %s.", msg)
+}
+
+// getWorkload is GET /api/workloads/{id}: the workload itself, a file
+// `agentloop race --workload` takes.
+func (p *Playground) getWorkload(c echo.Context) error {
+	id := c.Param("id")
+	w, err := p.workloads.GetWorkload(c.Request().Context(), id)
+	if err != nil {
+		return storeError(err, "Workload", id)
+	}
+	c.Response().Header().Set("Content-Disposition", `inline; filename="`+id+`.json"`)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, w.JSON)
+}
+
+// listWorkloads is GET /api/workloads?limit=: newest first.
+func (p *Playground) listWorkloads(c echo.Context) error {
+	limit := 50
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			return api.BadRequest("limit", "invalid_value", "limit must be an integer between 1 and 1000.")
+		}
+		limit = n
+	}
+	ws, err := p.workloads.ListWorkloads(c.Request().Context(), limit)
+	if err != nil {
+		return storeError(err, "Workloads", "")
+	}
+	data := make([]workloadInfo, 0, len(ws))
+	for _, w := range ws {
+		data = append(data, infoOf(w))
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// deleteWorkload is DELETE /api/workloads/{id}. Runs that replayed it keep
+// their own copy.
+func (p *Playground) deleteWorkload(c echo.Context) error {
+	id := c.Param("id")
+	if err := p.workloads.DeleteWorkload(c.Request().Context(), id); err != nil {
+		return storeError(err, "Workload", id)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"id": id, "object": "workload", "deleted": true})
+}
+
+// resolveWorkload fills a run config's workload: a workload_id names a
+// stored one; an inline workload is stored, so the run links to its
+// permalink. Without a workload store, only inline workloads race.
+func (p *Playground) resolveWorkload(ctx context.Context, cfg *rollout.Config) error {
+	if p.workloads == nil {
+		if cfg.WorkloadID != "" {
+			return api.BadRequest("workload_id", "invalid_value", "This server keeps no workloads; send the workload itself.")
+		}
+		return nil
+	}
+	switch {
+	case cfg.WorkloadID != "" && cfg.Workload != nil:
+		return api.BadRequest("workload_id", "invalid_value", "Send a workload or a workload_id, not both.")
+	case cfg.WorkloadID != "":
+		sw, err := p.workloads.GetWorkload(ctx, cfg.WorkloadID)
+		if err != nil {
+			if e := storeError(err, "Workload", cfg.WorkloadID); e.Status == http.StatusNotFound {
+				return api.BadRequest("workload_id", "invalid_value", "Workload '%s' not found.", cfg.WorkloadID)
+			}
+			return storeError(err, "Workload", cfg.WorkloadID)
+		}
+		w, err := workload.Parse(sw.JSON)
+		if err != nil {
+			return workloadProblem(err)
+		}
+		cfg.Workload = w
+	case cfg.Workload != nil:
+		if err := rollout.Normalize(cfg); err != nil {
+			return err // refused before anything is stored
+		}
+		sw, err := p.saveWorkload(ctx, cfg.Workload)
+		if err != nil {
+			return storeError(err, "Workload", sw.ID)
+		}
+		cfg.WorkloadID = sw.ID
+	}
+	return nil
+}

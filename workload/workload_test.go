@@ -1,0 +1,134 @@
+package workload
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestDecodeExample(t *testing.T) {
+	b, err := os.ReadFile("testdata/codex-like.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Turns) != 3 || w.Turns[1].NewInputTokens() != 1200 || w.Turns[1].MessageTokens() != 48 {
+		t.Fatalf("decoded %+v", w)
+	}
+	// Encode and decode give the same workload back.
+	var buf bytes.Buffer
+	if err := w.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(w2) != fmt.Sprint(w) {
+		t.Fatalf("round trip:\n%v\n%v", w, w2)
+	}
+}
+
+func TestDecodeErrorsNameTheField(t *testing.T) {
+	turn := `{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3}`
+	cases := []struct{ body, want string }{
+		{``, "empty"},
+		{`{"turns":[]}`, "version: missing"},
+		{`{"version":2,"turns":[]}`, "version: version 2 is not supported"},
+		{`{"version":1,"turns":[]}`, "turns: a workload needs at least one turn"},
+		{`{"version":1,"turns":[` + turn + `]} x`, "trailing data"},
+		{`{"version":1,"colour":1,"turns":[` + turn + `]}`, "colour: unknown field"},
+		{`{"version":1,"turns":[` + turn + `,{"input":[{"kind":"user_message","tokens":"7"}],"output_tokens":3}]}`, "turns[1].input[].tokens: expected int, got string"},
+		{`{"version":1,"turns":[` + turn + `,{"input":[{"kind":"user_message","tokens":7}],"output_tokens":3,"cost":1}]}`, "turns[1].cost: unknown field"},
+		{`{"version":1,"turns":[{"input":[{"kind":"tool_output","tokens":5}],"output_tokens":3}]}`, "turns[0].input: the first turn has 1 tool outputs"},
+		{`{"version":1,"turns":[{"input":[{"kind":"image","tokens":5}],"output_tokens":3}]}`, `turns[0].input[0].kind: unknown kind "image"`},
+		{`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":0}],"output_tokens":3}]}`, "turns[0].input[0].tokens: must be 1 to 200000 tokens, got 0"},
+		{`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3,"calls":[{"argument_tokens":9}]}]}`, "turns[0].output_tokens: 3, fewer than the calls' 9"},
+		{`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":30,"calls":[{"argument_tokens":9}]},` + turn + `]}`, "turns[1].input: 0 tool outputs for the previous turn's 1 calls"},
+		{`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3,"tool_time_ms":-1}]}`, "turns[0].tool_time_ms: must be 0 to 600000"},
+		{`{"version":1,"instructions_tokens":200001,"turns":[` + turn + `]}`, "instructions_tokens: must be 0 to 200000"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.body))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%.80q) = %v, want an error containing %q", c.body, err, c.want)
+		}
+	}
+}
+
+// TestTenThousandTurnsRefused: a long session is refused with a clear
+// error before its turns are decoded, never a crash.
+func TestTenThousandTurnsRefused(t *testing.T) {
+	turn := `{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3}`
+	body := `{"version":1,"turns":[` + strings.TrimSuffix(strings.Repeat(turn+",", 10000), ",") + `]}`
+	_, err := Parse([]byte(body))
+	if err == nil || !strings.Contains(err.Error(), "turns: 10000 turns; a workload holds at most 1000") {
+		t.Fatalf("err = %v", err)
+	}
+	// The session total is bounded too.
+	big := `{"input":[{"kind":"user_message","tokens":200000}],"output_tokens":1}`
+	body = `{"version":1,"turns":[` + strings.TrimSuffix(strings.Repeat(big+",", 6), ",") + `]}`
+	if _, err := Parse([]byte(body)); err == nil || !strings.Contains(err.Error(), "turns[4]: the session reaches") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestReplySpec(t *testing.T) {
+	for _, r := range []Reply{{OutputTokens: 1}, {OutputTokens: 120, ArgumentTokens: []int{35, 80}}} {
+		got, err := ParseReply(r.String())
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(r) {
+			t.Fatalf("ParseReply(%q) = %v, %v", r.String(), got, err)
+		}
+	}
+	// The largest reply fits the API's 512-character metadata value.
+	r := Reply{OutputTokens: MaxItemTokens}
+	for range MaxCallsPerTurn {
+		r.ArgumentTokens = append(r.ArgumentTokens, MaxItemTokens/MaxCallsPerTurn)
+	}
+	if n := len(r.String()); n > 512 {
+		t.Fatalf("largest reply spec is %d characters", n)
+	}
+	for _, bad := range []string{"", "output=0", "output=5;calls=6", "output=5;calls=", "out=5", "output=5;calls=1,x"} {
+		if _, err := ParseReply(bad); err == nil {
+			t.Errorf("ParseReply(%q) succeeded", bad)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	b, _ := os.ReadFile("testdata/codex-like.json")
+	f.Add(b)
+	f.Add([]byte(`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := Parse(b)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "workload: ") {
+				t.Fatalf("error without the package's prefix: %v", err)
+			}
+			return
+		}
+		// A workload that decodes is valid, re-encodes and decodes the same.
+		var buf bytes.Buffer
+		if err := w.Encode(&buf); err != nil {
+			t.Fatal(err)
+		}
+		w2, err := Parse(buf.Bytes())
+		if err != nil || fmt.Sprint(w2) != fmt.Sprint(w) {
+			t.Fatalf("round trip: %v", err)
+		}
+		for i := range w.Turns {
+			s := ReplyOf(&w.Turns[i]).String()
+			if len(s) > 512 {
+				t.Fatalf("reply spec of %d characters", len(s))
+			}
+			if _, err := ParseReply(s); err != nil {
+				t.Fatalf("reply spec %q: %v", s, err)
+			}
+		}
+	})
+}
