@@ -504,6 +504,7 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 	close(rc.saves)
 	<-saverDone
 	summary := summarize(rc.cfg, results)
+	keepRepeatTotals(summary, results)
 	status := StatusPassed
 	for _, l := range summary.Lanes {
 		if l.Status != StatusPassed {
