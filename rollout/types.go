@@ -235,6 +235,19 @@ type Summary struct {
 	// WhatItWouldTake is set when the race ran http-optimized and ws and
 	// both passed.
 	WhatItWouldTake *WhatItWouldTake `json:"what_it_would_take,omitempty"`
+
+	// The race's sentences, built once in Go (headline.go) and shown as they
+	// are by every page, the CLI and the run API. Headline compares
+	// WebSocket with optimized HTTP under the race's stack and gives the
+	// range across the readings; Split says which waterfall groups the
+	// saving came from (SplitParts, which sum exactly to it); StackDoc links
+	// to the stack's explanation; WhatItTakes phrases WhatItWouldTake.
+	Headline    string          `json:"headline,omitempty"`
+	Split       string          `json:"split,omitempty"`
+	SplitParts  []SplitPart     `json:"split_parts,omitempty"`
+	Readings    []ReadingSaving `json:"readings,omitempty"`
+	StackDoc    string          `json:"stack_doc,omitempty"`
+	WhatItTakes string          `json:"what_it_takes,omitempty"`
 }
 
 // Snapshot is what the live feed pushes (at most 20 Hz).

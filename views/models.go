@@ -153,7 +153,11 @@ type Field struct {
 
 // Summary is the end of a race.
 type Summary struct {
+	// Headline and Split are the run summary's sentences, as stored;
+	// StackDoc links to the stack's explanation.
 	Headline string
+	Split    string
+	StackDoc string
 	Detail   string
 	Note     string
 	// TimeWent is one sentence of where each lane's time went.
@@ -164,6 +168,15 @@ type Summary struct {
 	// Overlap says which runs ran at the same time, "" for none.
 	Overlap string
 	Rows    []SummaryRow
+	// SameRace starts the same race under another stack, one click each.
+	SameRace []SameRace
+}
+
+// SameRace is a button that starts a race with Config (JSON): the run's
+// config with only its stack changed.
+type SameRace struct {
+	Label  string
+	Config string
 }
 
 // SummaryRow is one lane's line of the summary table.
