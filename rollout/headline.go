@@ -311,6 +311,8 @@ func splitSentence(saved int64, parts []SplitPart, st api.Stack) string {
 		return head + ", no group holds a part that shows at this precision."
 	case 1:
 		return head + ", " + words[0] + "."
+	case 2:
+		return head + ", " + words[0] + " and " + words[1] + "."
 	}
 	return head + ", " + strings.Join(words[:len(words)-1], ", ") + ", and " + words[len(words)-1] + "."
 }
