@@ -40,6 +40,8 @@ type Home struct {
 	// Preset is the ready-made race's config as JSON, posted by the button.
 	Preset      string
 	PresetLabel string
+	// Stack is the ready-made race's preset and Reading its reading.
+	Stack, Reading string
 }
 
 // Race is the race page: the form and, when a run is shown, its lanes.
@@ -259,4 +261,30 @@ type SweepPoint struct {
 type SweepTick struct {
 	At    float64
 	Label string
+}
+
+// SensitivityChart draws docs/stack.md's sensitivity table: the headline's
+// saving for each stack parameter at each factor.
+type SensitivityChart struct {
+	Factors        []string
+	Lines          []SensitivityLine
+	W, H           float64
+	X0, X1, Y0, Y1 float64
+	XTicks, YTicks []SweepTick
+}
+
+// SensitivityLine is one parameter's savings, in factor order; Class picks
+// its colour and dash, which the legend repeats.
+type SensitivityLine struct {
+	Name, Class string
+	Points      []SensitivityPoint
+	Path        string
+}
+
+// SensitivityPoint is the saving (in %) at one factor.
+type SensitivityPoint struct {
+	Factor string
+	Index  int
+	Saved  float64
+	X, Y   float64
 }

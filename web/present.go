@@ -381,7 +381,7 @@ func stackChoices(st api.Stack) ([]views.Option, []views.StackParam, string) {
 	for _, p := range api.StackPresets {
 		desc := "models nothing: today's engine"
 		if p.Modelled() {
-			desc = "classifiers, state loads, service hops and billing of a hosted API (docs/stack.md)"
+			desc = "classifiers, state loads, service hops and billing of a hosted API, " + readingWords(p.Preset) + " (explained at /docs/stack)"
 		}
 		opts = append(opts, views.Option{Value: p.Preset, Label: p.Preset, Description: desc, Selected: p.Preset == st.Preset})
 	}
@@ -398,4 +398,16 @@ func stackChoices(st api.Stack) ([]views.Option, []views.StackParam, string) {
 	}
 	b, _ := json.Marshal(presets)
 	return opts, params, string(b)
+}
+
+// readingWords says which reading a hosted preset belongs to.
+func readingWords(preset string) string {
+	switch r := api.StackReading(preset); r {
+	case api.ReadingDerived:
+		return "derived from hardware figures"
+	case "":
+		return "custom"
+	default:
+		return "fitted under the " + r + " reading"
+	}
 }

@@ -1,0 +1,13 @@
+// Package docs embeds the project's documents that the app serves itself,
+// so that the page and the file are one text: /docs/stack renders
+// stack.md, tables and all, and keeps no second copy of them.
+package docs
+
+import _ "embed"
+
+//go:embed stack.md
+var stack []byte
+
+// Stack is docs/stack.md as written: the modelled API stack, its presets
+// and their readings, the calibration record and the sensitivity table.
+func Stack() []byte { return stack }
