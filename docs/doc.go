@@ -11,3 +11,11 @@ var stack []byte
 // Stack is docs/stack.md as written: the modelled API stack, its presets
 // and their readings, the calibration record and the sensitivity table.
 func Stack() []byte { return stack }
+
+//go:embed sweep-reference.json
+var sweepReference []byte
+
+// SweepReference is the reference sweep the /sweep page shows on a fresh
+// install: agentloop bench sweep --json's output, with its date, command
+// and settings.
+func SweepReference() []byte { return sweepReference }

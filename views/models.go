@@ -246,6 +246,9 @@ type SweepChart struct {
 // SweepLine is one stack's (and lane's) points, in speed order.
 type SweepLine struct {
 	Name, Stack, Lane string
+	// Settings are what every point of the series shares (stack, round
+	// trip, tool time, bandwidth); Class picks its colour and dash.
+	Settings, Class string
 	Points            []SweepPoint
 	Path              string // the polyline's points
 }
@@ -287,4 +290,11 @@ type SensitivityPoint struct {
 	Index  int
 	Saved  float64
 	X, Y   float64
+}
+
+// SweepReference is the sweep the binary carries (docs/sweep-reference.json):
+// when, how and where it was made, and its charts.
+type SweepReference struct {
+	Date, Command, Machine string
+	Charts                 []SweepChart
 }
