@@ -218,7 +218,7 @@ func headline(s *Summary, cfg Config, readings []ReadingSaving, noRange string) 
 	if best == nil {
 		return "No lane finished."
 	}
-	return best.Lane + " finished first, in " + FormatNS(best.TotalNS) + ", " + stackWords(cfg.Stack) + "." + shared
+	return LaneLabel(best.Lane) + " finished first, in " + FormatNS(best.TotalNS) + ", " + stackWords(cfg.Stack) + "." + shared
 }
 
 // splitSaving splits opt.TotalNS − ws.TotalNS into the waterfall's groups
@@ -420,4 +420,16 @@ func TrimFloat(v float64) string {
 	default:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
+}
+
+// laneLabels name the lanes in a sentence.
+var laneLabels = map[string]string{LaneHTTP: "HTTP", LaneHTTPOptimized: "HTTP optimized", LaneHTTPChained: "HTTP chained",
+	LaneWS: "WebSocket", LanePrototype: "Prototype"}
+
+// LaneLabel is how a lane is named on screen and in the headline.
+func LaneLabel(lane string) string {
+	if l, ok := laneLabels[lane]; ok {
+		return l
+	}
+	return lane
 }

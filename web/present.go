@@ -15,20 +15,16 @@ import (
 )
 
 // laneInfo is how each lane is named and explained on screen.
-var laneInfo = map[string]struct{ label, how string }{
-	rollout.LaneHTTP:          {"HTTP", "full input every turn · /baseline/v1, no request caches"},
-	rollout.LaneHTTPOptimized: {"HTTP optimized", "full input every turn · /v1 with request caches"},
-	rollout.LaneHTTPChained:   {"HTTP chained", "previous_response_id, store: true · /v1"},
-	rollout.LaneWS:            {"WebSocket", "one connection, previous_response_id, store: false · /v1"},
-	rollout.LanePrototype:     {"Prototype", "experimental: one long-running response, response.append, store: false · /v1"},
+var laneInfo = map[string]struct{ how string }{
+	rollout.LaneHTTP:          {"full input every turn · /baseline/v1, no request caches"},
+	rollout.LaneHTTPOptimized: {"full input every turn · /v1 with request caches"},
+	rollout.LaneHTTPChained:   {"previous_response_id, store: true · /v1"},
+	rollout.LaneWS:            {"one connection, previous_response_id, store: false · /v1"},
+	rollout.LanePrototype:     {"experimental: one long-running response, response.append, store: false · /v1"},
 }
 
-func laneLabel(name string) string {
-	if l, ok := laneInfo[name]; ok {
-		return l.label
-	}
-	return name
-}
+// laneLabel names a lane as the headline does (rollout.LaneLabel).
+func laneLabel(name string) string { return rollout.LaneLabel(name) }
 
 // stages is the waterfall legend, in the order bars are drawn.
 var stages = []views.Stage{
