@@ -153,6 +153,7 @@ func TestClassroom(t *testing.T) {
 		{"run", a.URL() + "/runs/" + runID},
 		{"sweep", a.URL() + "/sweep"},
 		{"docs", a.URL() + "/docs"},
+		{"docs-stack", a.URL() + "/docs/stack"},
 		{"not-found", a.URL() + "/no-such-page"},
 		{"login", keyed.URL() + "/race"},
 	}

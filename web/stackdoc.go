@@ -61,7 +61,7 @@ func renderStackDoc(src []byte) (string, error) {
 	if err := md.Renderer().Render(&buf, src, doc); err != nil {
 		return "", err
 	}
-	out := buf.String()
+	out := wrapTables(buf.String())
 	if chart != nil {
 		var cb bytes.Buffer
 		if err := views.SensitivityChartView(*chart).Render(context.Background(), &cb); err != nil {
@@ -74,6 +74,32 @@ func renderStackDoc(src []byte) (string, error) {
 		}
 	}
 	return out, nil
+}
+
+// wrapTables puts each table in a keyboard-scrollable region, as the
+// site's own tables are, so that a wide one scrolls on a phone by itself.
+func wrapTables(html string) string {
+	var b strings.Builder
+	n := 0
+	for {
+		i := strings.Index(html, "<table")
+		if i < 0 {
+			b.WriteString(html)
+			break
+		}
+		n++
+		b.WriteString(html[:i])
+		fmt.Fprintf(&b, `<div class="table-wrap" tabindex="0" role="region" aria-label="Table %d of the page">`, n)
+		html = html[i:]
+		j := strings.Index(html, "</table>")
+		if j < 0 {
+			b.WriteString(html)
+			break
+		}
+		b.WriteString(html[:j+len("</table>")] + "</div>")
+		html = html[j+len("</table>"):]
+	}
+	return b.String()
 }
 
 // nodeText is the plain text of a node's inline content.
