@@ -30,6 +30,7 @@ type request struct {
 	// included) but finalize; both without the stack.
 	overhead, beforeToken time.Duration
 	work                  []api.StackWork
+	repeat                int
 }
 
 // calibrationRow is one turn index, with each lane's request at it.
@@ -185,6 +186,7 @@ type calibration struct {
 	Stack    api.Stack        `json:"stack"`
 	Scenario string           `json:"scenario"`
 	Profile  string           `json:"profile"`
+	Repeats  int              `json:"repeats"`
 	Indices  []int            `json:"turns"` // the turn indices compared, the same in every lane
 	Figures  []figureStats    `json:"figures"`
 	Fits     []*fitResult     `json:"fits,omitempty"`
@@ -192,10 +194,13 @@ type calibration struct {
 }
 
 // calibrate races the check's lanes one after another under st (every
-// lane asks for it) and reads each turn's trace: the same turn index in
-// every lane, the WebSocket's warm-up left out.
-func calibrate(ctx context.Context, a *app.App, st api.Stack, scenarioName, profile string, seed int64) (*calibration, error) {
-	cfg := rollout.Config{Scenario: scenarioName, Profile: profile, Lanes: calibrationLanes, Seed: seed, Sequential: true, Repeats: 1, Stack: st}
+// lane asks for it), repeats times, and reads each turn's trace: the same
+// turn index in every lane, the WebSocket's warm-up left out. A turn's
+// measured parts are the median over the repeats; its stack work is the
+// same in every repeat (it follows the scenario), so the first one's
+// stands.
+func calibrate(ctx context.Context, a *app.App, st api.Stack, scenarioName, profile string, seed int64, repeats int) (*calibration, error) {
+	cfg := rollout.Config{Scenario: scenarioName, Profile: profile, Lanes: calibrationLanes, Seed: seed, Sequential: true, Repeats: repeats, Stack: st}
 	id, _, err := rollout.NewRunner(a.URL(), a.DB, nil).Run(ctx, cfg, nil)
 	if err != nil {
 		return nil, err
@@ -204,7 +209,7 @@ func calibrate(ctx context.Context, a *app.App, st api.Stack, scenarioName, prof
 	if err != nil {
 		return nil, err
 	}
-	byIndex := map[int]map[string]request{}
+	byIndex := map[int]map[string][]request{}
 	for _, t := range rec.Turns {
 		if t.Index < 0 || t.ResponseID == "" || t.Error != "" { // the warm-up is no turn
 			continue
@@ -214,27 +219,52 @@ func calibrate(ctx context.Context, a *app.App, st api.Stack, scenarioName, prof
 			return nil, fmt.Errorf("no trace for %s", t.ResponseID)
 		}
 		if byIndex[t.Index] == nil {
-			byIndex[t.Index] = map[string]request{}
+			byIndex[t.Index] = map[string][]request{}
 		}
-		byIndex[t.Index][t.Lane] = requestOf(&tr)
+		r := requestOf(&tr)
+		r.repeat = t.Repeat
+		byIndex[t.Index][t.Lane] = append(byIndex[t.Index][t.Lane], r)
 	}
-	c := &calibration{Run: id, Stack: st, Scenario: scenarioName, Profile: profile}
+	c := &calibration{Run: id, Stack: st, Scenario: scenarioName, Profile: profile, Repeats: repeats}
 	for i, lanes := range byIndex {
-		if len(lanes) == len(calibrationLanes) {
-			c.Indices = append(c.Indices, i)
+		if len(lanes) != len(calibrationLanes) {
+			continue
 		}
+		row := calibrationRow{Index: i, Lanes: map[string]request{}}
+		for lane, reqs := range lanes {
+			row.Lanes[lane] = medianRequest(reqs)
+		}
+		c.Rows = append(c.Rows, row)
 	}
-	if len(c.Indices) == 0 {
+	if len(c.Rows) == 0 {
 		return nil, fmt.Errorf("run %s: no turn index that every lane reached", id)
 	}
-	slices.Sort(c.Indices)
-	for _, i := range c.Indices {
-		c.Rows = append(c.Rows, calibrationRow{Index: i, Lanes: byIndex[i]})
+	slices.SortFunc(c.Rows, func(x, y calibrationRow) int { return x.Index - y.Index })
+	for _, r := range c.Rows {
+		c.Indices = append(c.Indices, r.Index)
 	}
 	for _, cmp := range checkComparisons {
 		c.Figures = append(c.Figures, cmp.stats(c.Rows, st))
 	}
 	return c, nil
+}
+
+// medianRequest is the first repeat's request with the median measured
+// parts over the repeats.
+func medianRequest(reqs []request) request {
+	slices.SortFunc(reqs, func(x, y request) int { return x.repeat - y.repeat })
+	r := reqs[0]
+	median := func(of func(request) time.Duration) time.Duration {
+		v := make([]time.Duration, len(reqs))
+		for i, q := range reqs {
+			v[i] = of(q)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	r.overhead = median(func(q request) time.Duration { return q.overhead })
+	r.beforeToken = median(func(q request) time.Duration { return q.beforeToken })
+	return r
 }
 
 // requestOf splits a trace into what the stack does not touch and the
@@ -269,13 +299,14 @@ func runBenchCalibrate(ctx context.Context, args []string, getenv func(string) s
 	scenarioName := fs.String("scenario", "fix-failing-test", "scenario")
 	profile := fs.String("profile", "spark", "model profile")
 	seed := fs.Int64("seed", 1, "scenario seed")
+	repeats := fs.Int("repeats", 3, "repeats; each turn's measured parts are the median over them")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: agentloop bench calibrate [flags]
 
 Races http, http-optimized and ws one after another, every lane under --stack, then compares the
 engine's per-request API overhead and time to first token turn by turn: the same turn index in every
-lane (the WebSocket's warm-up left out). It prints each comparison at the median turn, its mean and
+lane (the WebSocket's warm-up left out), each turn's measured parts the median over --repeats. It prints each comparison at the median turn, its mean and
 its spread over all turns (docs/stack.md, "Calibration").
 
 With --fit READING it solves the two classifier rates by least squares over every turn, so that the
@@ -311,7 +342,7 @@ Flags:
 	}
 	defer stop()
 	fmt.Fprintf(stderr, "racing %s on %s under stack %s (lanes %s, one after another)\n", *scenarioName, *profile, stack.String(), strings.Join(calibrationLanes, ","))
-	c, err := calibrate(ctx, a, stack, *scenarioName, *profile, *seed)
+	c, err := calibrate(ctx, a, stack, *scenarioName, *profile, *seed, *repeats)
 	if err != nil {
 		return err
 	}
@@ -329,8 +360,8 @@ Flags:
 }
 
 func printCalibration(w io.Writer, c *calibration) {
-	fmt.Fprintf(w, "stack %s, %s, %s, run %s: %d turns compared (turn %d to %d, the same index in every lane)\n\n",
-		c.Stack.String(), c.Scenario, c.Profile, c.Run, len(c.Indices), c.Indices[0], c.Indices[len(c.Indices)-1])
+	fmt.Fprintf(w, "stack %s, %s, %s, run %s: %d turns compared (turn %d to %d, the same index in every lane; each the median of %d repeats)\n\n",
+		c.Stack.String(), c.Scenario, c.Profile, c.Run, len(c.Indices), c.Indices[0], c.Indices[len(c.Indices)-1], c.Repeats)
 	fmt.Fprintln(w, "| figure | lane vs baseline | lane (mean) | baseline (mean) | median turn | mean | spread (min … max) | sd |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, f := range c.Figures {
