@@ -122,3 +122,14 @@ func TestCalibrate(t *testing.T) {
 		}
 	})
 }
+
+// TestStackFlagTakesEveryPreset: race --stack (and bench's) takes each
+// preset by name, the fitted ones included.
+func TestStackFlagTakesEveryPreset(t *testing.T) {
+	for _, name := range []string{"lean", "hosted", "hosted-plain", "hosted-post-sprint"} {
+		var s api.Stack
+		if err := (stackFlag{&s}).Set(name); err != nil || s.Preset != name {
+			t.Errorf("--stack %s: %+v, %v", name, s, err)
+		}
+	}
+}
