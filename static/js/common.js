@@ -75,11 +75,8 @@
     return lanes[name] ? lanes[name].label : name;
   }
 
-  // stackModelled says whether a config's stack models anything (lean does not).
+  // stackParams are the stack parameters' keys, as the config spells them.
   const stackParams = ["hop_ms", "classify_tps", "classify_tps_baseline", "state_load_ms", "state_load_mbps", "config_hops", "sprint_hops", "billing_hops"];
-  function stackModelled(stack) {
-    return !!stack && stackParams.some((k) => Number(stack[k]) > 0);
-  }
 
   // apiError reads an OpenAI-shaped error body into an Error.
   async function apiError(res) {
