@@ -139,14 +139,15 @@ type Turn struct {
 	OutputTokens  int         `json:"output_tokens"`
 	Stages        []StageTime `json:"stages"`
 	// OverheadNS is the engine's measured API overhead (parse..safety + finalize).
-	OverheadNS int64 `json:"overhead_ns"`
+	OverheadNS int64  `json:"overhead_ns"`
+	Calls      []Call `json:"calls,omitempty"`
+	Text       string `json:"text,omitempty"` // assistant text of this response
+	Error      string `json:"error,omitempty"`
+
 	// StackWork is the work of each modelled stack stage of the turn, from
 	// the engine's trace, so the run can be re-costed under another stack
 	// (RunRecord.Recosted).
 	StackWork []api.StackWork `json:"stack_work,omitempty"`
-	Calls     []Call          `json:"calls,omitempty"`
-	Text      string          `json:"text,omitempty"` // assistant text of this response
-	Error     string          `json:"error,omitempty"`
 }
 
 // Call is one tool call of a turn with its real output.
@@ -164,20 +165,17 @@ type LaneSummary struct {
 	TotalNS int64  `json:"total_ns"`
 	// MinTotalNS and MaxTotalNS are the spread of TotalNS over the
 	// repeats; with repeats, TotalNS is the median repeat's.
-	MinTotalNS int64 `json:"min_total_ns,omitempty"`
-	MaxTotalNS int64 `json:"max_total_ns,omitempty"`
-	// RepeatTotalsNS is each repeat's TotalNS, in repeat order: re-costing
-	// shifts each repeat's total by its own turns' change.
-	RepeatTotalsNS []int64          `json:"repeat_totals_ns,omitempty"`
-	Turns          int              `json:"turns"`
-	InputTokens    int              `json:"input_tokens"`
-	CachedTokens   int              `json:"cached_tokens"`
-	OutputTokens   int              `json:"output_tokens"`
-	CachedShare    float64          `json:"cached_share"`
-	BytesSent      int64            `json:"bytes_sent"`
-	BytesReceived  int64            `json:"bytes_received"`
-	MedianOverNS   int64            `json:"median_overhead_ns"`
-	StageNS        map[string]int64 `json:"stage_ns"`
+	MinTotalNS    int64            `json:"min_total_ns,omitempty"`
+	MaxTotalNS    int64            `json:"max_total_ns,omitempty"`
+	Turns         int              `json:"turns"`
+	InputTokens   int              `json:"input_tokens"`
+	CachedTokens  int              `json:"cached_tokens"`
+	OutputTokens  int              `json:"output_tokens"`
+	CachedShare   float64          `json:"cached_share"`
+	BytesSent     int64            `json:"bytes_sent"`
+	BytesReceived int64            `json:"bytes_received"`
+	MedianOverNS  int64            `json:"median_overhead_ns"`
+	StageNS       map[string]int64 `json:"stage_ns"`
 	// OverheadPerTurnNS is the engine's measured API overhead (parse..safety
 	// + finalize) per turn, the mean over the lane's turns; StackPerTurnNS
 	// the modelled API stack (the stack_* spans) per turn.
@@ -194,6 +192,10 @@ type LaneSummary struct {
 	// the lane's total time.
 	TopStages []StageShare `json:"top_stages,omitempty"`
 	Error     string       `json:"error,omitempty"`
+
+	// RepeatTotalsNS is each repeat's TotalNS, in repeat order: re-costing
+	// shifts each repeat's total by its own turns' change.
+	RepeatTotalsNS []int64 `json:"repeat_totals_ns,omitempty"`
 }
 
 // StageShare is one stage's time in a lane and its share of the lane's
