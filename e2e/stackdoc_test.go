@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"testing"
 
 	"agentloop/app/apptest"
@@ -23,6 +24,12 @@ func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
 	check(t, expect.Locator(p.Locator("h1")).ToHaveText("The modelled API stack"), "the document's title")
 	check(t, expect.Locator(p.Locator(".stack-doc table").First()).ToBeVisible(), "its tables")
 	check(t, expect.Locator(p.Locator("#hosted")).ToHaveCount(1), "an anchor for the hosted preset")
+	chart := p.GetByTestId("sensitivity-chart")
+	check(t, expect.Locator(chart.GetByTestId("sensitivity-line").First()).ToBeAttached(), "the sensitivity chart, drawn from its table")
+	check(t, expect.Locator(chart.Locator(".chart-legend li").First()).ToBeVisible(), "its legend")
+	if _, err := chart.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "sensitivity-phone.png"))}); err != nil {
+		t.Errorf("screenshot of the sensitivity chart: %v", err)
+	}
 	noHorizontalScroll(t, p)
 	labelsReadable(t, p, "docs/stack")
 	axeCheck(t, p, axe, "docs/stack")

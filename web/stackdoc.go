@@ -124,11 +124,12 @@ func presetWord(name string) *regexp.Regexp {
 }
 
 // anchorPresets gives each hosted preset an anchor: the first heading
-// that names it, or else the first list item that does, gets the preset's
-// name as its id.
+// that names it, or else the first table row whose first cell is its name
+// (the presets table), or else the first list item that names it, gets the
+// preset's name as its id.
 func anchorPresets(doc ast.Node, src []byte) {
 	used := map[string]bool{}
-	var headings, items []ast.Node
+	var headings, rows, items []ast.Node
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -141,6 +142,8 @@ func anchorPresets(doc ast.Node, src []byte) {
 			}
 		case *ast.ListItem:
 			items = append(items, n)
+		case *extast.TableRow:
+			rows = append(rows, n)
 		}
 		return ast.WalkContinue, nil
 	})
@@ -150,11 +153,18 @@ func anchorPresets(doc ast.Node, src []byte) {
 			continue
 		}
 		re := presetWord(name)
-		for _, n := range slices.Concat(headings, items) {
+		for _, n := range slices.Concat(headings, rows, items) {
 			if _, taken := n.AttributeString("data-preset"); taken {
 				continue
 			}
-			if re.MatchString(nodeText(n, src)) {
+			text := nodeText(n, src)
+			if _, row := n.(*extast.TableRow); row {
+				text = nodeText(n.FirstChild(), src)
+				if text != name {
+					continue
+				}
+			}
+			if re.MatchString(text) {
 				n.SetAttributeString("id", []byte(name))
 				n.SetAttributeString("data-preset", []byte(name))
 				used[name] = true

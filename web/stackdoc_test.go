@@ -16,7 +16,7 @@ func TestStackDocRendersTheMarkdown(t *testing.T) {
 		t.Fatalf("status %d", rec.Code)
 	}
 	body := rec.Body.String()
-	for _, want := range []string{`data-testid="stack-doc"`, `<h1 id="the-modelled-api-stack">The modelled API stack</h1>`, "<table>", "<td><code>stack_classify</code></td>", `id="hosted"`} {
+	for _, want := range []string{`data-testid="stack-doc"`, `<h1 id="the-modelled-api-stack">The modelled API stack</h1>`, "<table>", "<td><code>stack_classify</code></td>", `<tr id="hosted-post-sprint" data-preset="hosted-post-sprint">`, `id="hosted-plain"`, `id="hosted"`, `data-testid="sensitivity-chart"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -36,7 +36,7 @@ func TestSensitivityChartIsDrawnFromTheTable(t *testing.T) {
 	}
 	for _, want := range []string{`id="sensitivity-table"`, `data-testid="sensitivity-chart"`, `data-param="classify_tps"`, `data-param="hop_ms"`,
 		"<title>classify_tps ×¼: 55%</title>", "<title>hop_ms ×4: 42%</title>", ">×½</text>",
-		`<li id="hosted-post-sprint" data-preset="hosted-post-sprint">`, `<li id="hosted-plain" data-preset="hosted-plain">`, `<li id="hosted" data-preset="hosted">`} {
+		`<li id="hosted-post-sprint" data-preset="hosted-post-sprint">`, `<tr id="hosted-plain" data-preset="hosted-plain">`, `<li id="hosted" data-preset="hosted">`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %q", want)
 		}
