@@ -249,8 +249,8 @@ type SweepLine struct {
 	// Settings are what every point of the series shares (stack, round
 	// trip, tool time, bandwidth); Class picks its colour and dash.
 	Settings, Class string
-	Points            []SweepPoint
-	Path              string // the polyline's points
+	Points          []SweepPoint
+	Path            string // the polyline's points
 }
 
 // SweepPoint is one fair run.
