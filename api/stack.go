@@ -71,10 +71,12 @@ var (
 	StackLean   = Stack{Preset: "lean"}
 	StackHosted = Stack{Preset: "hosted", HopMS: 2.65, ClassifyTPS: 130_000, ClassifyTPSBaseline: 25_000,
 		StateLoadMS: 5, StateLoadMBps: 1250, ConfigHops: 1, SprintHops: 1, BillingHops: 1}
-	// TODO(fit): the classifier rates are placeholders until the fit lands.
-	StackHostedPlain = Stack{Preset: "hosted-plain", HopMS: 2.65, ClassifyTPS: 130_000, ClassifyTPSBaseline: 25_000,
+	// The classifier rates fitted under each reading by agentloop bench
+	// calibrate --fit (docs/stack.md, "Calibration record": the fit, its
+	// run and its residuals); every other parameter is hosted's.
+	StackHostedPlain = Stack{Preset: "hosted-plain", HopMS: 2.65, ClassifyTPS: 489_000, ClassifyTPSBaseline: 130_000,
 		StateLoadMS: 5, StateLoadMBps: 1250, ConfigHops: 1, SprintHops: 1, BillingHops: 1}
-	StackHostedPostSprint = Stack{Preset: "hosted-post-sprint", HopMS: 2.65, ClassifyTPS: 130_000, ClassifyTPSBaseline: 25_000,
+	StackHostedPostSprint = Stack{Preset: "hosted-post-sprint", HopMS: 2.65, ClassifyTPS: 110_000, ClassifyTPSBaseline: 43_700,
 		StateLoadMS: 5, StateLoadMBps: 1250, ConfigHops: 1, SprintHops: 1, BillingHops: 1}
 )
 
@@ -346,3 +348,73 @@ func (s Stack) StateLoad(bytes int) time.Duration {
 	}
 	return stageTime(secs)
 }
+
+// EngineBaseline is the trace's engine name of /baseline/v1, the engine
+// before the sprint, which pays the pre-sprint stack costs.
+const EngineBaseline = "baseline"
+
+// StackWork is the work one stack stage did for one request, as its span
+// records it. A stage's cost is a function of this work alone, so a
+// recorded request can be costed again under another stack (re-costing).
+type StackWork struct {
+	Stage string `json:"stage"`
+	// Tokens classified (stack_classify); Bytes of state loaded
+	// (stack_state_load).
+	Tokens int `json:"tokens,omitempty"`
+	Bytes  int `json:"bytes,omitempty"`
+	// PreSprint: the request ran on the engine before the sprint
+	// (/baseline/v1), which classifies at the pre-sprint rate.
+	PreSprint bool `json:"pre_sprint,omitempty"`
+}
+
+// StackWorkOf is the work a stack span of a trace records.
+func StackWorkOf(tr *Trace, sp Span) StackWork {
+	return StackWork{Stage: sp.Name, Tokens: int(sp.Tokens), Bytes: int(sp.Bytes), PreSprint: tr.Engine == EngineBaseline}
+}
+
+// StageCost is the time a stack stage takes for its work under s: the one
+// place a stage's cost is computed, by the engine as it runs the stage and
+// by re-costing a recorded run. A stage s does not run costs nothing.
+func (s Stack) StageCost(w StackWork) time.Duration {
+	if !s.Runs(w.Stage, w.PreSprint) {
+		return 0
+	}
+	switch w.Stage {
+	case StageStackClassify:
+		return s.Classify(w.Tokens, w.PreSprint)
+	case StageStackStateLoad:
+		return s.StateLoad(w.Bytes)
+	case StageStackConfigHop:
+		return s.Hops(s.ConfigHops)
+	case StageStackSprintHops:
+		return s.Hops(s.SprintHops)
+	case StageStackBilling:
+		return s.Hops(s.BillingHops)
+	}
+	return 0
+}
+
+// Runs says whether s models the stage at all (on the pre- or post-sprint
+// engine): a stage s does not run records no span, so its work is not known
+// from a request raced under s.
+func (s Stack) Runs(stage string, preSprint bool) bool {
+	switch stage {
+	case StageStackClassify:
+		if preSprint {
+			return s.ClassifyTPSBaseline > 0
+		}
+		return s.ClassifyTPS > 0
+	case StageStackStateLoad:
+		return s.StateLoadMS > 0 || s.StateLoadMBps > 0
+	case StageStackConfigHop:
+		return s.ConfigHops > 0
+	case StageStackSprintHops:
+		return s.SprintHops > 0
+	case StageStackBilling:
+		return s.BillingHops > 0
+	}
+	return false
+}
+
+// StackStages are the stack's stages, in the order a request runs them.
+var StackStages = []string{StageStackConfigHop, StageStackSprintHops, StageStackStateLoad, StageStackClassify, StageStackBilling}

@@ -189,3 +189,33 @@ func TestStackRangesKeepStagesUnderTheCeiling(t *testing.T) {
 		}
 	}
 }
+
+// TestStageCostIsTheStagesCost: StageCost gives each stage its cost
+// function's value for the recorded work, and nothing for a stage the
+// stack does not model.
+func TestStageCostIsTheStagesCost(t *testing.T) {
+	s := StackHosted
+	for _, c := range []struct {
+		w    StackWork
+		want time.Duration
+	}{
+		{StackWork{Stage: StageStackClassify, Tokens: 30_000}, s.Classify(30_000, false)},
+		{StackWork{Stage: StageStackClassify, Tokens: 30_000, PreSprint: true}, s.Classify(30_000, true)},
+		{StackWork{Stage: StageStackStateLoad, Bytes: 1 << 20}, s.StateLoad(1 << 20)},
+		{StackWork{Stage: StageStackConfigHop}, s.Hops(s.ConfigHops)},
+		{StackWork{Stage: StageStackSprintHops, PreSprint: true}, s.Hops(s.SprintHops)},
+		{StackWork{Stage: StageStackBilling}, s.Hops(s.BillingHops)},
+	} {
+		if got := s.StageCost(c.w); got != c.want || got <= 0 {
+			t.Errorf("%+v costs %v, want %v", c.w, got, c.want)
+		}
+		if got := StackLean.StageCost(c.w); got != 0 || StackLean.Runs(c.w.Stage, c.w.PreSprint) {
+			t.Errorf("lean costs %+v %v", c.w, got)
+		}
+	}
+	noBilling := s
+	noBilling.BillingHops = 0
+	if noBilling.Runs(StageStackBilling, false) || !noBilling.Runs(StageStackClassify, true) {
+		t.Error("Runs follows the parameters")
+	}
+}

@@ -112,7 +112,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return c
 	}
 	a := &App{cfg: cfg, log: log, DB: db, Shared: sh, Inspector: ins,
-		V1: server.New(engineCfg("v1", true), sh), Baseline: server.New(engineCfg("baseline", false), sh)}
+		V1: server.New(engineCfg("v1", true), sh), Baseline: server.New(engineCfg(api.EngineBaseline, false), sh)}
 	a.Echo = a.routes()
 	// The engines have stopped by now: the inspector records what is
 	// queued and writes its last batch before the store closes.

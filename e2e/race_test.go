@@ -49,8 +49,8 @@ func TestRaceThenRestart(t *testing.T) {
 		summary := page.GetByTestId("race-summary")
 		check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(240000)}), "race summary")
 		check(t, expect.Locator(summary).ToContainText("WebSocket finished"), "summary text")
-		check(t, expect.Locator(summary).ToContainText("than HTTP"), "summary text")
-		check(t, expect.Locator(summary).ToContainText("with a modelled hosted-post-sprint API stack"), "summary names the stack")
+		check(t, expect.Locator(summary).ToContainText("than optimized HTTP"), "summary text")
+		check(t, expect.Locator(summary).ToContainText("under the modelled hosted-post-sprint stack (post-sprint reading)"), "summary names the stack and its reading")
 		check(t, expect.Locator(summary).ToContainText("shared the CPU"), "summary says the lanes shared the CPU")
 		check(t, expect.Locator(page.GetByTestId("race-time-went")).ToContainText("Where the time went"), "where the time went")
 		for _, l := range lanes {

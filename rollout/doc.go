@@ -7,6 +7,12 @@
 // SQLite backend, in a process). A race hands its live snapshots to one
 // observer; fanning them out to readers is the caller's.
 //
+// rollout owns the race's sentences (headline.go): the headline, the split
+// of the saving into the waterfall's groups, and "what it would take". They
+// are built once, into the run's summary, and every page, the CLI and the
+// run API show them as stored; a run stored without them gets them when it
+// is read (LoadRun).
+//
 // rollout talks to the engine only over sockets: it must never import the
 // server package, call the engine in-process, or import a store backend.
 package rollout

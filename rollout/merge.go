@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 
 	"agentloop/api"
 )
@@ -41,7 +40,7 @@ func (rc *race) fetchTrace(ctx context.Context, id string) (*api.Trace, error) {
 func (rc *race) mergeTraces(ctx context.Context, turns []Turn, merged map[int]Turn) {
 	for i := range turns {
 		if m, ok := merged[turns[i].Index]; ok && m.ResponseID == turns[i].ResponseID {
-			turns[i].Stages, turns[i].OverheadNS, turns[i].Drills, turns[i].Recoveries = m.Stages, m.OverheadNS, m.Drills, m.Recoveries
+			turns[i].Stages, turns[i].OverheadNS, turns[i].StackWork, turns[i].Drills, turns[i].Recoveries = m.Stages, m.OverheadNS, m.StackWork, m.Drills, m.Recoveries
 			continue
 		}
 		rc.merge(ctx, &turns[i])
@@ -60,6 +59,7 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 		return false
 	}
 	var overhead, stack, prefill, decode, held int64
+	var work []api.StackWork
 	for _, s := range tr.Spans {
 		// The prototype's turns are segments of one response: turn i is
 		// the spans of segment i.
@@ -69,8 +69,9 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 		switch {
 		case api.IsOverhead(s.Name):
 			overhead += s.DurationNS
-		case strings.HasPrefix(s.Name, "stack_"): // the modelled API stack (api.StageStack*)
+		case api.IsStackStage(s.Name): // the modelled API stack (api.StageStack*)
 			stack += s.DurationNS
+			work = append(work, api.StackWorkOf(tr, s))
 		case s.Name == api.StageQueue || s.Name == api.StagePrefill:
 			prefill += s.DurationNS
 		case s.Name == api.StageGenerate:
@@ -81,7 +82,7 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 	}
 	t.Drills = slices.Clone(t.Drills) // the turn may be shared with the saver
 	addDrill(t, tr.Drill)
-	t.OverheadNS = overhead
+	t.OverheadNS, t.StackWork = overhead, work
 	stages := []StageTime{}
 	if t.RecoveryNS > 0 { // the failed attempts came first
 		stages = append(stages, StageTime{Name: StageRecovery, DurationNS: t.RecoveryNS, Kind: "measured"})

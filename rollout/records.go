@@ -81,6 +81,7 @@ func LoadRun(ctx context.Context, db RunReader, id string) (*RunRecord, error) {
 		}
 		rec.Turns = append(rec.Turns, t)
 	}
+	rec.Describe() // a run stored before its sentences were
 	return &rec, nil
 }
 

@@ -518,6 +518,7 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 	close(rc.saves)
 	<-saverDone
 	summary := summarize(rc.cfg, results)
+	keepRepeatTotals(summary, results)
 	status := StatusPassed
 	for _, l := range summary.Lanes {
 		if l.Status != StatusPassed {
@@ -540,12 +541,30 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 		}
 		rc.setLane(l.Lane, func(s *LaneSnapshot) { s.Status = l.Status })
 	}
+	rc.describe(ctx, summary)
 	stopTicker()
 	rc.end(ctx, status, summary)
 	if runErr != nil {
 		return summary, runErr
 	}
 	return summary, nil
+}
+
+// describe builds the race's sentences into its summary, the range across
+// the readings from re-costing the turns just stored.
+func (rc *race) describe(ctx context.Context, summary *Summary) {
+	rec := &RunRecord{ID: rc.id, Config: rc.cfg, Summary: summary}
+	if turns, _, err := rc.r.db.RunTurns(context.WithoutCancel(ctx), rc.id); err == nil {
+		for _, st := range turns {
+			var t Turn
+			if json.Unmarshal(st.Timings, &t) == nil {
+				rec.Turns = append(rec.Turns, t)
+			}
+		}
+	} else {
+		rc.r.log.Error("read turns", "run", rc.id, "err", err)
+	}
+	rec.Describe()
 }
 
 // stoppedStatus is how a race that stopped early ends, from its context's

@@ -153,6 +153,11 @@ type Turn struct {
 	Calls      []Call `json:"calls,omitempty"`
 	Text       string `json:"text,omitempty"` // assistant text of this response
 	Error      string `json:"error,omitempty"`
+
+	// StackWork is the work of each modelled stack stage of the turn, from
+	// the engine's trace, so the run can be re-costed under another stack
+	// (RunRecord.Recosted).
+	StackWork []api.StackWork `json:"stack_work,omitempty"`
 }
 
 // Call is one tool call of a turn with its real output.
@@ -197,6 +202,10 @@ type LaneSummary struct {
 	// the lane's total time.
 	TopStages []StageShare `json:"top_stages,omitempty"`
 	Error     string       `json:"error,omitempty"`
+
+	// RepeatTotalsNS is each repeat's TotalNS, in repeat order: re-costing
+	// shifts each repeat's total by its own turns' change.
+	RepeatTotalsNS []int64 `json:"repeat_totals_ns,omitempty"`
 }
 
 // StageShare is one stage's time in a lane and its share of the lane's
@@ -238,6 +247,19 @@ type Summary struct {
 	// WhatItWouldTake is set when the race ran http-optimized and ws and
 	// both passed.
 	WhatItWouldTake *WhatItWouldTake `json:"what_it_would_take,omitempty"`
+
+	// The race's sentences, built once in Go (headline.go) and shown as they
+	// are by every page, the CLI and the run API. Headline compares
+	// WebSocket with optimized HTTP under the race's stack and gives the
+	// range across the readings; Split says which waterfall groups the
+	// saving came from (SplitParts, which sum exactly to it); StackDoc links
+	// to the stack's explanation; WhatItTakes phrases WhatItWouldTake.
+	Headline    string          `json:"headline,omitempty"`
+	Split       string          `json:"split,omitempty"`
+	SplitParts  []SplitPart     `json:"split_parts,omitempty"`
+	Readings    []ReadingSaving `json:"readings,omitempty"`
+	StackDoc    string          `json:"stack_doc,omitempty"`
+	WhatItTakes string          `json:"what_it_takes,omitempty"`
 }
 
 // Snapshot is what the live feed pushes (at most 20 Hz).

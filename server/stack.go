@@ -14,55 +14,61 @@ import (
 
 func (e *Engine) stackModelled(tu *turn) bool { return !e.cfg.Unmodelled && tu.stack.Modelled() }
 
+// stackStage is a stack stage's result for the work w, costed by the one
+// cost function (api.Stack.StageCost); a stage the stack does not model
+// records no span.
+func (e *Engine) stackStage(tu *turn, w api.StackWork) (stageResult, *api.Error) {
+	if !e.stackModelled(tu) || !tu.stack.Runs(w.Stage, w.PreSprint) {
+		return stageResult{skip: true}, nil
+	}
+	return stageResult{tokens: w.Tokens, bytes: w.Bytes, cost: tu.stack.StageCost(w)}, nil
+}
+
 // stackConfigHop is the model-resolution service, called when no cache
 // held the resolved model: always on /baseline/v1, on a cold start on /v1.
 func (e *Engine) stackConfigHop(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	if !e.stackModelled(tu) || !tu.resolvedCold || tu.stack.ConfigHops == 0 {
+	if !tu.resolvedCold {
 		return stageResult{skip: true}, nil
 	}
-	return stageResult{cost: tu.stack.Hops(tu.stack.ConfigHops)}, nil
+	return e.stackStage(tu, api.StackWork{Stage: api.StageStackConfigHop, PreSprint: e.cfg.PreSprint})
 }
 
 // stackSprintHops are the intermediate hops the sprint removed, so only
 // the engine before it (/baseline/v1) makes them.
 func (e *Engine) stackSprintHops(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	if !e.stackModelled(tu) || !e.cfg.PreSprint || tu.stack.SprintHops == 0 {
+	if !e.cfg.PreSprint {
 		return stageResult{skip: true}, nil
 	}
-	return stageResult{cost: tu.stack.Hops(tu.stack.SprintHops)}, nil
+	return e.stackStage(tu, api.StackWork{Stage: api.StageStackSprintHops, PreSprint: true})
 }
 
 // stackStateLoad reads the parent's state from a remote store: paid when
 // load hydrated the parent from the store, by its bytes.
 func (e *Engine) stackStateLoad(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	if !e.stackModelled(tu) || tu.loadedBytes == 0 || (tu.stack.StateLoadMS == 0 && tu.stack.StateLoadMBps == 0) {
+	if tu.loadedBytes == 0 {
 		return stageResult{skip: true}, nil
 	}
-	return stageResult{bytes: tu.loadedBytes, cost: tu.stack.StateLoad(tu.loadedBytes)}, nil
+	return e.stackStage(tu, api.StackWork{Stage: api.StageStackStateLoad, Bytes: tu.loadedBytes, PreSprint: e.cfg.PreSprint})
 }
 
 // stackClassify runs the hosted safety classifiers over the tokens render
 // rendered anew: the whole context, or only the new items after a parent
 // built in memory.
 func (e *Engine) stackClassify(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	cost := tu.stack.Classify(tu.renderedFresh, e.cfg.PreSprint)
-	if !e.stackModelled(tu) || cost == 0 {
+	if tu.renderedFresh <= 0 {
 		return stageResult{skip: true}, nil
 	}
-	res := stageResult{tokens: tu.renderedFresh, cost: cost}
+	res, err := e.stackStage(tu, api.StackWork{Stage: api.StageStackClassify, Tokens: tu.renderedFresh, PreSprint: e.cfg.PreSprint})
 	if e.cfg.PreSprint {
 		res.note = "pre-sprint classifier"
 	}
-	return res, nil
+	return res, err
 }
 
 // stackBilling records usage with the billing service, wherever finalize
 // runs, before the terminal event.
 func (e *Engine) stackBilling(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	if !e.stackModelled(tu) || tu.stack.BillingHops == 0 {
-		return stageResult{skip: true}, nil
-	}
-	return stageResult{cost: tu.stack.Hops(tu.stack.BillingHops)}, nil
+	return e.stackStage(tu, api.StackWork{Stage: api.StageStackBilling, PreSprint: e.cfg.PreSprint})
 }
 
 // waitModelled spends a modelled stage's time, unless the request ends

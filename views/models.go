@@ -40,6 +40,8 @@ type Home struct {
 	// Preset is the ready-made race's config as JSON, posted by the button.
 	Preset      string
 	PresetLabel string
+	// Stack is the ready-made race's preset and Reading its reading.
+	Stack, Reading string
 }
 
 // Race is the race page: the form and, when a run is shown, its lanes.
@@ -158,7 +160,11 @@ type Field struct {
 
 // Summary is the end of a race.
 type Summary struct {
+	// Headline and Split are the run summary's sentences, as stored;
+	// StackDoc links to the stack's explanation.
 	Headline string
+	Split    string
+	StackDoc string
 	Detail   string
 	Note     string
 	// TimeWent is one sentence of where each lane's time went.
@@ -169,6 +175,15 @@ type Summary struct {
 	// Overlap says which runs ran at the same time, "" for none.
 	Overlap string
 	Rows    []SummaryRow
+	// SameRace starts the same race under another stack, one click each.
+	SameRace []SameRace
+}
+
+// SameRace is a button that starts a race with Config (JSON): the run's
+// config with only its stack changed.
+type SameRace struct {
+	Label  string
+	Config string
 }
 
 // SummaryRow is one lane's line of the summary table.
@@ -236,8 +251,11 @@ type SweepChart struct {
 // SweepLine is one stack's (and lane's) points, in speed order.
 type SweepLine struct {
 	Name, Stack, Lane string
-	Points            []SweepPoint
-	Path              string // the polyline's points
+	// Settings are what every point of the series shares (stack, round
+	// trip, tool time, bandwidth); Class picks its colour and dash.
+	Settings, Class string
+	Points          []SweepPoint
+	Path            string // the polyline's points
 }
 
 // SweepPoint is one fair run.
@@ -251,4 +269,37 @@ type SweepPoint struct {
 type SweepTick struct {
 	At    float64
 	Label string
+}
+
+// SensitivityChart draws docs/stack.md's sensitivity table: the headline's
+// saving for each stack parameter at each factor.
+type SensitivityChart struct {
+	Factors        []string
+	Lines          []SensitivityLine
+	W, H           float64
+	X0, X1, Y0, Y1 float64
+	XTicks, YTicks []SweepTick
+}
+
+// SensitivityLine is one parameter's savings, in factor order; Class picks
+// its colour and dash, which the legend repeats.
+type SensitivityLine struct {
+	Name, Class string
+	Points      []SensitivityPoint
+	Path        string
+}
+
+// SensitivityPoint is the saving (in %) at one factor.
+type SensitivityPoint struct {
+	Factor string
+	Index  int
+	Saved  float64
+	X, Y   float64
+}
+
+// SweepReference is the sweep the binary carries (docs/sweep-reference.json):
+// when, how and where it was made, and its charts.
+type SweepReference struct {
+	Date, Command, Machine string
+	Charts                 []SweepChart
 }

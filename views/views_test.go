@@ -38,7 +38,7 @@ func TestGolden(t *testing.T) {
 		c    templ.Component
 	}{
 		{"conversation", Conversation(transcript, 1)},
-		{"summary", SummaryView(Summary{Headline: "WebSocket finished 36% sooner than HTTP", Detail: "and 27% sooner than optimized HTTP (request caches on).",
+		{"summary", SummaryView(Summary{Headline: "WebSocket finished 27% sooner than optimized HTTP under the modelled hosted-post-sprint stack (post-sprint reading); from 11% sooner (plain) to 41% sooner (derived) across the readings.", Split: "Of the 8.7 s saved against optimized HTTP, 0.8 s is measured engine work, 7.8 s the modelled hosted-post-sprint stack, and 0.1 s the network.", StackDoc: "/docs/stack#hosted-post-sprint", SameRace: []SameRace{{Label: "The same race, lean", Config: `{"stack":{"preset":"lean"}}`}},
 			Note:     "The lanes ran together and shared the 2 cores of this machine.",
 			TimeWent: "Where the time went: http: queue+prefill 52%, tools 22%.",
 			WhatItWouldTake: "What it would take: for WebSocket to save 40% against optimized HTTP, each optimized HTTP turn would need 96.0 ms more API overhead " +

@@ -83,6 +83,11 @@ func (f *fakeRuns) LoadRun(_ context.Context, id string) (*rollout.RunRecord, er
 		return nil, store.ErrNotFound
 	}
 	c := *r
+	if r.Summary != nil {
+		s := *r.Summary
+		c.Summary = &s
+	}
+	c.Describe() // as rollout.LoadRun does for a run stored without sentences
 	return &c, nil
 }
 

@@ -56,7 +56,8 @@ func (p *Playground) home(c echo.Context) error {
 	}
 	b, _ := json.Marshal(cfg)
 	label := cfg.Scenario + " · " + cfg.Profile + " · " + fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " per tool call · all four lanes, one after another · modelled " + cfg.Stack.Preset + " API stack"
-	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: label}))
+	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: label,
+		Stack: cfg.Stack.Preset, Reading: api.StackReading(cfg.Stack.Preset)}))
 }
 
 func findScenario(name string) (rollout.ScenarioInfo, bool) {

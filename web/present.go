@@ -15,20 +15,16 @@ import (
 )
 
 // laneInfo is how each lane is named and explained on screen.
-var laneInfo = map[string]struct{ label, how string }{
-	rollout.LaneHTTP:          {"HTTP", "full input every turn · /baseline/v1, no request caches"},
-	rollout.LaneHTTPOptimized: {"HTTP optimized", "full input every turn · /v1 with request caches"},
-	rollout.LaneHTTPChained:   {"HTTP chained", "previous_response_id, store: true · /v1"},
-	rollout.LaneWS:            {"WebSocket", "one connection, previous_response_id, store: false · /v1"},
-	rollout.LanePrototype:     {"Prototype", "experimental: one long-running response, response.append, store: false · /v1"},
+var laneInfo = map[string]struct{ how string }{
+	rollout.LaneHTTP:          {"full input every turn · /baseline/v1, no request caches"},
+	rollout.LaneHTTPOptimized: {"full input every turn · /v1 with request caches"},
+	rollout.LaneHTTPChained:   {"previous_response_id, store: true · /v1"},
+	rollout.LaneWS:            {"one connection, previous_response_id, store: false · /v1"},
+	rollout.LanePrototype:     {"experimental: one long-running response, response.append, store: false · /v1"},
 }
 
-func laneLabel(name string) string {
-	if l, ok := laneInfo[name]; ok {
-		return l.label
-	}
-	return name
-}
+// laneLabel names a lane as the headline does (rollout.LaneLabel).
+func laneLabel(name string) string { return rollout.LaneLabel(name) }
 
 // stages is the waterfall legend, in the order bars are drawn.
 var stages = []views.Stage{
@@ -91,30 +87,9 @@ func laneChoices(checked []string) []views.LaneChoice {
 }
 
 // fmtNS formats a duration in ns with three significant digits.
-func fmtNS(ns int64) string {
-	d := float64(ns)
-	switch {
-	case ns <= 0:
-		return "0 ms"
-	case d >= 1e9:
-		return trimFloat(d/1e9) + " s"
-	case d >= 1e6:
-		return trimFloat(d/1e6) + " ms"
-	default:
-		return trimFloat(d/1e3) + " µs"
-	}
-}
+func fmtNS(ns int64) string { return rollout.FormatNS(ns) }
 
-func trimFloat(v float64) string {
-	switch {
-	case v >= 100:
-		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	case v >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	default:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-}
+func trimFloat(v float64) string { return rollout.TrimFloat(v) }
 
 // fmtInt writes n with thousands separators.
 func fmtInt(n int64) string {
@@ -152,77 +127,26 @@ func fmtMs(v float64) string {
 func fmtTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
 
 // sooner phrases a saved share: 0.4 → "40% sooner", -0.1 → "10% later".
-func sooner(saved float64) string {
-	pct := int(math.Round(math.Abs(saved) * 100))
-	if saved < 0 {
-		return fmt.Sprintf("%d%% later", pct)
-	}
-	return fmt.Sprintf("%d%% sooner", pct)
-}
+func sooner(saved float64) string { return rollout.Sooner(saved) }
 
-// headline is the race's one-line result; common.js phrases it the same
-// way. The sentence itself names a modelled stack and says when the lanes
-// shared the CPU (DECISIONS.md, "Fairness").
-func headline(s *rollout.Summary, cfg rollout.Config) (string, string) {
-	lanes := cfg.Lanes
-	has := func(l string) bool { return slices.Contains(lanes, l) }
-	tail := stackPhrase(cfg.Stack) + sharedPhrase(cfg)
-	if has(rollout.LaneWS) {
-		if v, ok := s.SavedVsHTTP[rollout.LaneWS]; ok && has(rollout.LaneHTTP) {
-			detail := ""
-			if o, ok := s.SavedVsOptimized[rollout.LaneWS]; ok && has(rollout.LaneHTTPOptimized) {
-				detail = "and " + sooner(o) + " than optimized HTTP (request caches on)."
-			}
-			return "WebSocket finished " + sooner(v) + " than HTTP" + tail, detail
+// sameRaceLinks are the run's config under lean and under each reading's
+// preset, other than its own stack: the same race, one click away.
+func sameRaceLinks(cfg rollout.Config) []views.SameRace {
+	var out []views.SameRace
+	add := func(st api.Stack, label string) {
+		if st.Preset == cfg.Stack.Preset || (st.Preset == api.StackLean.Preset && !cfg.Stack.Modelled()) {
+			return
 		}
-		if o, ok := s.SavedVsOptimized[rollout.LaneWS]; ok && has(rollout.LaneHTTPOptimized) {
-			return "WebSocket finished " + sooner(o) + " than optimized HTTP" + tail, ""
-		}
+		c := cfg
+		c.Stack = st
+		b, _ := json.Marshal(c)
+		out = append(out, views.SameRace{Label: label, Config: string(b)})
 	}
-	var best *rollout.LaneSummary
-	for i := range s.Lanes {
-		l := &s.Lanes[i]
-		if l.TotalNS > 0 && (best == nil || l.TotalNS < best.TotalNS) {
-			best = l
-		}
+	add(api.StackLean, "The same race, lean")
+	for _, r := range api.HostedReadings {
+		add(r.Preset, "The same race, "+r.Preset.Preset+" ("+r.Reading+" reading)")
 	}
-	if best == nil {
-		return "No lane finished", ""
-	}
-	return laneLabel(best.Lane) + " finished first, in " + fmtNS(best.TotalNS) + tail, ""
-}
-
-// stackPhrase names a modelled stack in the headline: " with a modelled
-// hosted API stack". The lean stack models nothing and says nothing.
-func stackPhrase(st api.Stack) string {
-	if !st.Modelled() {
-		return ""
-	}
-	return " with a modelled " + st.Preset + " API stack"
-}
-
-// sharedPhrase says in the headline that the lanes shared the CPU.
-func sharedPhrase(cfg rollout.Config) string {
-	if cfg.Sequential || len(cfg.Lanes) < 2 {
-		return ""
-	}
-	return " — lanes ran side by side and shared the CPU"
-}
-
-// whatItWouldTake phrases the extra API overhead per turn optimized HTTP
-// would need for WebSocket to save the target share.
-func whatItWouldTake(x *rollout.WhatItWouldTake) string {
-	if x == nil {
-		return ""
-	}
-	beside := fmt.Sprintf("optimized HTTP measured %s of API overhead and a modelled API stack of %s per turn, over %d turns",
-		fmtNS(x.OverheadPerTurnNS), fmtNS(x.StackPerTurnNS), x.Turns)
-	pct := int(math.Round(x.Target * 100))
-	if x.Already {
-		return fmt.Sprintf("What it would take: WebSocket already saves %d%% or more against optimized HTTP here (%s).", pct, beside)
-	}
-	return fmt.Sprintf("What it would take: for WebSocket to save %d%% against optimized HTTP, each optimized HTTP turn would need %s more API overhead (%s).",
-		pct, fmtNS(x.ExtraPerTurnNS), beside)
+	return out
 }
 
 // perCore phrases rollouts per core: how many such rollouts one core's API
@@ -238,8 +162,8 @@ func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summa
 	if s == nil {
 		return nil
 	}
-	h, d := headline(s, cfg)
-	v := &views.Summary{Headline: h + ".", Detail: d, Note: fairness(cfg, cores, true), TimeWent: s.TimeWent, WhatItWouldTake: whatItWouldTake(s.WhatItWouldTake)}
+	v := &views.Summary{Headline: s.Headline, Split: s.Split, StackDoc: s.StackDoc, Note: fairness(cfg, cores, true), TimeWent: s.TimeWent, WhatItWouldTake: s.WhatItTakes,
+		SameRace: sameRaceLinks(cfg)}
 	if s.Repeats > 1 {
 		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats, with the fastest and slowest in brackets.", s.Repeats)
 	}
@@ -437,7 +361,7 @@ func stackChoices(st api.Stack) ([]views.Option, []views.StackParam, string) {
 	for _, p := range api.StackPresets {
 		desc := "models nothing: today's engine"
 		if p.Modelled() {
-			desc = "classifiers, state loads, service hops and billing of a hosted API (docs/stack.md)"
+			desc = "classifiers, state loads, service hops and billing of a hosted API, " + readingWords(p.Preset) + " (explained at /docs/stack)"
 		}
 		opts = append(opts, views.Option{Value: p.Preset, Label: p.Preset, Description: desc, Selected: p.Preset == st.Preset})
 	}
@@ -457,4 +381,16 @@ func stackChoices(st api.Stack) ([]views.Option, []views.StackParam, string) {
 	}
 	b, _ := json.Marshal(presets)
 	return opts, params, string(b)
+}
+
+// readingWords says which reading a hosted preset belongs to.
+func readingWords(preset string) string {
+	switch r := api.StackReading(preset); r {
+	case api.ReadingDerived:
+		return "derived from hardware figures"
+	case "":
+		return "custom"
+	default:
+		return "fitted under the " + r + " reading"
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"agentloop/api"
 	"agentloop/rollout"
@@ -63,6 +64,71 @@ func TestSweepChartsKeepTheNewestFairRunPerPoint(t *testing.T) {
 	}
 	if p := charts[1].Lines[0].Points[0]; p.TPS != 1000 {
 		t.Errorf("a run without decode_tps is placed at its profile's rate, got %v", p.TPS)
+	}
+}
+
+// TestSweepSeriesJoinOnlyEqualSettings: a run with another tool time (or
+// round trip, or bandwidth) starts a series of its own instead of moving a
+// point, and runs that overlapped each other never count.
+func TestSweepSeriesJoinOnlyEqualSettings(t *testing.T) {
+	hosted := api.StackHosted
+	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	timed := func(r rollout.RunRecord, start, end time.Duration) rollout.RunRecord {
+		r.CreatedAt, r.UpdatedAt = at.Add(start), at.Add(end)
+		return r
+	}
+	presenter := sweepRun("r_presenter", "fix", hosted, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.46})
+	presenter.Config.ToolTimeMs = 50
+	runs := []rollout.RunRecord{ // newest first
+		timed(sweepRun("r_overlap_b", "fix", hosted, 250, true, rollout.StatusPassed, map[string]float64{"ws": 0.9}), 50*time.Minute, 52*time.Minute),
+		timed(sweepRun("r_overlap_a", "fix", hosted, 250, true, rollout.StatusPassed, map[string]float64{"ws": 0.8}), 49*time.Minute, 51*time.Minute),
+		timed(presenter, 40*time.Minute, 41*time.Minute),
+		timed(sweepRun("r_sweep", "fix", hosted, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.42}), 30*time.Minute, 31*time.Minute),
+		timed(sweepRun("r_sweep_slow", "fix", hosted, 65, true, rollout.StatusPassed, map[string]float64{"ws": 0.2}), 20*time.Minute, 21*time.Minute),
+	}
+	charts := sweepCharts(runs)
+	if len(charts) != 1 {
+		t.Fatalf("charts %+v", charts)
+	}
+	got := map[string][]string{}
+	for _, l := range charts[0].Lines {
+		if l.Lane != rollout.LaneWS {
+			continue
+		}
+		for _, p := range l.Points {
+			got[l.Settings] = append(got[l.Settings], p.Run)
+		}
+		if l.Class == "" {
+			t.Errorf("%s has no colour of its own", l.Name)
+		}
+	}
+	want := map[string][]string{
+		"hosted stack · 0 ms round trip · 0 ms tools · unlimited bandwidth":  {"r_sweep_slow", "r_sweep"},
+		"hosted stack · 0 ms round trip · 50 ms tools · unlimited bandwidth": {"r_presenter"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("series %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if strings.Join(got[k], ",") != strings.Join(w, ",") {
+			t.Errorf("%s: %v, want %v", k, got[k], w)
+		}
+	}
+}
+
+// TestSweepPageShowsTheReference: a fresh install shows the reference
+// sweep the binary carries, labelled with its date and command.
+func TestSweepPageShowsTheReference(t *testing.T) {
+	ref, err := referenceSweep()
+	if err != nil || len(ref.Charts) == 0 || ref.Date == "" || ref.Command == "" {
+		t.Fatalf("reference %+v, %v", ref, err)
+	}
+	tp := newTestPlayground(t)
+	body := tp.do(http.MethodGet, "/sweep", "", nil).Body.String()
+	for _, want := range []string{`data-testid="sweep-reference"`, "Reference sweep, " + ref.Date, "agentloop bench sweep", `data-testid="sweep-legend"`, "unlimited bandwidth"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("a fresh /sweep lacks %q", want)
+		}
 	}
 }
 

@@ -94,6 +94,7 @@ func New(d Deps) *Playground {
 func (p *Playground) Register(e *echo.Echo) {
 	e.GET("/", p.home)
 	e.GET("/docs", p.docs)
+	e.GET("/docs/stack", p.stackDocPage)
 	e.GET("/race", p.race)
 	e.GET("/explorer", p.explorer)
 	e.GET("/runs", p.runsPage)

@@ -23,7 +23,7 @@ import (
 
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load|floor|matrix|sweep|calibrate [flags]\n")
+		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load|floor|matrix|sweep|calibrate|sensitivity [flags]\n")
 		return fmt.Errorf("bench: name a benchmark: overhead or load")
 	}
 	switch args[0] {
@@ -37,6 +37,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return runBenchSweep(ctx, args[1:], getenv, stdout, stderr)
 	case "calibrate":
 		return runBenchCalibrate(ctx, args[1:], getenv, stdout, stderr)
+	case "sensitivity":
+		return runBenchSensitivity(ctx, args[1:], getenv, stdout, stderr)
 	case "floor":
 		return runBenchFloor(ctx, args[1:], getenv, stdout, stderr)
 	}

@@ -229,6 +229,13 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	}
 	printDrills(w, rec)
 	s := rec.Summary
+	// The summary's own sentences, as every page shows them.
+	if s.Headline != "" {
+		fmt.Fprintln(w, s.Headline)
+	}
+	if s.Split != "" {
+		fmt.Fprintln(w, s.Split)
+	}
 	if a := rollout.WorkloadAnswer(c, s); a != "" {
 		fmt.Fprintln(w, a)
 	}
@@ -237,8 +244,8 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	}
 	fmt.Fprintln(w, "API CPU: the engine's measured API work (parse..safety + finalize) summed over the rollout; rollouts/core = lane total / API CPU,")
 	fmt.Fprintln(w, "  how many such rollouts one core's API work could serve concurrently (modelled stages use no CPU here).")
-	if x := s.WhatItWouldTake; x != nil {
-		fmt.Fprintln(w, whatItWouldTakeText(x))
+	if s.WhatItTakes != "" {
+		fmt.Fprintln(w, s.WhatItTakes)
 	}
 }
 
@@ -264,18 +271,6 @@ func printDrills(w io.Writer, rec *rollout.RunRecord) {
 	if fired == 0 {
 		fmt.Fprintln(w, "drills: none fired")
 	}
-}
-
-// whatItWouldTakeText phrases the extra API overhead per turn optimized
-// HTTP would need for WebSocket to save the target share.
-func whatItWouldTakeText(x *rollout.WhatItWouldTake) string {
-	beside := fmt.Sprintf("http-optimized measured %s of API overhead and a modelled stack of %s per turn, over %d turns",
-		time.Duration(x.OverheadPerTurnNS).Round(10*time.Microsecond), time.Duration(x.StackPerTurnNS).Round(10*time.Microsecond), x.Turns)
-	if x.Already {
-		return fmt.Sprintf("What it would take: WebSocket already saves %.0f%% or more against http-optimized here (%s).", 100*x.Target, beside)
-	}
-	return fmt.Sprintf("What it would take: for WebSocket to save %.0f%% against http-optimized, each http-optimized turn would need %s more API overhead (%s).",
-		100*x.Target, time.Duration(x.ExtraPerTurnNS).Round(10*time.Microsecond), beside)
 }
 
 func savedText(m map[string]float64, lane string) string {

@@ -75,54 +75,8 @@
     return lanes[name] ? lanes[name].label : name;
   }
 
-  // stackModelled says whether a config's stack models anything (lean does not).
+  // stackParams are the stack parameters' keys, as the config spells them.
   const stackParams = ["hop_ms", "classify_tps", "classify_tps_baseline", "state_load_ms", "state_load_mbps", "config_hops", "sprint_hops", "billing_hops"];
-  function stackModelled(stack) {
-    return !!stack && stackParams.some((k) => Number(stack[k]) > 0);
-  }
-
-  // headline is the race's one-line result; web/present.go phrases it the
-  // same way. The sentence itself names a modelled stack and says when the
-  // lanes shared the CPU.
-  function headline(summary, config) {
-    const laneNames = config.lanes || [];
-    const has = (l) => laneNames.includes(l);
-    const vsHTTP = summary.saved_vs_http || {};
-    const vsOpt = summary.saved_vs_http_optimized || {};
-    let tail = "";
-    if (stackModelled(config.stack)) tail += " with a modelled " + config.stack.preset + " API stack";
-    if (!config.sequential && laneNames.length > 1) tail += " — lanes ran side by side and shared the CPU";
-    if (has("ws")) {
-      if ("ws" in vsHTTP && has("http")) {
-        let detail = "";
-        if ("ws" in vsOpt && has("http-optimized")) {
-          detail = "and " + sooner(vsOpt.ws) + " than optimized HTTP (request caches on).";
-        }
-        return { text: "WebSocket finished " + sooner(vsHTTP.ws) + " than HTTP" + tail, detail };
-      }
-      if ("ws" in vsOpt && has("http-optimized")) {
-        return { text: "WebSocket finished " + sooner(vsOpt.ws) + " than optimized HTTP" + tail, detail: "" };
-      }
-    }
-    let best = null;
-    for (const l of summary.lanes || []) {
-      if (l.total_ns > 0 && (!best || l.total_ns < best.total_ns)) best = l;
-    }
-    if (!best) return { text: "No lane finished", detail: "" };
-    return { text: laneLabel(best.lane) + " finished first, in " + fmtNS(best.total_ns) + tail, detail: "" };
-  }
-
-  // whatItWouldTake phrases summary.what_it_would_take; web/present.go
-  // phrases it the same way.
-  function whatItWouldTake(x) {
-    if (!x) return "";
-    const beside = "optimized HTTP measured " + fmtNS(x.overhead_per_turn_ns) + " of API overhead and a modelled API stack of " +
-      fmtNS(x.stack_per_turn_ns) + " per turn, over " + x.turns + " turns";
-    const pct = Math.round(x.target * 100);
-    if (x.already) return "What it would take: WebSocket already saves " + pct + "% or more against optimized HTTP here (" + beside + ").";
-    return "What it would take: for WebSocket to save " + pct + "% against optimized HTTP, each optimized HTTP turn would need " +
-      fmtNS(x.extra_per_turn_ns) + " more API overhead (" + beside + ").";
-  }
 
   // apiError reads an OpenAI-shaped error body into an Error.
   async function apiError(res) {
@@ -214,8 +168,26 @@
     }
   });
 
+  // A button with data-start-race starts a race with that config (the
+  // same race under another stack) and opens it, in presenter mode when
+  // this page is in it.
+  document.addEventListener("click", async (ev) => {
+    const btn = ev.target.closest && ev.target.closest("button[data-start-race]");
+    if (!btn) return;
+    const errBox = document.querySelector("[data-start-race-error]");
+    btn.disabled = true;
+    try {
+      const { id } = await sendJSON("POST", "/api/runs", JSON.parse(btn.dataset.startRace));
+      const present = new URLSearchParams(location.search).has("present") ? "present&" : "";
+      location.assign("/race?" + present + "run=" + encodeURIComponent(id));
+    } catch (err) {
+      if (errBox) showError(errBox, err);
+      btn.disabled = false;
+    }
+  });
+
   window.agentloop = {
-    el, svg, clear, fmtNS, fmtInt, sooner, lanes, laneLabel, headline, whatItWouldTake, stackParams,
+    el, svg, clear, fmtNS, fmtInt, sooner, lanes, laneLabel, stackParams,
     sendJSON, getJSON, showError, setFieldError, wsURL, terminal, labelCells,
   };
 })();

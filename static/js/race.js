@@ -393,7 +393,7 @@
     const running = !A.terminal.has(snap.status);
     state.textContent = running
       ? snap.status === "running" ? "Running…" : "Queued" + (snap.waiting_behind ? " behind " + snap.waiting_behind : "") + "…"
-      : "Finished: " + snap.status + (snap.summary ? ". " + A.headline(snap.summary, snap.config || {}).text + "." : "");
+      : "Finished: " + snap.status + (snap.summary && snap.summary.headline ? ". " + snap.summary.headline : "");
     promisedRate(snap.config || {});
     startBtn.disabled = running;
     if (cancelBtn) cancelBtn.hidden = !running;
@@ -473,18 +473,38 @@
     if (dd.textContent !== text) dd.textContent = text;
   }
 
+  // sameRace offers the finished race again under lean and under each
+  // reading's preset: the same config, only the stack changed.
+  function sameRace(cfg) {
+    const box = document.getElementById("race-same");
+    clear(box);
+    const sel = document.getElementById("race-stack");
+    const presets = JSON.parse((sel && sel.dataset.presets) || "{}");
+    const own = (cfg.stack && cfg.stack.preset) || "lean";
+    for (const name of Object.keys(presets)) {
+      if (name === own) continue;
+      const label = name === "lean" ? "The same race, lean" : "The same race, " + name;
+      box.append(el("button", { type: "button", "data-start-race": JSON.stringify(Object.assign({}, cfg, { stack: presets[name] })) }, label));
+    }
+  }
+
   function showSummary(snap) {
     const s = snap.summary;
-    const h = A.headline(s, snap.config || {});
-    document.getElementById("race-summary").textContent = h.text + ".";
+    // The sentences are the summary's own, built once in Go.
+    document.getElementById("race-summary").textContent = s.headline || "";
+    const split = document.getElementById("race-split");
+    split.textContent = s.split || "";
+    split.hidden = !s.split;
+    document.getElementById("race-stack-doc").href = s.stack_doc || "/docs/stack";
+    sameRace(snap.config || {});
     const reps = (snap.config || {}).repeats > 1 ? " Each lane shows its median of " + snap.config.repeats + " repeats, with the fastest and slowest in brackets." : "";
-    document.getElementById("race-summary-detail").textContent = (h.detail + reps).trim();
+    document.getElementById("race-summary-detail").textContent = reps.trim();
     const went = document.getElementById("race-time-went");
     went.textContent = s.time_went || "";
     went.hidden = !s.time_went;
     const takes = document.getElementById("race-what-it-takes");
-    takes.textContent = A.whatItWouldTake(s.what_it_would_take);
-    takes.hidden = !s.what_it_would_take;
+    takes.textContent = s.what_it_takes || "";
+    takes.hidden = !s.what_it_takes;
     const body = document.querySelector("#race-summary-table tbody");
     clear(body);
     for (const l of s.lanes || []) {

@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"agentloop/app/apptest"
+
+	"github.com/mxschmitt/playwright-go"
+)
+
+// runJSON reads a run from the run API: its config, as raw fields, and
+// its summary's sentences.
+type runJSON struct {
+	Status  string                     `json:"status"`
+	Config  map[string]json.RawMessage `json:"config"`
+	Summary struct {
+		Headline string `json:"headline"`
+		Split    string `json:"split"`
+		Parts    []struct {
+			NS int64 `json:"ns"`
+		} `json:"split_parts"`
+	} `json:"summary"`
+}
+
+func getRun(t *testing.T, base, id string) runJSON {
+	t.Helper()
+	res, err := http.Get(base + "/api/runs/" + id)
+	check(t, err, "GET the run")
+	defer res.Body.Close()
+	var r runJSON
+	check(t, json.NewDecoder(res.Body).Decode(&r), "decode the run")
+	return r
+}
+
+// TestHeadlineIsOneSentenceEverywhere: the run API's summary carries the
+// headline and the split, and the race page, presenter mode and the
+// permalink show that same text; "the same race, lean" starts a race whose
+// config is the first's but for the stack. One short race serves it all.
+func TestHeadlineIsOneSentenceEverywhere(t *testing.T) {
+	needBrowser(t)
+	a := apptest.Start(t)
+	id := startRace(t, a.URL(), `{"scenario":"fix-failing-test","profile":"instant","rtt_ms":0,"tool_time_ms":0,"lanes":["http-optimized","ws"],"seed":1,"repeats":1,"sequential":true,"stack":"hosted-post-sprint"}`)
+	if st := waitRun(t, a.URL(), id, 3*time.Minute); st != "passed" {
+		t.Fatalf("the race %s", st)
+	}
+	run := getRun(t, a.URL(), id)
+	head, split := run.Summary.Headline, run.Summary.Split
+	if !strings.HasPrefix(head, "WebSocket finished ") || !strings.Contains(head, "than optimized HTTP") || !strings.HasPrefix(split, "Of the ") || len(run.Summary.Parts) == 0 {
+		t.Fatalf("the run API's summary: headline %q, split %q", head, split)
+	}
+	t.Logf("headline: %s", head)
+	t.Logf("split: %s", split)
+
+	page := newPage(t)
+	for _, v := range []struct{ name, url, headline, split string }{
+		{"race page", "/race?run=" + id, `[data-testid="race-summary"]`, `[data-testid="race-split"]`},
+		{"presenter mode", "/race?present&run=" + id, `[data-testid="race-summary"]`, `[data-testid="race-split"]`},
+		{"permalink", "/runs/" + id, `[data-testid="run-headline"]`, `[data-testid="run-split"]`},
+	} {
+		goTo(t, page, a.URL()+v.url)
+		check(t, expect.Locator(page.Locator(v.headline)).ToHaveText(head), v.name+": the headline")
+		check(t, expect.Locator(page.Locator(v.split)).ToHaveText(split), v.name+": the split")
+	}
+
+	// The same race, lean: one click from the permalink.
+	check(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "The same race, lean", Exact: playwright.Bool(true)}).Click(), "the same race, lean")
+	check(t, page.WaitForURL("**/race?run=*"), "the new race opens")
+	u := page.URL()
+	lean := u[strings.Index(u, "run=")+4:]
+	if lean == id {
+		t.Fatal("no new race")
+	}
+	waitRun(t, a.URL(), lean, 3*time.Minute)
+	again := getRun(t, a.URL(), lean)
+	var stack struct {
+		Preset string `json:"preset"`
+	}
+	check(t, json.Unmarshal(again.Config["stack"], &stack), "the new race's stack")
+	if stack.Preset != "lean" {
+		t.Errorf("the same race, lean, ran under %q", stack.Preset)
+	}
+	first, second := maps.Clone(run.Config), maps.Clone(again.Config)
+	delete(first, "stack")
+	delete(second, "stack")
+	if !maps.EqualFunc(first, second, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+		t.Errorf("the same race, lean, changed more than the stack:\n%v\n%v", jsonText(first), jsonText(second))
+	}
+	if h := again.Summary.Headline; !strings.Contains(h, "under the lean stack") || !strings.Contains(h, "no range across the readings") {
+		t.Errorf("the lean race's headline %q", h)
+	}
+	t.Logf("lean headline: %s", again.Summary.Headline)
+}
+
+func jsonText(m map[string]json.RawMessage) string {
+	b, _ := json.Marshal(m)
+	return string(b)
+}

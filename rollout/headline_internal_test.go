@@ -1,0 +1,133 @@
+package rollout
+
+import (
+	"strings"
+	"testing"
+
+	"agentloop/api"
+)
+
+// splitLanes are an optimized HTTP and a WebSocket median whose stages
+// differ by group; 250 ms of optimized HTTP's total is in no stage.
+func splitLanes() (LaneSummary, LaneSummary) {
+	opt := LaneSummary{Lane: LaneHTTPOptimized, Status: StatusPassed, TotalNS: 24_950_000_000, StageNS: map[string]int64{
+		StageOverhead: 1_000_000_000, StageAPIStack: 8_000_000_000, StagePrefill: 5_000_000_000, StageDecode: 6_000_000_000,
+		StageTool: 2_000_000_000, StageNetwork: 2_700_000_000}}
+	ws := LaneSummary{Lane: LaneWS, Status: StatusPassed, TotalNS: 16_250_000_000, StageNS: map[string]int64{
+		StageOverhead: 160_000_000, StageAPIStack: 230_000_000, StagePrefill: 5_000_000_000, StageDecode: 6_000_000_000,
+		StageTool: 2_260_000_000, StageNetwork: 2_600_000_000}}
+	return opt, ws
+}
+
+// TestSplitSumsExactlyToTheSaving: the parts, in ns and as shown, add up
+// to the saving; a group where WebSocket spent more is a negative part.
+func TestSplitSumsExactlyToTheSaving(t *testing.T) {
+	opt, ws := splitLanes()
+	parts := splitSaving(opt, ws)
+	var sum int64
+	for _, p := range parts {
+		sum += p.NS
+	}
+	if saved := opt.TotalNS - ws.TotalNS; sum != saved {
+		t.Fatalf("parts sum to %d ns, the saving is %d ns", sum, saved)
+	}
+	got := splitSentence(opt.TotalNS-ws.TotalNS, parts, api.StackHostedPostSprint)
+	want := "Of the 8.7 s saved against optimized HTTP, 0.8 s is measured engine work, 7.8 s the modelled hosted-post-sprint stack, −0.3 s the tools, and 0.4 s the network."
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestRoundToSum: rounded parts always add up to the rounded total, even
+// when every part alone would round the other way.
+func TestRoundToSum(t *testing.T) {
+	for _, tc := range []struct {
+		vals  []int64
+		total int64
+	}{
+		{[]int64{140, 140, 140, 140, 140}, 700},
+		{[]int64{-260, 960}, 700},
+		{[]int64{49, 49, 49}, 147},
+		{[]int64{-149, -149}, -298},
+	} {
+		out := roundToSum(tc.vals, tc.total, 100)
+		var sum int64
+		for _, v := range out {
+			sum += v
+			if v%100 != 0 {
+				t.Errorf("%v: part %d is not a multiple of the step", tc.vals, v)
+			}
+		}
+		if want := roundHalfAway(tc.total, 100); sum != want {
+			t.Errorf("%v: rounded parts %v sum to %d, want %d", tc.vals, out, sum, want)
+		}
+	}
+}
+
+// TestHeadlineComparesWithOptimizedHTTP: the headline leads with ws
+// against http-optimized (never the larger figure against plain HTTP),
+// names the preset and its reading, and gives the range; lean and custom
+// stacks say plainly that they have no range.
+func TestHeadlineComparesWithOptimizedHTTP(t *testing.T) {
+	s := &Summary{SavedVsHTTP: map[string]float64{LaneWS: 0.77}, SavedVsOptimized: map[string]float64{LaneWS: 0.35}}
+	readings := []ReadingSaving{{Reading: api.ReadingPostSprint, Saved: 0.35}, {Reading: api.ReadingPlain, Saved: 0.11}, {Reading: api.ReadingDerived, Saved: 0.414}}
+	cfg := Config{Lanes: AllLanes, Sequential: true, Stack: api.StackHostedPostSprint}
+	got := headline(s, cfg, readings, "")
+	want := "WebSocket finished 35% sooner than optimized HTTP under the modelled hosted-post-sprint stack (post-sprint reading); from 11% sooner (plain) to 41% sooner (derived) across the readings."
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if strings.Contains(got, "77%") {
+		t.Errorf("the headline leads with the plain-HTTP figure: %q", got)
+	}
+	lean := Config{Lanes: AllLanes, Sequential: true, Stack: api.StackLean}
+	rec := &RunRecord{Config: lean, Summary: s}
+	r, why := rec.ReadingsRange()
+	if r != nil || why == "" {
+		t.Fatalf("lean: range %v, reason %q; want no range and a reason", r, why)
+	}
+	if got := headline(s, lean, r, why); got != "WebSocket finished 35% sooner than optimized HTTP under the lean stack (nothing modelled); a lean race models no hosted stack, so it has no range across the readings." {
+		t.Errorf("lean: %q", got)
+	}
+	custom := api.StackHosted
+	custom.Preset = "custom"
+	rec = &RunRecord{Config: Config{Lanes: AllLanes, Stack: custom}, Summary: s}
+	if r, why := rec.ReadingsRange(); r != nil || !strings.Contains(why, "custom stack has no reading") {
+		t.Errorf("custom: range %v, reason %q", r, why)
+	}
+	if got := headline(s, Config{Lanes: AllLanes, Stack: api.StackLean}, nil, ""); !strings.HasSuffix(got, " The lanes ran side by side and shared the CPU.") {
+		t.Errorf("side by side: %q", got)
+	}
+}
+
+// TestDescribeOnRead: a run stored before its summary kept sentences gets
+// them when it is read; one that has them keeps them.
+func TestDescribeOnRead(t *testing.T) {
+	opt, ws := splitLanes()
+	rec := &RunRecord{Config: Config{Lanes: []string{LaneHTTPOptimized, LaneWS}, Sequential: true, Stack: api.StackLean},
+		Summary: &Summary{Lanes: []LaneSummary{opt, ws}, SavedVsOptimized: map[string]float64{LaneWS: 1 - float64(ws.TotalNS)/float64(opt.TotalNS)}}}
+	rec.Describe()
+	if !strings.HasPrefix(rec.Summary.Headline, "WebSocket finished 35% sooner than optimized HTTP") || !strings.HasPrefix(rec.Summary.Split, "Of the 8.7 s saved") {
+		t.Errorf("headline %q, split %q", rec.Summary.Headline, rec.Summary.Split)
+	}
+	if len(rec.Summary.SplitParts) == 0 {
+		t.Error("no split parts")
+	}
+	rec.Summary.Headline = "kept"
+	rec.Describe()
+	if rec.Summary.Headline != "kept" {
+		t.Errorf("a stored sentence was rebuilt: %q", rec.Summary.Headline)
+	}
+}
+
+func TestWhatItTakesSentence(t *testing.T) {
+	got := whatItTakesSentence(&WhatItWouldTake{Target: 0.4, Turns: 30, ExtraPerTurnNS: 96_040_000, OverheadPerTurnNS: 3_570_000, StackPerTurnNS: 1_500_000})
+	want := "What it would take: for WebSocket to save 40% against optimized HTTP, each optimized HTTP turn would need 96.0 ms more API overhead " +
+		"(optimized HTTP measured 3.57 ms of API overhead and a modelled API stack of 1.50 ms per turn, over 30 turns)."
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if got := whatItTakesSentence(&WhatItWouldTake{Target: 0.4, Turns: 30, ExtraPerTurnNS: -5, Already: true}); !strings.HasPrefix(got, "What it would take: WebSocket already saves 40% ") {
+		t.Errorf("already: %q", got)
+	}
+}
