@@ -137,7 +137,7 @@
     // A label such as "12.0 s" is about 3.5 em wide; keep a gap of one label.
     const fit = Math.max(1, Math.floor((x1 - x0) / (fs * 7)));
     let step = niceStep(maxNS / Math.min(4, fit));
-    while (maxNS / step > fit && step < maxNS) step = niceStep(step * 1.6);
+    while (maxNS / step > fit && step < maxNS) step = nextStep(step);
     for (let v = 0; v <= maxNS + 1; v += step) {
       // A tick near the right edge is anchored at its end, so it is never clipped.
       const anchor = v === 0 ? "start" : x(v) > x1 - fs * 2.5 ? "end" : "middle";
@@ -145,6 +145,13 @@
       g.append(svg("text", { x: x(v), y: y + 4 + fs, class: "tick", "text-anchor": anchor }, v === 0 ? "0" : fmtNS(v)));
     }
     root.append(g);
+  }
+
+  // nextStep is the round step after step: 1 → 2 → 5 → 10.
+  function nextStep(step) {
+    const p = Math.pow(10, Math.floor(Math.log10(step) + 1e-9));
+    const m = step / p;
+    return (m < 1.5 ? 2 : m < 3.5 ? 5 : 10) * p;
   }
 
   function niceStep(raw) {
