@@ -88,6 +88,7 @@ func TestRaceFormDrillSchedule(t *testing.T) {
 	check(t, page.Locator("#race-detail-link").Focus(), "focus the permalink")
 	tabTo(t, page, `[data-testid="lane-ws"] [data-testid="drill-mark"]`)
 	screenshot(t, page, "drilled-race.png")
+	axeCheck(t, page, axe, "a drilled race's result")
 	goTo(t, page, a.URL()+"/runs/"+runID)
 	check(t, expect.Locator(page.Locator(".fields")).ToContainText("evict-cache on WebSocket after 2 turns"), "the permalink's settings list the drill")
 	check(t, expect.Locator(page.Locator(`#timeline-lanes [data-lane="ws"] .chart-data table`)).ToContainText("drill evict-cache"), "the permalink's turn table names the drill")
