@@ -553,6 +553,7 @@
       if (!last) return;
       drawn = {};
       render(last);
+      if (replay) replayDraw(replay.untilNS);
     }, 150);
   });
 
