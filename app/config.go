@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/rollout"
 	"agentloop/server"
 )
 
@@ -52,6 +53,10 @@ type Config struct {
 	RateLimit float64 // requests per second
 	RateBurst int
 	ConnLimit int // concurrent connections
+
+	// HomePreset, when set, replaces the home page's ready-made race;
+	// apptest.ShortRace sets a short one.
+	HomePreset *rollout.Config
 }
 
 // Defaults returns the documented defaults: the engine's from

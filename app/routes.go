@@ -40,6 +40,7 @@ func (a *App) routes() *echo.Echo {
 		Log:         a.log,
 		KeyRequired: a.cfg.APIKey != "",
 		Inspector:   a.Inspector,
+		HomePreset:  a.cfg.HomePreset,
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)

@@ -15,21 +15,23 @@ import (
 	"github.com/mxschmitt/playwright-go"
 )
 
-// storyLanes are the three lanes of presenter mode's story.
+// storyLanes are the lanes of apptest.ShortRace, the home page's race here.
 var storyLanes = []string{"http", "http-optimized", "ws"}
 
 // TestClassroom is the playground as a class, a keyboard and a phone meet
-// it. One race, started with the keyboard alone, serves every check after
-// it: the presenter view, axe-core on every page in light and dark, and
-// every page at phone width.
+// it. The form's checks start nothing; one race, the home page's short
+// preset (apptest.ShortRace) started with the keyboard alone, serves every
+// check after it: the result first, presenter mode at 1920×1080, the
+// side-by-side replay stepped by key, axe-core on every page in light and
+// dark, and every page at phone width.
 func TestClassroom(t *testing.T) {
 	needBrowser(t)
 	axe := axeScript(t)
-	a := apptest.Start(t)
+	a := apptest.Start(t, apptest.ShortRace)
 	page := newPage(t)
 	var runID string
 
-	t.Run("keyboard", func(t *testing.T) {
+	t.Run("form", func(t *testing.T) {
 		goTo(t, page, a.URL()+"/race")
 		check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
 		kb := page.Keyboard()
@@ -87,18 +89,27 @@ func TestClassroom(t *testing.T) {
 			check(t, kb.Type("1"), "fix "+bad.label)
 		}
 
-		// Side by side, the race ends sooner (the tests run under -race on
-		// two shared cores).
-		tabTo(t, page, `input[name="sequential"]`)
-		press("Space")
-		check(t, expect.Locator(page.Locator(`input[name="sequential"]`)).Not().ToBeChecked(), "lanes side by side")
-		tabTo(t, page, "#race-start")
+		// The first drill row is valid as it comes: a drill that can hit a
+		// lane the race runs, and each drill names the transports it affects.
+		tabTo(t, page, "#race-drill-add")
 		press("Enter")
+		check(t, expect.Locator(page.Locator("#race-drill-0-lane")).ToHaveValue("ws"), "the first row's lane")
+		check(t, expect.Locator(page.Locator("#race-drill-0-drill")).ToHaveValue("evict-cache"), "the first row's drill")
+		check(t, expect.Locator(page.Locator(`#race-drill-0-drill option[value="http-503"]`)).ToHaveText("http-503 (HTTP lanes only)"), "a drill names its transports")
+	})
+
+	t.Run("keyboard", func(t *testing.T) {
+		goTo(t, page, a.URL()+"/")
+		check(t, expect.Locator(page.GetByTestId("present-link")).ToHaveAttribute("href", "/race?present"), "the home page links presenter mode")
+		tabTo(t, page, "#start-preset")
+		check(t, page.Keyboard().Press("Enter"), "start the home page's race")
 		summary := page.GetByTestId("race-summary")
 		check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(300000)}), "result reached")
 		check(t, expect.Locator(summary).ToContainText("finished"), "headline")
-		// Focus moves to the result, so a screen reader reads it next.
+		// Focus moves to the result, at the top, and the settings fold away.
 		check(t, expect.Locator(page.Locator("#race-end-title")).ToBeFocused(), "focus on the result")
+		check(t, expect.Locator(page.Locator("#race-settings")).Not().ToHaveAttribute("open", ""), "settings folded")
+		check(t, expect.Locator(page.Locator("#race-state")).ToContainText("finished"), "the live region says the headline")
 		for _, l := range storyLanes {
 			check(t, expect.Locator(page.GetByTestId("lane-"+l).GetByTestId("lane-status")).ToHaveText("passed"), "lane "+l+" passed")
 		}
@@ -108,6 +119,22 @@ func TestClassroom(t *testing.T) {
 			t.Fatalf("the URL %q does not name the run", u)
 		}
 		runID = u[i+4:]
+		check(t, expect.Locator(page.Locator("#race-detail-link")).ToHaveAttribute("href", "/runs/"+runID), "the permalink")
+		check(t, expect.Locator(page.Locator("#race-export-link")).ToHaveAttribute("href", "/api/runs/"+runID), "the JSON link")
+		check(t, expect.Locator(page.GetByTestId("race-links")).ToBeVisible(), "links shown")
+		// The result sits above the lanes.
+		above, err := page.Evaluate(`() => document.getElementById("race-end").getBoundingClientRect().top < document.getElementById("lanes").getBoundingClientRect().top`)
+		check(t, err, "compare positions")
+		if above != true {
+			t.Error("the result is not above the lanes")
+		}
+		// The race's clock reads the same live and reloaded.
+		live, err := page.Locator("#race-elapsed").TextContent()
+		check(t, err, "read the elapsed time")
+		goTo(t, page, a.URL()+"/race?run="+runID)
+		check(t, expect.Locator(summary).ToBeVisible(), "result reloaded")
+		check(t, expect.Locator(page.Locator("#race-elapsed")).ToHaveText(live), "Elapsed agrees after a reload")
+		check(t, expect.Locator(page.GetByTestId("race-replay")).ToBeVisible(), "the replay offered")
 		// Every chart has its data as a table too.
 		check(t, expect.Locator(page.Locator("#overhead-data table tbody tr").First()).ToBeAttached(), "overhead chart data")
 		check(t, expect.Locator(page.GetByTestId("lane-ws").Locator(".chart-data table tbody tr").First()).ToBeAttached(), "waterfall data")
@@ -117,7 +144,7 @@ func TestClassroom(t *testing.T) {
 		check(t, expect.Locator(page.Locator("#time-bars rect.stage-overhead")).ToHaveCount(len(storyLanes)), "measured overhead in every bar")
 		// The overhead chart's x-axis switches to the context size.
 		tabTo(t, page, "#overhead-x")
-		check(t, kb.Type("context"), "choose the context axis")
+		check(t, page.Keyboard().Type("context"), "choose the context axis")
 		check(t, expect.Locator(page.Locator("#overhead-chart .axis-label")).ToHaveText("context (input tokens)"), "context axis")
 	})
 	if runID == "" {
@@ -125,20 +152,81 @@ func TestClassroom(t *testing.T) {
 	}
 
 	t.Run("presenter", func(t *testing.T) {
-		goTo(t, page, a.URL()+"/race?present&run="+runID)
-		check(t, expect.Locator(page.Locator("html.present")).ToHaveCount(1), "presenter mode on")
-		check(t, expect.Locator(page.GetByTestId("present-story").Locator("li")).ToContainText([]string{"HTTP", "Optimized HTTP", "WebSocket"}), "the three-step story")
-		check(t, expect.Locator(page.GetByTestId("race-summary")).ToBeInViewport(), "result on the first screen")
-		check(t, expect.Locator(page.GetByTestId("lane-ws")).ToBeInViewport(), "lanes on the first screen")
-		screenshot(t, page, "present.png")
-		check(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}), "dark")
-		screenshot(t, page, "present-dark.png")
-		check(t, page.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeLight}), "light")
+		p := newPageWith(t, playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 1920, Height: 1080}})
+		goTo(t, p, a.URL()+"/race?present&run="+runID)
+		check(t, expect.Locator(p.Locator("html.present")).ToHaveCount(1), "presenter mode on")
+		check(t, expect.Locator(p.Locator("header.top")).ToBeHidden(), "no site header")
+		check(t, expect.Locator(p.GetByTestId("present-story").Locator("li")).ToContainText([]string{"HTTP", "HTTP optimized", "WebSocket"}), "the story, lane by lane")
+		check(t, expect.Locator(p.GetByTestId("present-story")).ToContainText("(modelled)"), "the story says what is modelled")
+		settle(t, p, "present")
+		check(t, expect.Locator(p.Locator("#time-bars .bar-total")).ToHaveCount(len(storyLanes)), "lane totals on the bars")
+		if px := smallestText(t, p); px < 20 {
+			t.Errorf("presenter mode shows text of %.1f px; the floor is 20 px", px)
+		}
+		fits, err := p.Evaluate(`() => {
+			const e = document.getElementById("race-end");
+			e.scrollIntoView({ block: "start" });
+			const r = e.getBoundingClientRect();
+			return r.top >= -1 && r.left >= 0 && r.bottom <= innerHeight + 1 && r.right <= innerWidth ? "" : JSON.stringify(r);
+		}`)
+		check(t, err, "measure the result")
+		if fits != "" {
+			t.Errorf("the result does not fit the 1920×1080 screen: %v", fits)
+		}
+		screenshot(t, p, "present.png")
+		check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}), "dark")
+		screenshot(t, p, "present-dark.png")
+		check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeLight}), "light")
+
+		// The replay, stepped with N: every lane shows its first turn
+		// before any lane shows its last.
+		lanes := p.Locator("#lanes .lane")
+		step := func() []int {
+			t.Helper()
+			check(t, p.Keyboard().Press("n"), "press n")
+			check(t, expect.Locator(p.GetByTestId("race-replay-clock")).ToContainText("Replay of the measured run"), "the replay labelled")
+			v, err := lanes.EvaluateAll(`(cards) => cards.map((c) => [Number(c.dataset.replayTurns), Number(c.dataset.replayOf)])`)
+			check(t, err, "read the replay")
+			var got []int
+			for _, c := range v.([]any) {
+				pair := c.([]any)
+				got = append(got, int(toFloat(pair[0])), int(toFloat(pair[1])))
+			}
+			return got
+		}
+		first := step()
+		if len(first) != 2*len(storyLanes) {
+			t.Fatalf("the replay shows %d lanes, want %d", len(first)/2, len(storyLanes))
+		}
+		shot := false
+		for n := 0; n < 200; n++ {
+			st := first
+			if n > 0 {
+				st = step()
+			}
+			anyLast, allFirst, allLast := false, true, true
+			for i := 0; i < len(st); i += 2 {
+				anyLast = anyLast || st[i] >= st[i+1]
+				allFirst = allFirst && st[i] >= 1
+				allLast = allLast && st[i] >= st[i+1]
+			}
+			if anyLast && !allFirst {
+				t.Fatalf("a lane showed its last turn before every lane showed its first: %v", st)
+			}
+			if !shot && st[0]*2 >= st[1] {
+				shot = true // HTTP, the slowest lane, halfway through
+				screenshot(t, p, "replay.png")
+			}
+			if allLast {
+				break
+			}
+		}
+
 		// r resets to a fresh race, still presenting.
-		check(t, page.Keyboard().Press("r"), "press r")
-		check(t, page.WaitForURL(a.URL()+"/race?present"), "reset")
-		check(t, expect.Locator(page.Locator("#race-view")).ToBeHidden(), "no race shown after reset")
-		check(t, expect.Locator(page.GetByTestId("race-start")).ToBeFocused(), "start focused after reset")
+		check(t, p.Keyboard().Press("r"), "press r")
+		check(t, p.WaitForURL(a.URL()+"/race?present"), "reset")
+		check(t, expect.Locator(p.Locator("#race-view")).ToBeHidden(), "no race shown after reset")
+		check(t, expect.Locator(p.GetByTestId("race-start")).ToBeFocused(), "start focused after reset")
 	})
 
 	keyed := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-e2e" })
@@ -214,6 +302,33 @@ func TestClassroom(t *testing.T) {
 		goTo(t, p, a.URL()+"/docs")
 		screenshot(t, p, "docs-phone-dark.png")
 	})
+}
+
+// smallestText is the smallest computed font size, in px, of text a
+// person can see in <main>: rendered, not visually hidden, SVG included.
+func smallestText(t *testing.T, p playwright.Page) float64 {
+	t.Helper()
+	v, err := p.Evaluate(`() => {
+		let min = Infinity, where = "";
+		const walk = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+		for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+			const e = n.parentElement;
+			if (!e || !n.textContent.trim() || e.closest("title, desc, script, style, template, option, .visually-hidden")) continue;
+			if (!e.checkVisibility({ visibilityProperty: true, opacityProperty: true })) continue;
+			const r = e.getBoundingClientRect();
+			if (r.width < 2 || r.height < 2) continue;
+			const px = parseFloat(getComputedStyle(e).fontSize);
+			if (px < min) { min = px; where = e.tagName + "." + e.getAttribute("class") + ": " + n.textContent.trim().slice(0, 40); }
+		}
+		return [min, where];
+	}`)
+	check(t, err, "measure the text")
+	pair := v.([]any)
+	px := toFloat(pair[0])
+	if px < 20 {
+		t.Logf("smallest text: %v", pair[1])
+	}
+	return px
 }
 
 // settle waits until a page has drawn what its script draws.

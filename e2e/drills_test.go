@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -46,6 +47,9 @@ func TestRaceFormDrillSchedule(t *testing.T) {
 	check(t, expect.Locator(rows).ToHaveCount(1), "one row")
 
 	lane := page.Locator("#race-drill-0-lane")
+	// The first row comes valid: a ws drill on the ws lane, the one lane run.
+	check(t, expect.Locator(lane).ToHaveValue("ws"), "the first row's lane is one the race runs")
+	check(t, expect.Locator(page.Locator("#race-drill-0-drill")).ToHaveValue("evict-cache"), "and a drill that can hit it")
 	choose(t, lane, "http", "a lane the race does not run")
 	choose(t, page.GetByLabel("Drill", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}), "evict-cache", "choose evict-cache")
 	after := page.GetByLabel("After turns")
@@ -70,6 +74,26 @@ func TestRaceFormDrillSchedule(t *testing.T) {
 
 	runID, err := page.Locator("#race-view").GetAttribute("data-run")
 	check(t, err, "read the run id")
+
+	// The drill's firing, in words: in the lane's turn table, and on a
+	// labelled marker of the waterfall that the keyboard reaches.
+	ws := page.GetByTestId("lane-ws")
+	check(t, expect.Locator(ws.Locator(".chart-data table")).ToContainText("drill evict-cache"), "the lane's table names the drill")
+	check(t, expect.Locator(ws.Locator(".chart-data thead")).ToContainText("Drill and recovery"), "a drill column")
+	mark := ws.GetByTestId("drill-mark").First()
+	check(t, expect.Locator(mark).ToBeVisible(), "a marker on the waterfall")
+	check(t, expect.Locator(mark).ToHaveAttribute("aria-label", regexp.MustCompile(`^Turn \d+: drill evict-cache`)), "the marker is labelled")
+	check(t, expect.Locator(mark.Locator("text")).ToContainText("evict-cache"), "the marker says its drill")
+	check(t, expect.Locator(page.GetByTestId("race-links")).ToBeVisible(), "the permalink is there")
+	check(t, page.Locator("#race-detail-link").Focus(), "focus the permalink")
+	tabTo(t, page, `[data-testid="lane-ws"] [data-testid="drill-mark"]`)
+	screenshot(t, page, "drilled-race.png")
+	axeCheck(t, page, axe, "a drilled race's result")
+	goTo(t, page, a.URL()+"/runs/"+runID)
+	check(t, expect.Locator(page.Locator(".fields")).ToContainText("evict-cache on WebSocket after 2 turns"), "the permalink's settings list the drill")
+	check(t, expect.Locator(page.Locator(`#timeline-lanes [data-lane="ws"] .chart-data table`)).ToContainText("drill evict-cache"), "the permalink's turn table names the drill")
+	check(t, expect.Locator(page.Locator(`#timeline-lanes [data-lane="ws"] [data-testid="drill-mark"]`).First()).ToBeVisible(), "the permalink's waterfall marks it")
+	screenshot(t, page, "drilled-run.png")
 	res, err := http.Get(a.URL() + "/api/runs/" + runID)
 	check(t, err, "GET the run")
 	defer res.Body.Close()

@@ -29,10 +29,11 @@ type LaneDrill struct {
 // maxRaceDrills bounds a race's schedule.
 const maxRaceDrills = 32
 
-// drillLanes are the lanes each drill can hit: the WebSocket drills need
+// DrillLanes are the lanes each drill can hit: the WebSocket drills need
 // the ws lane, the HTTP statuses an HTTP lane. The prototype lane takes
-// none: its one long response has no recovery path.
-func drillLanes(drill string) []string {
+// none: its one long response has no recovery path. The race form says
+// it next to each drill, and offers a valid pair first.
+func DrillLanes(drill string) []string {
 	httpLanes := []string{LaneHTTP, LaneHTTPOptimized, LaneHTTPChained}
 	switch drill {
 	case api.DrillEvictCache, api.DrillConnectionLimit, api.DrillRefuseUpgrade:
@@ -57,7 +58,7 @@ func checkDrills(cfg *Config) *api.Error {
 		if !slices.Contains(cfg.Lanes, d.Lane) {
 			return api.BadRequest(param+".lane", "invalid_value", "Lane '%s' is not in the race's lanes (%s).", d.Lane, strings.Join(cfg.Lanes, ", "))
 		}
-		if ok := drillLanes(d.Drill); !slices.Contains(ok, d.Lane) {
+		if ok := DrillLanes(d.Drill); !slices.Contains(ok, d.Lane) {
 			return api.BadRequest(param+".lane", "invalid_value", "Drill '%s' applies to the %s lanes only.", d.Drill, strings.Join(ok, ", "))
 		}
 		if d.AfterTurns < 0 || d.AfterTurns > maxTurns {

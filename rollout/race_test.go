@@ -139,6 +139,10 @@ func TestRaceAgainstAKeyedServer(t *testing.T) {
 		if l.Status != rollout.StatusPassed || l.MedianOverNS == 0 {
 			t.Fatalf("lane %s: %s %s (overhead %d: traces need the key too)", l.Lane, l.Status, l.Error, l.MedianOverNS)
 		}
+		// The race's own clock, kept with the run, covers every lane.
+		if sum.ElapsedNS < l.TotalNS {
+			t.Errorf("the race's elapsed %d ns is shorter than lane %s's %d ns", sum.ElapsedNS, l.Lane, l.TotalNS)
+		}
 	}
 	runner.APIKey = ""
 	_, sum, _ = runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws"}}, nil)

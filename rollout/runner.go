@@ -375,7 +375,10 @@ func (rc *race) snapshot() Snapshot {
 	if rc.status == StatusQueued {
 		s.WaitingBehind = rc.r.waitingBehind(rc.id)
 	}
-	if !rc.started.IsZero() {
+	switch {
+	case rc.summary != nil && rc.summary.ElapsedNS > 0:
+		s.ElapsedNS = rc.summary.ElapsedNS // the clock stops at the end
+	case !rc.started.IsZero():
 		s.ElapsedNS = time.Since(rc.started).Nanoseconds()
 	}
 	for _, l := range rc.cfg.Lanes {
@@ -402,6 +405,11 @@ func (rc *race) publish() {
 // publishes the final snapshot, in that order: an observer that sees the
 // final snapshot finds the run stored and no longer running.
 func (rc *race) end(ctx context.Context, status string, summary *Summary) {
+	rc.mu.Lock()
+	if summary != nil && !rc.started.IsZero() {
+		summary.ElapsedNS = time.Since(rc.started).Nanoseconds()
+	}
+	rc.mu.Unlock()
 	rc.setStatus(ctx, status, summary)
 	rc.r.mu.Lock()
 	delete(rc.r.live, rc.id)

@@ -241,6 +241,10 @@ type Summary struct {
 	SavedVsOptimized map[string]float64 `json:"saved_vs_http_optimized"` // same against http-optimized
 	Sequential       bool               `json:"sequential"`
 	Repeats          int                `json:"repeats"`
+	// ElapsedNS is the race's wall time, from its start to its end, every
+	// lane and repeat included: the race view's "Elapsed", live and
+	// stored alike.
+	ElapsedNS int64 `json:"elapsed_ns,omitempty"`
 	// TimeWent says in one sentence where each lane's time went: its two
 	// biggest stages, e.g. "ws: queue+prefill 52%, tool 22%".
 	TimeWent string `json:"time_went,omitempty"`

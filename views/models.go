@@ -72,11 +72,25 @@ type Race struct {
 	Stages []Stage
 	// Present is presenter mode: the three-step story and shortcuts.
 	Present bool
-	// Drills are the drill names the schedule offers (api.DrillNames);
+	// Drills are the drills the schedule offers (api.DrillNames);
 	// DrillSchedule the shown run's schedule as JSON ("[]" for none), for
 	// the script to fill the rows.
-	Drills        []string
+	Drills        []DrillChoice
 	DrillSchedule string
+	// Story is presenter mode's story, one step per lane of the race.
+	Story []StoryLane
+}
+
+// StoryLane is one step of presenter mode's story: a lane and what it
+// does, in the result's words.
+type StoryLane struct {
+	Name, Label, Story string
+}
+
+// DrillChoice is one drill the race form offers: Lanes are the lanes it
+// can hit (space-separated), Affects says so in words.
+type DrillChoice struct {
+	Name, Lanes, Affects string
 }
 
 // LaneCard is one lane of a race, as first rendered.

@@ -149,8 +149,18 @@ func storedSnapshot(rec *rollout.RunRecord) rollout.Snapshot {
 		if ls.ElapsedNS > 0 {
 			ls.TokensPerSec = float64(ls.Tokens) / (float64(ls.ElapsedNS) / 1e9)
 		}
-		s.ElapsedNS = max(s.ElapsedNS, ls.ElapsedNS)
+		// Without the race's own clock (a run stored before it was kept),
+		// lanes one after another add up; lanes together last as long as
+		// the slowest.
+		if rec.Config.Sequential {
+			s.ElapsedNS += ls.ElapsedNS
+		} else {
+			s.ElapsedNS = max(s.ElapsedNS, ls.ElapsedNS)
+		}
 		s.Lanes = append(s.Lanes, ls)
+	}
+	if rec.Summary != nil && rec.Summary.ElapsedNS > 0 {
+		s.ElapsedNS = rec.Summary.ElapsedNS
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,16 +49,36 @@ var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTm
 	Sequential: true, Stack: api.StackDefaultRace}
 
 func (p *Playground) home(c echo.Context) error {
-	cfg := preset
+	cfg := p.preset
 	if _, ok := findScenario(cfg.Scenario); !ok {
 		if all := rollout.Scenarios(); len(all) > 0 {
 			cfg.Scenario = all[0].Name
 		}
 	}
 	b, _ := json.Marshal(cfg)
-	label := cfg.Scenario + " · " + cfg.Profile + " · " + fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " per tool call · all four lanes, one after another · modelled " + cfg.Stack.Preset + " API stack"
-	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: label,
+	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: presetLabel(cfg),
 		Stack: cfg.Stack.Preset, Reading: api.StackReading(cfg.Stack.Preset)}))
+}
+
+// presetLabel says what the ready-made race runs.
+func presetLabel(cfg rollout.Config) string {
+	lanes := "all four lanes"
+	if !slices.Equal(cfg.Lanes, rollout.DefaultLanes) {
+		names := make([]string, 0, len(cfg.Lanes))
+		for _, l := range cfg.Lanes {
+			names = append(names, laneLabel(l))
+		}
+		lanes = strings.Join(names, ", ")
+	}
+	order := ", together"
+	if cfg.Sequential {
+		order = ", one after another"
+	}
+	stack := "lean API stack (nothing modelled around the model)"
+	if cfg.Stack.Modelled() {
+		stack = "modelled " + cfg.Stack.Preset + " API stack"
+	}
+	return cfg.Scenario + " · " + cfg.Profile + " · " + fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " per tool call · " + lanes + order + " · " + stack
 }
 
 func findScenario(name string) (rollout.ScenarioInfo, bool) {
@@ -85,6 +106,10 @@ func (p *Playground) race(c echo.Context) error {
 		cfg.Scenario = all[0].Name
 	}
 	v := views.Race{Cores: p.cores, Stages: raceStages, Present: c.QueryParams().Has("present")}
+	if v.Present {
+		// Presenter mode starts from the home page's ready-made race.
+		cfg = p.preset
+	}
 	if id := c.QueryParam("run"); id != "" {
 		rec, err := p.runs.LoadRun(c.Request().Context(), id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -120,7 +145,10 @@ func (p *Playground) race(c echo.Context) error {
 	if cfg.DecodeTPS > 0 {
 		v.DecodeTPS = strconv.FormatFloat(cfg.DecodeTPS, 'f', -1, 64)
 	}
-	v.Drills, v.DrillSchedule = api.DrillNames, "[]"
+	v.Drills, v.DrillSchedule = drillChoices(), "[]"
+	if v.Present {
+		v.Story = story(cfg.Lanes)
+	}
 	if len(cfg.Drills) > 0 {
 		b, _ := json.Marshal(cfg.Drills)
 		v.DrillSchedule = string(b)
@@ -128,6 +156,49 @@ func (p *Playground) race(c echo.Context) error {
 	page := p.page("Race", "race", "js/charts.js", "js/race.js")
 	page.Present = v.Present
 	return render(c, http.StatusOK, views.RacePage(page, v))
+}
+
+// laneStory is presenter mode's sentence for each lane: what it sends,
+// what the engine does with it (measured) and what the modelled API stack
+// adds.
+var laneStory = map[string]string{
+	rollout.LaneHTTP: "resends the whole conversation every turn, to the engine without request caches: the server parses, validates and renders all of it again (measured), " +
+		"and the API stack classifies all of it again (modelled).",
+	rollout.LaneHTTPOptimized: "resends the whole conversation every turn, to today's engine: its request caches make the re-reading cheaper (measured), " +
+		"but the API stack still classifies the whole context every turn (modelled).",
+	rollout.LaneHTTPChained: "sends only the new items with previous_response_id and store: true: the API stack loads the stored chain (modelled) " +
+		"and classifies the whole context again (modelled).",
+	rollout.LaneWS: "keeps one connection open, and the server keeps the previous response in it: each turn sends only the new tool output, " +
+		"the engine works on the new items only (measured), and the API stack classifies only them (modelled).",
+	rollout.LanePrototype: "one long response that pauses at each tool call; the tool output is appended to it (response.append, experimental): " +
+		"only the appended items are processed (measured) and classified (modelled).",
+}
+
+// story is presenter mode's story for the race's lanes, in their order.
+func story(lanes []string) []views.StoryLane {
+	out := make([]views.StoryLane, 0, len(lanes))
+	for _, l := range lanes {
+		out = append(out, views.StoryLane{Name: l, Label: laneLabel(l), Story: laneStory[l]})
+	}
+	return out
+}
+
+// drillChoices are the race form's drills, each with the lanes it can hit,
+// said next to its name.
+func drillChoices() []views.DrillChoice {
+	out := make([]views.DrillChoice, 0, len(api.DrillNames))
+	for _, d := range api.DrillNames {
+		lanes := rollout.DrillLanes(d)
+		affects := "HTTP lanes only"
+		switch {
+		case slices.Equal(lanes, []string{rollout.LaneWS}):
+			affects = "WebSocket only"
+		case slices.Contains(lanes, rollout.LaneWS):
+			affects = "HTTP and WebSocket"
+		}
+		out = append(out, views.DrillChoice{Name: d, Lanes: strings.Join(lanes, " "), Affects: affects})
+	}
+	return out
 }
 
 func (p *Playground) explorer(c echo.Context) error {

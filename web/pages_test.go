@@ -34,7 +34,7 @@ func TestPages(t *testing.T) {
 		{"/explorer", 200, []string{`data-testid="explorer-body"`, `data-testid="explorer-send-ws"`, `data-testid="explorer-send-http"`, `data-testid="explorer-events"`, `value="chain"`,
 			`value="lanes"`, `&#34;stream_id&#34;: &#34;agent_a&#34;`, `&#34;stream_id&#34;: &#34;agent_b&#34;`}, nil},
 		{"/runs", 200, []string{`data-testid="run-row"`, `data-run="run_done"`, "40% sooner", " round trip · ", " stack · together", `data-label="Settings"`}, nil},
-		{"/race?present", 200, []string{`<html lang="en" class="present">`, `data-testid="present-story"`, "Optimized HTTP", `data-present`}, nil},
+		{"/race?present", 200, []string{`<html lang="en" class="present">`, `data-testid="present-story"`, `<li data-lane="http-chained"><strong>HTTP chained</strong>`, "(modelled)", `data-present`}, nil},
 		{"/runs?scenario=rename-api", 200, []string{"No runs yet"}, nil},
 		{"/runs?since=soon", 400, []string{"From: since must be a date", `aria-invalid="true"`, `aria-describedby="filter-since-error"`, `id="filter-since-error"`},
 			[]string{"No runs yet"}},

@@ -236,7 +236,30 @@ func configFields(cfg rollout.Config) []views.Field {
 	if cfg.TLS {
 		f = append(f, views.Field{Label: "TLS", Value: "on"})
 	}
+	if len(cfg.Drills) > 0 {
+		f = append(f, views.Field{Label: "Drills", Value: drillSchedule(cfg.Drills)})
+	}
 	return f
+}
+
+// drillSchedule lists a race's drills: "evict-cache on WebSocket after 2
+// turns (twice)".
+func drillSchedule(drills []rollout.LaneDrill) string {
+	parts := make([]string, 0, len(drills))
+	for _, d := range drills {
+		s := d.Drill + " on " + laneLabel(d.Lane) + " after " + strconv.Itoa(d.AfterTurns) + " turns"
+		if d.AfterTurns == 1 {
+			s = d.Drill + " on " + laneLabel(d.Lane) + " after 1 turn"
+		}
+		if d.Times > 1 {
+			s += " (" + strconv.Itoa(d.Times) + " times)"
+		}
+		if d.DurationMS > 0 {
+			s += ", " + fmtMs(float64(d.DurationMS))
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func turnView(t rollout.Turn) views.TurnView {

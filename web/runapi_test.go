@@ -383,10 +383,15 @@ func TestRaceFormDrills(t *testing.T) {
 			t.Errorf("/race lacks %s", want)
 		}
 	}
+	// Each drill says which transports it affects, and carries the lanes
+	// it can hit, so the form's first row is a valid pair.
 	for _, name := range api.DrillNames {
-		if !strings.Contains(page, `<option value="`+name+`">`+name+`</option>`) {
-			t.Errorf("the drill schedule does not offer %s", name)
+		if !strings.Contains(page, `<option value="`+name+`" data-lanes="`+strings.Join(rollout.DrillLanes(name), " ")+`">`+name+` (`) {
+			t.Errorf("the drill schedule does not offer %s with its lanes", name)
 		}
+	}
+	if !strings.Contains(page, `evict-cache (WebSocket only)`) || !strings.Contains(page, `http-503 (HTTP lanes only)`) {
+		t.Error("the drills do not say which transports they affect")
 	}
 
 	// The shape readForm sends.

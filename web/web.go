@@ -45,6 +45,9 @@ type Deps struct {
 	// Workloads stores workloads (/api/workloads, a run's workload_id);
 	// nil leaves them out.
 	Workloads WorkloadDB
+	// HomePreset, when set, replaces the home page's ready-made race (and
+	// presenter mode's starting form); tests set a short one.
+	HomePreset *rollout.Config
 }
 
 // Playground serves the pages, the run API and the live feed.
@@ -55,6 +58,8 @@ type Playground struct {
 	keyed bool
 	cores int
 	hub   *hub
+	// preset is the home page's ready-made race.
+	preset rollout.Config
 
 	inspector Inspector
 	workloads WorkloadDB
@@ -75,7 +80,10 @@ func New(d Deps) *Playground {
 		d.Cores = runtime.NumCPU()
 	}
 	p := &Playground{races: d.Races, runs: d.Runs, log: d.Log, keyed: d.KeyRequired, cores: d.Cores,
-		inspector: d.Inspector, workloads: d.Workloads, stopFeed: make(chan struct{}), feedDone: make(chan struct{}), conns: map[*liveConn]struct{}{}}
+		preset: preset, inspector: d.Inspector, workloads: d.Workloads, stopFeed: make(chan struct{}), feedDone: make(chan struct{}), conns: map[*liveConn]struct{}{}}
+	if d.HomePreset != nil {
+		p.preset = *d.HomePreset
+	}
 	p.hub = newHub(func(id string) bool {
 		if isInspectFeed(id) {
 			return p.inspector != nil

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"agentloop/api"
 	"agentloop/app"
+	"agentloop/rollout"
 )
 
 // Grace is the shutdown grace period of a test app, shorter than serve's
@@ -47,6 +49,15 @@ func Start(t testing.TB, opts ...func(*app.Config)) *app.App {
 // DB puts the app's database at path, for a test that reopens it.
 func DB(path string) func(*app.Config) {
 	return func(c *app.Config) { c.DB = path }
+}
+
+// ShortRace sets the home page's ready-made race (and presenter mode's
+// form) to a short one: the shortest scenario on the instant profile,
+// lean stack, no round trip or tool time, HTTP, optimized HTTP and
+// WebSocket one after another. Browser tests share one such race.
+func ShortRace(c *app.Config) {
+	c.HomePreset = &rollout.Config{Scenario: "config-migration", Profile: "instant", Lanes: []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS},
+		Seed: 1, Repeats: 1, Sequential: true, Stack: api.StackLean}
 }
 
 // Logger returns a logger that writes warnings and errors through t.Log

@@ -53,7 +53,8 @@
     opts = opts || {};
     clear(root);
     const W = widthOf(root, 320);
-    const left = 56, right = 6, top = 4, rowH = 7, gap = 2, axisH = 18;
+    const fs = tickSize(root);
+    const left = Math.round(Math.max(56, fs * 4.6)), right = 6, top = 4, rowH = 7, gap = 2, axisH = Math.round(fs * 1.6);
     const rows = Math.max(turns.length, 1);
     const H = top + rows * (rowH + gap) + axisH;
     root.setAttribute("viewBox", "0 0 " + W + " " + H);
@@ -63,9 +64,11 @@
     const until = opts.untilNS === undefined ? Infinity : opts.untilNS;
     const fill = hatch(root);
     const g = svg("g");
+    const marks = svg("g", { class: "drill-marks" });
     turns.forEach((t, i) => {
       const y = top + i * (rowH + gap);
-      if (i === 0 || (t.index + 1) % 5 === 0) {
+      if ((t.sent_ns || 0) <= until && recovered(t)) marks.append(drillMark(t, x, y, rowH, fs));
+      if (i === 0 || (t.index + 1) % Math.max(5, Math.ceil((fs * 1.2) / (rowH + gap))) === 0) {
         g.append(svg("text", { x: left - 4, y: y + rowH, class: "tick", "text-anchor": "end" }, turnName(t, true)));
       }
       if (t.error) {
@@ -87,24 +90,68 @@
       }
     });
     root.append(g);
-    axis(root, x, maxNS, top + rows * (rowH + gap), left, W - right);
+    root.append(marks);
+    axis(root, x, maxNS, top + rows * (rowH + gap), left, W - right, fs);
     if (until !== Infinity && until < maxNS) {
       root.append(svg("line", { x1: x(until), x2: x(until), y1: 0, y2: top + rows * (rowH + gap), class: "cursor" }));
     }
   }
 
-  // axis draws a time axis with round ticks.
-  function axis(root, x, maxNS, y, x0, x1) {
+  // tickSize is the chart's tick font size in px (presenter mode's is
+  // larger), so the layout leaves room for its labels.
+  function tickSize(root) {
+    const v = parseFloat(getComputedStyle(root).getPropertyValue("--tick-size"));
+    return v > 0 ? v : 11;
+  }
+
+  // recovered says whether a fault drill or a recovery hit the turn.
+  function recovered(t) {
+    return (t.drills && t.drills.length > 0) || (t.recoveries && t.recoveries.length > 0);
+  }
+
+  // recoveryText says what hit a turn and how the lane recovered:
+  // "evict-cache: previous_response_not_found, full-context retry, 22.8 ms".
+  function recoveryText(t) {
+    const drills = (t.drills || []).join(", ");
+    const how = (t.recoveries || []).map((r) => r.error + " → " + r.action + " (" + fmtNS(r.duration_ns) + ")").join("; ");
+    return (drills ? "drill " + drills : "no drill") + (how ? ": " + how : "");
+  }
+
+  // drillMark is a turn's visible, labelled marker, reachable by Tab: a
+  // triangle at the turn's start and the drill's name after its bar.
+  function drillMark(t, x, y, rowH, fs) {
+    const label = "Turn " + turnName(t) + ": " + recoveryText(t);
+    const x0 = x(t.sent_ns || 0);
+    const name = (t.drills && t.drills.length ? t.drills.join(", ") : "recovery") + " ↻";
+    return svg("g", { class: "drill-mark", tabindex: "0", role: "img", "aria-label": label, "data-testid": "drill-mark" },
+      svg("title", null, label),
+      svg("path", { d: "M" + (x0 - 5) + " " + (y - 3) + " L" + (x0 + 5) + " " + (y - 3) + " L" + x0 + " " + (y + rowH) + " Z", class: "drill-flag" }),
+      svg("text", { x: x(turnEnd(t)) + 6, y: y + rowH, class: "tick drill-label" }, name));
+  }
+
+  // axis draws a time axis with round ticks, as many as fit their labels.
+  function axis(root, x, maxNS, y, x0, x1, fs) {
+    fs = fs || 11;
     const g = svg("g", { class: "axis" });
     g.append(svg("line", { x1: x0, x2: x1, y1: y + 1, y2: y + 1 }));
-    const step = niceStep(maxNS / 4);
+    // A label such as "12.0 s" is about 3.5 em wide; keep a gap of one label.
+    const fit = Math.max(1, Math.floor((x1 - x0) / (fs * 7)));
+    let step = niceStep(maxNS / Math.min(4, fit));
+    while (maxNS / step > fit && step < maxNS) step = nextStep(step);
     for (let v = 0; v <= maxNS + 1; v += step) {
       // A tick near the right edge is anchored at its end, so it is never clipped.
-      const anchor = v === 0 ? "start" : x(v) > x1 - 24 ? "end" : "middle";
+      const anchor = v === 0 ? "start" : x(v) > x1 - fs * 2.5 ? "end" : "middle";
       g.append(svg("line", { x1: x(v), x2: x(v), y1: y + 1, y2: y + 4 }));
-      g.append(svg("text", { x: x(v), y: y + 14, class: "tick", "text-anchor": anchor }, v === 0 ? "0" : fmtNS(v)));
+      g.append(svg("text", { x: x(v), y: y + 4 + fs, class: "tick", "text-anchor": anchor }, v === 0 ? "0" : fmtNS(v)));
     }
     root.append(g);
+  }
+
+  // nextStep is the round step after step: 1 → 2 → 5 → 10.
+  function nextStep(step) {
+    const p = Math.pow(10, Math.floor(Math.log10(step) + 1e-9));
+    const m = step / p;
+    return (m < 1.5 ? 2 : m < 3.5 ? 5 : 10) * p;
   }
 
   function niceStep(raw) {
@@ -127,17 +174,19 @@
         .map((t) => [byContext ? t.input_tokens : t.index + 1, t.overhead_ns]),
     })).filter((s) => s.pts.length > 0);
     // Lay the legend out first: it wraps on narrow screens.
-    const left = 58, right = 16, top = 12;
+    const fs = tickSize(root);
+    const left = Math.round(Math.max(58, fs * 5)), right = 16, top = 12;
     const legend = [];
     let lx = left, row = 0;
     for (const s of points) {
-      const w = 28 + laneLabel(s.lane).length * 7;
+      const w = 28 + laneLabel(s.lane).length * fs * 0.62;
       if (lx + w > W - right && lx > left) { lx = left; row++; }
       legend.push({ lane: s.lane, x: lx, row });
       lx += w;
     }
-    const bottom = 44 + (row + 1) * 16;
-    const H = Math.round(Math.min(340, Math.max(200, W * 0.4)) + row * 16);
+    const lineH = Math.round(fs * 1.45);
+    const bottom = 44 + (row + 1) * lineH;
+    const H = Math.round(Math.min(340, Math.max(200, W * 0.4)) + row * lineH);
     root.setAttribute("viewBox", "0 0 " + W + " " + H);
     root.setAttribute("height", H);
     const x0 = byContext ? 0 : 1;
@@ -172,7 +221,7 @@
       root.append(grp);
     }
     for (const l of legend) {
-      const ly = H - bottom + 46 + l.row * 16;
+      const ly = H - bottom + 46 + l.row * lineH;
       root.append(svg("g", { class: "series series-" + l.lane },
         svg("line", { x1: l.x, x2: l.x + 16, y1: ly - 4, y2: ly - 4, class: "line" }),
         svg("text", { x: l.x + 20, y: ly, class: "legend-text" }, laneLabel(l.lane))));
@@ -216,9 +265,13 @@
     const names = Object.keys(stageNames).filter((n) => per.some((b) => b[n]));
     const kinds = {};
     for (const b of per) for (const n of names) if (b[n]) kinds[n] = b[n].kind;
-    const head = ["Turn", "Sent at", ...names.map((n) => stageNames[n] + " (" + kinds[n] + ")")];
+    const drilled = turns.some(recovered);
+    const head = ["Turn", "Sent at", ...(drilled ? ["Drill and recovery"] : []), ...names.map((n) => stageNames[n] + " (" + kinds[n] + ")")];
     table(box, head, turns.map((t, i) => [turnName(t), t.error ? "error: " + t.error : fmtNS(t.sent_ns),
+      ...(drilled ? [recovered(t) ? recoveryText(t) : "–"] : []),
       ...names.map((n) => (per[i][n] ? fmtNS(per[i][n].dur) : "–"))]));
+    // A drill that fired opens the table: the class sees it in words.
+    if (drilled) box.open = true;
   }
 
   // overheadTable is the overhead chart's data: one row per turn, one
@@ -254,7 +307,8 @@
   function drawTimeBars(root, lanes) {
     clear(root);
     const W = widthOf(root, 600);
-    const left = 110, right = 12, barH = 16, gap = 8, top = 4, axisH = 18;
+    const fs = tickSize(root);
+    const left = Math.round(Math.max(110, fs * 8)), right = Math.round(fs * 4.5), barH = Math.round(Math.max(16, fs * 1.3)), gap = 8, top = 4, axisH = Math.round(fs * 1.6);
     const H = top + lanes.length * (barH + gap) + axisH;
     root.setAttribute("viewBox", "0 0 " + W + " " + H);
     root.setAttribute("height", H);
@@ -263,7 +317,8 @@
     const fill = hatch(root);
     lanes.forEach((l, i) => {
       const y = top + i * (barH + gap);
-      root.append(svg("text", { x: left - 6, y: y + barH - 4, class: "tick", "text-anchor": "end" }, laneLabel(l.lane)));
+      root.append(svg("text", { x: left - 6, y: y + barH / 2 + fs * 0.35, class: "tick", "text-anchor": "end" }, laneLabel(l.lane)));
+      root.append(svg("text", { x: x(l.total_ns || 0) + 4, y: y + barH / 2 + fs * 0.35, class: "tick bar-total" }, fmtNS(l.total_ns)));
       let at = 0;
       for (const p of timeParts(l)) {
         const w = Math.max(x(at + p.ns) - x(at), 0.5);
@@ -273,7 +328,7 @@
         at += p.ns;
       }
     });
-    axis(root, x, maxNS, top + lanes.length * (barH + gap) - gap + 2, left, W - right);
+    axis(root, x, maxNS, top + lanes.length * (barH + gap) - gap + 2, left, W - right, fs);
   }
 
   // timeBarsTable is the bars' data: one row per lane, one column per stage.
@@ -289,5 +344,5 @@
     }));
   }
 
-  window.agentloop.charts = { drawWaterfall, drawOverhead, turnEnd, waterfallTable, overheadTable, drawTimeBars, timeBarsTable };
+  window.agentloop.charts = { recoveryText, drawWaterfall, drawOverhead, turnEnd, waterfallTable, overheadTable, drawTimeBars, timeBarsTable };
 })();

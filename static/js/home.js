@@ -11,6 +11,8 @@
     btn.disabled = true;
     try {
       const { id } = await A.sendJSON("POST", "/api/runs", JSON.parse(btn.dataset.preset));
+      // The race page hands the focus to the result when this race ends.
+      sessionStorage.setItem("agentloop.follow", id);
       location.assign("/race?run=" + encodeURIComponent(id));
     } catch (err) {
       A.showError(errBox, err);

@@ -56,6 +56,10 @@
     links.hidden = false;
     view.hidden = false;
     view.dataset.run = id;
+    // The settings fold away while the race runs; the summary reopens them.
+    document.getElementById("race-settings").open = false;
+    replayStop();
+    document.getElementById("race-replay").hidden = true;
   }
 
   // The form's numbers: each is refused when empty or out of range, never
@@ -96,8 +100,20 @@
     });
   }
 
+  // firstValidDrill picks, for a new row, a drill and a lane it can hit
+  // among the lanes chosen (the WebSocket drills first, as listed).
+  function firstValidDrill(row) {
+    const chosen = [...form.querySelectorAll('input[name="lanes"]:checked')].map((i) => i.value);
+    for (const opt of row.querySelectorAll('select[data-key="drill"] option')) {
+      const lane = (opt.dataset.lanes || "").split(" ").find((l) => chosen.includes(l));
+      if (lane) return { drill: opt.value, lane };
+    }
+    return null;
+  }
+
   function addDrill(d) {
     const row = document.getElementById("race-drill-template").content.firstElementChild.cloneNode(true);
+    if (!d) d = firstValidDrill(row);
     if (d) {
       for (const input of row.querySelectorAll("[data-key]:not(label)")) {
         const v = d[input.dataset.key];
@@ -234,6 +250,7 @@
   }
 
   let startedHere = false;
+  let watched = false; // this page saw the race before it ended
   const busyBox = document.getElementById("race-busy");
   let startAnyway = false;
 
@@ -394,6 +411,7 @@
     state.textContent = running
       ? snap.status === "running" ? "Running…" : "Queued" + (snap.waiting_behind ? " behind " + snap.waiting_behind : "") + "…"
       : "Finished: " + snap.status + (snap.summary && snap.summary.headline ? ". " + snap.summary.headline : "");
+    if (running) watched = true;
     promisedRate(snap.config || {});
     startBtn.disabled = running;
     if (cancelBtn) cancelBtn.hidden = !running;
@@ -412,6 +430,7 @@
     }
     maxNS = roundUp(maxNS);
     for (const l of snap.lanes) {
+      if (replay) break; // the replay draws the lanes
       const card = laneCard(l.lane);
       const st = card.querySelector('[data-testid="lane-status"]');
       const word = statusWord(l.status);
@@ -437,10 +456,15 @@
     if (!running && snap.summary) {
       const first = document.getElementById("race-end").hidden;
       showSummary(snap);
-      // A race started on this page hands the focus to its result.
-      if (first && startedHere) {
+      // A race started here or on the home page, or watched running,
+      // hands the focus to its result, which sits at the top.
+      if (first && (startedHere || watched)) {
         startedHere = false;
+        watched = false;
+        document.getElementById("race-settings").open = false;
         document.getElementById("race-end-title").focus();
+        // Presenter mode plays the lanes side by side after the run.
+        if (form.dataset.present !== undefined && replayOffered()) replayPlay(4);
       }
     }
   }
@@ -523,6 +547,7 @@
         el("td", null, l.lane === "http" || vs === undefined ? "–" : A.sooner(vs))));
     }
     A.labelCells(document.getElementById("race-summary-table"));
+    document.getElementById("race-replay").hidden = !replayOffered();
     showOverlap(snap.run_id);
     document.getElementById("race-end").hidden = false;
     A.charts.drawTimeBars(document.getElementById("time-bars"), s.lanes || []);
@@ -563,10 +588,95 @@
       if (!last) return;
       drawn = {};
       render(last);
+      if (replay) replayDraw(replay.untilNS);
     }, 150);
   });
 
-  // Presenter mode's keys: S starts the race, R resets to a fresh one.
+  // ---- the replay: a finished fair race's lanes side by side ----
+  // Every lane's turns are offsets from the lane's own start, so drawing
+  // each lane up to one clock value shows them as if they had run
+  // together, without their having shared the CPU. A step moves the clock
+  // to the next moment a turn starts in any lane, which tests drive.
+  let replay = null; // {untilNS, maxNS, speed, t0, from, frame}
+  const replayClock = document.getElementById("race-replay-clock");
+
+  function replayOffered() {
+    return !!last && !!last.config && last.config.sequential && A.terminal.has(last.status) && last.lanes.some((l) => (l.turns || []).length > 0);
+  }
+
+  function replaySpan() {
+    return Math.max(1, ...last.lanes.flatMap((l) => (l.turns || []).map(A.charts.turnEnd)));
+  }
+
+  function replayDraw(untilNS) {
+    const maxNS = replaySpan();
+    for (const l of last.lanes) {
+      const card = laneCard(l.lane);
+      const turns = l.turns || [];
+      const real = turns.filter((t) => t.index >= 0);
+      const shown = real.filter((t) => (t.sent_ns || 0) <= untilNS).length;
+      card.dataset.replayTurns = String(shown);
+      card.dataset.replayOf = String(real.length);
+      counter(card, "turn", shown + " of " + real.length);
+      A.charts.drawWaterfall(card.querySelector(".waterfall"), turns, { maxNS: roundUp(maxNS), untilNS });
+    }
+    replayClock.textContent = "Replay of the measured run: " + fmtNS(Math.min(untilNS, maxNS)) + " of " + fmtNS(maxNS) +
+      (replay && replay.speed ? " at " + replay.speed + "×" : "");
+    drawn = {};
+  }
+
+  function replayPlay(speed) {
+    if (!replayOffered()) return;
+    cancelAnimationFrame(replay ? replay.frame : 0);
+    const from = replay && replay.untilNS < replaySpan() ? replay.untilNS : 0;
+    replay = { untilNS: from, speed, t0: performance.now(), from, frame: 0 };
+    const tick = (now) => {
+      if (!replay || replay.speed !== speed) return;
+      replay.untilNS = replay.from + (now - replay.t0) * 1e6 * speed;
+      replayDraw(replay.untilNS);
+      if (replay.untilNS >= replaySpan()) {
+        replay.speed = 0;
+        replayDraw(replay.untilNS);
+        return;
+      }
+      replay.frame = requestAnimationFrame(tick);
+    };
+    replay.frame = requestAnimationFrame(tick);
+  }
+
+  // replayStep pauses, and moves the clock to the next turn's start in any
+  // lane (the first step shows every lane's first turn at 0).
+  function replayStep() {
+    if (!replayOffered()) return;
+    if (replay) cancelAnimationFrame(replay.frame);
+    const at = replay ? replay.untilNS : -1;
+    const starts = [...new Set(last.lanes.flatMap((l) => (l.turns || []).filter((t) => t.index >= 0).map((t) => t.sent_ns || 0)))].sort((a, b) => a - b);
+    const next = starts.find((v) => v > at);
+    replay = { untilNS: next === undefined ? replaySpan() : next, speed: 0, frame: 0 };
+    replayDraw(replay.untilNS);
+  }
+
+  function replayStop() {
+    if (!replay) return;
+    cancelAnimationFrame(replay.frame);
+    replay = null;
+    replayClock.textContent = "";
+    for (const card of lanesBox.querySelectorAll(".lane")) {
+      delete card.dataset.replayTurns;
+      delete card.dataset.replayOf;
+    }
+    drawn = {};
+    if (last) render(last);
+  }
+
+  for (const b of document.querySelectorAll("[data-replay-speed]")) {
+    b.addEventListener("click", () => replayPlay(Number(b.dataset.replaySpeed)));
+  }
+  document.getElementById("race-replay-step").addEventListener("click", replayStep);
+  document.getElementById("race-replay-stop").addEventListener("click", replayStop);
+
+  // Presenter mode's keys: S starts the race, R resets to a fresh one, P
+  // replays the finished race at 4×, N steps the replay to the next turn.
   // They never fire while typing in a field.
   if (form.dataset.present !== undefined) {
     document.addEventListener("keydown", (ev) => {
@@ -580,6 +690,12 @@
       } else if (k === "r") {
         ev.preventDefault();
         location.assign("/race?present");
+      } else if (k === "p") {
+        ev.preventDefault();
+        replayPlay(4);
+      } else if (k === "n") {
+        ev.preventDefault();
+        replayStep();
       }
     });
     if (!view.dataset.run) startBtn.focus();
@@ -587,6 +703,11 @@
 
   if (view.dataset.run) {
     runID = view.dataset.run;
+    // A race started on the home page: its result takes the focus.
+    if (sessionStorage.getItem("agentloop.follow") === runID) {
+      sessionStorage.removeItem("agentloop.follow");
+      startedHere = true;
+    }
     connect(runID);
   }
   document.documentElement.dataset.ready = "race";
