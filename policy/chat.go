@@ -49,8 +49,8 @@ func (c *chatPolicy) Respond(req *Request) Reply {
 	h := inference.HashStrings(uint64(req.Seed), req.Instructions, question, fmt.Sprint(len(req.Items)))
 	if req.ExactTokens > 0 {
 		base, basePieces := c.compose(req, question, h)
-		text, pieces := exactPieces(c.tok, base, basePieces, req.ExactTokens)
-		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: text, Pieces: pieces}}}
+		head, pieces, filler := exactPieces(c.tok, base, basePieces, req.ExactTokens)
+		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: head, Pieces: pieces, Filler: filler}}}
 	}
 	if tool, ok := chooseTool(req, question); ok {
 		return Reply{Items: []OutputItem{{

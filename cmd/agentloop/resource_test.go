@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ func binary(t *testing.T) string {
 	}
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("needs /proc")
+	}
+	if path := os.Getenv("AGENTLOOP_TEST_BINARY"); path != "" {
+		return path // another build, such as an older commit's, to compare
 	}
 	built.once.Do(func() {
 		dir, err := os.MkdirTemp("", "agentloop-bin-")
@@ -252,4 +256,90 @@ func readGzip(path string) error {
 		err = errors.New("empty profile")
 	}
 	return err
+}
+
+// metric reads one sample of the server's /metrics, by its name and
+// labels without the replica label; 0 when it is not there (a custom
+// model's slots are listed only while it has some).
+func metric(t *testing.T, url, sample string) float64 {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := replicaLabel.ReplaceAllString(sc.Text(), "")
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		}
+	}
+	return 0
+}
+
+var replicaLabel = regexp.MustCompile(`,?replica="[^"]*"`)
+
+// waitMetric waits until a sample of /metrics reaches want.
+func waitMetric(t *testing.T, url, sample string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for got := metric(t, url, sample); got != want; got = metric(t, url, sample) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s stayed %g, want %g", sample, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Many small requests asking for the most exact-length output hold what
+// they sent and what they streamed, not what they may still generate: on
+// a model at 1 token/s, 128,000 tokens are 35 hours away.
+func TestManyLongExactRepliesHoldLittleWhileTheyWait(t *testing.T) {
+	url, pid := serveBinary(t)
+	addr := strings.TrimPrefix(url, "http://")
+	const n = 200
+	slots := `agentloop_batch_slots{profile="custom-1",state="running"}`
+	// A first one, ended, so the baseline has the model's profile and the
+	// tokenizer's tables in it.
+	send := func(stream bool) net.Conn {
+		body := fmt.Sprintf(`{"model":"custom-1","store":false,"stream":%v,"input":"Tell me a long story.","max_output_tokens":128000,"ignore_eos":true}`, stream)
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /v1/responses HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", addr, len(body), body)
+		return c
+	}
+	c := send(true)
+	waitMetric(t, url, slots, 1)
+	c.Close()
+	waitMetric(t, url, slots, 0)
+	base := procKB(t, pid, "VmRSS")
+
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range n {
+		conns = append(conns, send(i%2 == 0)) // half stream (SSE), half wait for the whole reply
+	}
+	// Every one is planned and generating once it holds its batch slot.
+	waitMetric(t, url, slots, n)
+	rss := procKB(t, pid, "VmRSS")
+	t.Logf("%d requests for 128,000 exact tokens in flight: RSS %d MiB, %d KiB above the baseline (%d MiB), %d KiB each",
+		n, rss>>10, rss-base, base>>10, (rss-base)/n)
+	if per := (rss - base) / n; per > 256 {
+		t.Fatalf("each request in flight holds %d KiB of RSS: its planned output, not what it sent and streamed", per)
+	}
+	// Cancel them all: the slots come back.
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	waitMetric(t, url, slots, 0)
 }
