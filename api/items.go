@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Item types the official SDKs send (DECISIONS.md). Anything else is a 400.
@@ -191,6 +192,14 @@ func OutputText(out json.RawMessage) string {
 		return ""
 	}
 	if out[0] == '"' {
+		// A valid string without escapes is its bytes between the quotes:
+		// one copy instead of the decoder's two (a tool output may be
+		// many megabytes).
+		if n := len(out); n >= 2 && out[n-1] == '"' {
+			if inner := out[1 : n-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+				return string(inner)
+			}
+		}
 		var s string
 		if json.Unmarshal(out, &s) == nil {
 			return s

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -526,7 +527,7 @@ func (b *argumentBuilder) number(s map[string]any, name string, integer bool) (a
 		if d, ok := schemaNumber(s["default"]); ok {
 			val = d
 		} else {
-			words := contentWords(splitIdentifier(name))
+			words := slices.Collect(contentWords(splitIdentifier(name)))
 		defaults:
 			for _, nd := range numberDefaults {
 				for _, w := range nd.words {

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 	"unicode"
@@ -49,8 +50,8 @@ func (c *chatPolicy) Respond(req *Request) Reply {
 	h := inference.HashStrings(uint64(req.Seed), req.Instructions, question, fmt.Sprint(len(req.Items)))
 	if req.ExactTokens > 0 {
 		base, basePieces := c.compose(req, question, h)
-		text, pieces := exactPieces(c.tok, base, basePieces, req.ExactTokens)
-		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: text, Pieces: pieces}}}
+		head, pieces, filler := exactPieces(c.tok, base, basePieces, req.ExactTokens)
+		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: head, Pieces: pieces, Filler: filler}}}
 	}
 	if tool, ok := chooseTool(req, question); ok {
 		return Reply{Items: []OutputItem{{
@@ -108,20 +109,20 @@ func chooseTool(req *Request, question string) (Tool, bool) {
 // that reaches minScore; ties go to the earlier tool.
 func bestTool(tools []Tool, question string, minScore int) (Tool, bool) {
 	asked := make(map[string]bool)
-	for _, w := range contentWords(question) {
+	for w := range contentWords(question) {
 		asked[w] = true
 	}
 	best, bestScore := -1, 0
 	for i, t := range tools {
 		score := 0
 		seen := make(map[string]bool)
-		for _, w := range contentWords(splitIdentifier(t.Name)) {
+		for w := range contentWords(splitIdentifier(t.Name)) {
 			if asked[w] && !seen[w] {
 				seen[w] = true
 				score += 2
 			}
 		}
-		for _, w := range contentWords(t.Description) {
+		for w := range contentWords(t.Description) {
 			if asked[w] && !seen[w] {
 				seen[w] = true
 				score++
@@ -171,21 +172,26 @@ func init() {
 
 // contentWords returns the lowercased, lightly stemmed words of s that are
 // not stop words.
-func contentWords(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len(f) < 2 || stopWords[f] {
-			continue
+//
+// They are yielded one at a time, not collected: a 14 MiB tool
+// description or question would otherwise cost a string header per word.
+func contentWords(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for f := range strings.FieldsFuncSeq(strings.ToLower(s), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		}) {
+			if len(f) < 2 || stopWords[f] {
+				continue
+			}
+			w := stem(f)
+			if syn, ok := synonyms[w]; ok {
+				w = syn
+			}
+			if !yield(w) {
+				return
+			}
 		}
-		w := stem(f)
-		if syn, ok := synonyms[w]; ok {
-			w = syn
-		}
-		out = append(out, w)
 	}
-	return out
 }
 
 // synonyms map a few words of requests to the word tools use for them.
@@ -214,7 +220,16 @@ func stem(w string) string {
 // topicOf returns the question's first sentence, at most 14 words, without
 // its closing punctuation: the phrase a reply refers back to.
 func topicOf(question string) string {
-	q := strings.Join(strings.Fields(question), " ")
+	// Its first 15 words decide it: a terminator within them cuts there,
+	// and without one the topic is their first 14 words, as with all the
+	// words (a long question is not split whole).
+	var first []string
+	for w := range strings.FieldsSeq(question) {
+		if first = append(first, w); len(first) == 15 {
+			break
+		}
+	}
+	q := strings.Join(first, " ")
 	if i := strings.IndexAny(q, "?!.\n"); i > 0 {
 		q = q[:i]
 	}
@@ -383,6 +398,15 @@ func truncateRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	// Copy n-1 runes rather than convert all of s to runes: s may be a
+	// tool output of many megabytes. An invalid byte is one rune, U+FFFD,
+	// as in a conversion.
+	var b []byte
+	for _, r := range s {
+		if n--; n == 0 {
+			break
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b) + "…"
 }

@@ -339,15 +339,17 @@ func TestExactTokens(t *testing.T) {
 			if len(reply.Items) != 1 || reply.Items[0].Type != OutputMessage {
 				t.Fatalf("ExactTokens %d: want one message, got %+v", n, reply)
 			}
-			if got := tok.Count(reply.Items[0].Text); got != n {
-				t.Fatalf("ExactTokens %d for %q: text has %d tokens: %q", n, q, got, reply.Items[0].Text)
+			it := &reply.Items[0]
+			text := it.FullText()
+			if got := tok.Count(text); got != n {
+				t.Fatalf("ExactTokens %d for %q: text has %d tokens: %q", n, q, got, text)
 			}
-			if got := len(tok.Pieces(reply.Items[0].Text)); got != n {
+			if got := len(tok.Pieces(text)); got != n {
 				t.Fatalf("ExactTokens %d: %d pieces", n, got)
 			}
 			// The reply carries its pieces, so the engine does not tokenize
 			// it again; they must be the tokenizer's own.
-			if got := reply.Items[0].Pieces; !slices.Equal(got, tok.Pieces(reply.Items[0].Text)) {
+			if got := expandPieces(it); !slices.Equal(got, tok.Pieces(text)) {
 				t.Fatalf("ExactTokens %d: carried pieces %q differ from the tokenizer's", n, got)
 			}
 		}

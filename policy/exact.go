@@ -15,23 +15,19 @@ var fillerWords = []string{
 	" its", " requested", " length", ".",
 }
 
-// exactText returns text of exactly n tokens: the head of base, cut on a token
-// boundary, continued with filler words. Re-tokenizing a concatenation can
-// merge tokens across the join, so every candidate is counted, and cuts that
-// do not hold are moved back.
-func exactText(tok *inference.Tokenizer, base string, n int) string {
-	text, _ := exactPieces(tok, base, nil, n)
-	return text
-}
-
-// exactPieces is exactText with the text's token pieces, so that the engine
-// can stream them without tokenizing the text again. basePieces are base's
-// pieces when the caller knows them (nil: base is tokenized here).
-func exactPieces(tok *inference.Tokenizer, base string, basePieces []string, n int) (string, []string) {
+// exactPieces writes a reply of exactly n tokens: the head of base, cut on
+// a token boundary, continued with filler words. It returns the head, its
+// token pieces and the number of filler tokens that follow it: the filler
+// is not written here, but by AppendFiller as the reply streams, so a reply
+// of 128,000 tokens is held as a short head and a count. basePieces are
+// base's pieces when the caller knows them (nil: base is tokenized here).
+// Re-tokenizing a concatenation can merge tokens across the join, so every
+// candidate cut is counted, and cuts that do not hold are moved back.
+func exactPieces(tok *inference.Tokenizer, base string, basePieces []string, n int) (head string, pieces []string, filler int) {
 	if n <= 0 {
-		return "", nil
+		return "", nil, 0
 	}
-	pieces := basePieces
+	pieces = basePieces
 	if pieces == nil {
 		pieces = tok.Pieces(base)
 	}
@@ -48,7 +44,7 @@ func exactPieces(tok *inference.Tokenizer, base string, basePieces []string, n i
 		// and the first filler word, led by a space, starts a chunk of the
 		// split pattern after it, so nothing can merge across the join.
 		if k == len(pieces) {
-			return head + filler(n-k), append(pieces[:k:k], fillerPieces(n-k, false)...)
+			return head, pieces[:k:k], n - k
 		}
 		// Filler words start their own chunk of the split pattern, so only
 		// the join can merge tokens: counting the head's last few pieces
@@ -58,30 +54,38 @@ func exactPieces(tok *inference.Tokenizer, base string, basePieces []string, n i
 		// A cut inside a chunk could re-tokenize differently, so the head's
 		// end must count the same on its own, too.
 		if tok.Count(join) == k-from && (k == n || tok.Count(join+fillerWords[0]) == k-from+1) {
-			return head + filler(n-k), append(pieces[:k:k], fillerPieces(n-k, false)...)
+			return head, pieces[:k:k], n - k
 		}
 		k--
 	}
 	// Filler alone always holds: its first word without the leading space.
-	text := strings.TrimPrefix(filler(n), " ")
-	if tok.Count(text) != n {
+	// The words repeat, so one round and the next word check every join.
+	check := min(n, len(fillerWords)+1)
+	if tok.Count(string(AppendFiller(nil, 0, check, true))) != check {
 		// Not reachable with the filler words above; keep the contract visible.
 		panic("policy: filler text does not count exactly")
 	}
-	return text, fillerPieces(n, true)
+	return "", nil, n
 }
 
-// fillerPieces returns the pieces of filler(n), the first without its
-// leading space when trimmed.
-func fillerPieces(n int, trimmed bool) []string {
-	out := make([]string, n)
-	for i := range n {
-		out[i] = fillerWords[i%len(fillerWords)]
+// AppendFiller appends the filler tokens from up to to (counted from the
+// filler's start) of an exact-length reply. trimmed drops the first
+// token's leading space: a reply whose head is empty starts with the
+// filler (see OutputItem.Filler).
+func AppendFiller(dst []byte, from, to int, trimmed bool) []byte {
+	for i := from; i < to; i++ {
+		dst = append(dst, FillerPiece(i, trimmed)...)
 	}
-	if trimmed && n > 0 {
-		out[0] = strings.TrimPrefix(out[0], " ")
+	return dst
+}
+
+// FillerPiece returns filler token i of an exact-length reply.
+func FillerPiece(i int, trimmed bool) string {
+	w := fillerWords[i%len(fillerWords)]
+	if i == 0 && trimmed {
+		w = strings.TrimPrefix(w, " ")
 	}
-	return out
+	return w
 }
 
 func endsInSpace(s string) bool {
@@ -90,13 +94,4 @@ func endsInSpace(s string) bool {
 	}
 	r := []rune(s[max(0, len(s)-4):])
 	return unicode.IsSpace(r[len(r)-1])
-}
-
-// filler returns n filler tokens.
-func filler(n int) string {
-	var b strings.Builder
-	for i := range n {
-		b.WriteString(fillerWords[i%len(fillerWords)])
-	}
-	return b.String()
 }

@@ -51,6 +51,24 @@ type OutputItem struct {
 	// for a message, Arguments for a call), one per token, so the engine
 	// need not tokenize it again.
 	Pieces []string
+	// Filler, in an exact-length reply (Request.ExactTokens), is the number
+	// of filler tokens that follow Text and Pieces. They are written only
+	// as they stream (AppendFiller), so a long reply is held as its head
+	// and a count, not as its text. The first is trimmed when Text is
+	// empty.
+	Filler int
+}
+
+// FullText returns the whole text of an item with filler: what it streams.
+func (o *OutputItem) FullText() string {
+	text := o.Text
+	if o.Type == OutputFunctionCall {
+		text = o.Arguments
+	}
+	if o.Filler == 0 {
+		return text
+	}
+	return string(AppendFiller([]byte(text), 0, o.Filler, text == ""))
 }
 
 // Reply is everything the model emits for one response, in order.

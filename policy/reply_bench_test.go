@@ -26,11 +26,12 @@ func BenchmarkReplyTokenization(b *testing.B) {
 			tokens := 0
 			for i := 0; b.Loop(); i++ {
 				reply := chat.Respond(&Request{Items: userAsks(questions[i%len(questions)]), Seed: int64(i), ExactTokens: bc.exact})
-				pieces := reply.Items[0].Pieces
-				if pieces == nil {
-					pieces = tok.Pieces(reply.Items[0].Text) // as the engine does for a reply without pieces
+				it := reply.Items[0]
+				pieces := it.Pieces
+				if pieces == nil && it.Filler == 0 {
+					pieces = tok.Pieces(it.Text) // as the engine does for a reply without pieces
 				}
-				tokens += len(pieces)
+				tokens += len(pieces) + it.Filler // the filler is written as it streams
 			}
 			if tokens == 0 {
 				b.Fatal("no pieces")

@@ -30,6 +30,58 @@ func (discard) flush() error               { return nil }
 type plannedItem struct {
 	item   api.Item
 	pieces []string
+	// filler tokens follow pieces in an exact-length reply (see
+	// policy.OutputItem.Filler): their text is written as they stream, and
+	// the item's whole text only when it closes, so a reply that may run
+	// to 128,000 tokens holds what it has streamed, not what it may.
+	filler   int
+	expanded bool // the item's text includes the filler
+}
+
+// tokens is the number of tokens the item streams.
+func (p *plannedItem) tokens() int { return len(p.pieces) + p.filler }
+
+// appendText appends the text of tokens [from, to).
+func (p *plannedItem) appendText(dst []byte, from, to int) []byte {
+	for i := from; i < min(to, len(p.pieces)); i++ {
+		dst = append(dst, p.pieces[i]...)
+	}
+	if to > len(p.pieces) {
+		dst = policy.AppendFiller(dst, max(from-len(p.pieces), 0), to-len(p.pieces), len(p.pieces) == 0)
+	}
+	return dst
+}
+
+// piece returns token i's text.
+func (p *plannedItem) piece(i int) string {
+	if i < len(p.pieces) {
+		return p.pieces[i]
+	}
+	return policy.FillerPiece(i-len(p.pieces), len(p.pieces) == 0)
+}
+
+// blank says whether tokens [from, to) carry no text: they only complete
+// a split character. Filler words always carry text.
+func (p *plannedItem) blank(from, to int) bool {
+	if to > len(p.pieces) {
+		return false
+	}
+	for _, piece := range p.pieces[from:to] {
+		if piece != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// expand writes the item's whole text, filler included, once: when it
+// closes on the stream or when the response is settled.
+func (p *plannedItem) expand() *api.Item {
+	if p.filler > 0 && !p.expanded {
+		p.item.Content[0].Text = string(p.appendText(nil, 0, p.tokens()))
+		p.expanded = true
+	}
+	return &p.item
 }
 
 // plan turns the policy's reply into output items with ids and pieces, cut
@@ -52,29 +104,38 @@ func (e *Engine) plan(tu *turn, reply policy.Reply) (items []plannedItem, total 
 				Content: []api.Part{{Type: "output_text", Text: out.Text}}}
 			text = out.Text
 		}
-		pieces := out.Pieces
-		if len(pieces) == 0 {
-			pieces = e.sh.Tokenizer.Pieces(text)
+		p := plannedItem{item: it, pieces: out.Pieces}
+		if it.Type == api.TypeMessage {
+			p.filler = out.Filler // only a message is written to an exact length
 		}
-		if len(pieces) == 0 {
-			pieces = []string{""}
-		}
-		if limit >= 0 && total+len(pieces) > limit {
-			pieces = pieces[:limit-total]
-			truncated = true
-			cut := strings.Join(pieces, "")
-			it.Status = "incomplete"
-			if it.Type == api.TypeFunctionCall {
-				it.Arguments = cut
-			} else {
-				it.Content[0].Text = cut
+		if p.filler == 0 {
+			if len(p.pieces) == 0 {
+				p.pieces = e.sh.Tokenizer.Pieces(text)
 			}
-			if len(pieces) == 0 {
+			if len(p.pieces) == 0 {
+				p.pieces = []string{""}
+			}
+		}
+		if limit >= 0 && total+p.tokens() > limit {
+			keep := limit - total
+			p.filler = max(min(p.filler, keep-len(p.pieces)), 0)
+			p.pieces = p.pieces[:min(keep, len(p.pieces))]
+			truncated = true
+			p.item.Status = "incomplete"
+			if p.filler == 0 {
+				cut := strings.Join(p.pieces, "")
+				if p.item.Type == api.TypeFunctionCall {
+					p.item.Arguments = cut
+				} else {
+					p.item.Content[0].Text = cut
+				}
+			}
+			if p.tokens() == 0 {
 				break
 			}
 		}
-		items = append(items, plannedItem{item: it, pieces: pieces})
-		total += len(pieces)
+		items = append(items, p)
+		total += p.tokens()
 		if truncated {
 			break
 		}
@@ -86,6 +147,7 @@ func (e *Engine) plan(tu *turn, reply policy.Reply) (items []plannedItem, total 
 // all released tokens of an item go out as one delta.
 type streamer struct {
 	out    sink
+	quiet  bool // nobody reads the events (a non-streaming request): only count tokens
 	buf    []byte
 	seq    int
 	items  []plannedItem
@@ -94,6 +156,7 @@ type streamer struct {
 	piece  int // next piece within it
 	opened bool
 	sent   int
+	text   []byte // scratch for a delta of several tokens
 
 	// Inter-token gaps as written, for the metrics: carried counts tokens
 	// released without text of their own, which ride with the next delta.
@@ -165,47 +228,69 @@ func (s *streamer) close(idx int, it *api.Item) error {
 func (s *streamer) advance(released int) error {
 	for s.cur < len(s.items) && s.sent < released {
 		pi := &s.items[s.cur]
-		if !s.opened {
-			if err := s.open(s.base+s.cur, &pi.item); err != nil {
-				return err
-			}
-			s.opened = true
-		}
-		n := min(released-s.sent, len(pi.pieces)-s.piece)
-		delta := pi.pieces[s.piece]
-		if n > 1 {
-			delta = strings.Join(pi.pieces[s.piece:s.piece+n], "")
-		}
-		if delta == "" {
-			// A token that only completes a split character carries no
-			// text of its own; it goes out with the next delta.
-			s.carried += n
-		} else {
-			if pi.item.Type == api.TypeMessage {
-				s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.base+s.cur, 0, delta)
-				if err := s.emit(api.EventOutputTextDelta); err != nil {
-					return err
-				}
+		n := min(released-s.sent, pi.tokens()-s.piece)
+		if s.quiet {
+			// A non-streaming reply is built once, when it is settled.
+			if !pi.blank(s.piece, s.piece+n) {
+				s.delivered(n + s.carried)
+				s.carried = 0
 			} else {
-				s.buf = api.AppendArgumentsDelta(s.buf, s.seq, pi.item.ID, s.base+s.cur, delta)
-				if err := s.emit(api.EventArgumentsDelta); err != nil {
-					return err
-				}
+				s.carried += n
 			}
-			s.delivered(n + s.carried)
-			s.carried = 0
+		} else if err := s.stream(pi, n); err != nil {
+			return err
 		}
 		s.piece += n
 		s.sent += n
-		if s.piece == len(pi.pieces) {
-			if err := s.close(s.base+s.cur, &pi.item); err != nil {
-				return err
+		if s.piece == pi.tokens() {
+			if !s.quiet {
+				if err := s.close(s.base+s.cur, pi.expand()); err != nil {
+					return err
+				}
 			}
 			s.cur++
 			s.piece = 0
 			s.opened = false
 		}
 	}
+	return nil
+}
+
+// stream emits the delta of the item's next n tokens, opening the item
+// first.
+func (s *streamer) stream(pi *plannedItem, n int) error {
+	if !s.opened {
+		if err := s.open(s.base+s.cur, &pi.item); err != nil {
+			return err
+		}
+		s.opened = true
+	}
+	if pi.blank(s.piece, s.piece+n) {
+		// A token that only completes a split character carries no
+		// text of its own; it goes out with the next delta.
+		s.carried += n
+		return nil
+	}
+	var delta string
+	if n == 1 {
+		delta = pi.piece(s.piece)
+	} else {
+		s.text = pi.appendText(s.text[:0], s.piece, s.piece+n)
+		delta = string(s.text)
+	}
+	if pi.item.Type == api.TypeMessage {
+		s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.base+s.cur, 0, delta)
+		if err := s.emit(api.EventOutputTextDelta); err != nil {
+			return err
+		}
+	} else {
+		s.buf = api.AppendArgumentsDelta(s.buf, s.seq, pi.item.ID, s.base+s.cur, delta)
+		if err := s.emit(api.EventArgumentsDelta); err != nil {
+			return err
+		}
+	}
+	s.delivered(n + s.carried)
+	s.carried = 0
 	return nil
 }
 
@@ -259,7 +344,8 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	running := e.sh.Metrics.generating(t.Transport)
 	running.Inc()
 	defer running.Dec()
-	st := &streamer{out: out, buf: make([]byte, 0, 512), gapBounds: e.sh.Metrics.itl.bounds}
+	_, quiet := out.(discard)
+	st := &streamer{out: out, quiet: quiet, buf: make([]byte, 0, 512), gapBounds: e.sh.Metrics.itl.bounds}
 	writeErr := st.begin(resp)
 
 	// The model decides, then the accelerator paces it.
@@ -319,7 +405,7 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	e.sh.Metrics.observe(t, first, tu.seg.sent+st.sent, resp.Status)
 	e.sh.Metrics.itl.merge(t.Transport, &st.gaps)
 
-	if _, quiet := out.(discard); res.terminal != "" && !quiet {
+	if res.terminal != "" && !quiet {
 		st.buf = api.AppendResponseEvent(st.buf, res.terminal, st.seq, res.snapshot)
 		if err := st.emit(res.terminal); err == nil {
 			_ = out.flush()
@@ -330,7 +416,7 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 
 // begin sends response.created and response.in_progress.
 func (s *streamer) begin(resp *api.Response) error {
-	if _, quiet := s.out.(discard); quiet {
+	if s.quiet {
 		return nil // nobody reads the events: do not build two snapshots
 	}
 	snapshot := api.MarshalResponse(resp)
@@ -437,7 +523,7 @@ func (g *streamed) output() []ctxItem {
 	output := make([]ctxItem, 0, len(g.items))
 	for i := range g.items {
 		if i < g.cur || (i == g.cur && g.sent == g.total) {
-			output = append(output, ctxItem{Item: g.items[i].item})
+			output = append(output, ctxItem{Item: *g.items[i].expand()})
 		}
 	}
 	return output

@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"context"
 	"hash/maphash"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -17,19 +18,27 @@ import (
 
 var hashSeed = maphash.MakeSeed()
 
-// renderText is the text an item renders to before tokenization: a header
-// naming the speaker, then the content, as a chat template would.
-func renderText(it *api.Item) string {
+// renderParts is the text an item renders to before tokenization, in
+// three parts: a header naming the speaker, the content, and the end, as a
+// chat template would. A long content is tokenized without being copied
+// into the joined text (inference.Tokenizer.AppendEncodeWrapped).
+func renderParts(it *api.Item) (head, content, end string) {
 	switch it.Type {
 	case api.TypeMessage:
-		return "<|start|>" + it.Role + "<|message|>" + it.Text() + "<|end|>"
+		return "<|start|>" + it.Role + "<|message|>", it.Text(), "<|end|>"
 	case api.TypeFunctionCall:
-		return "<|start|>assistant to=functions." + it.Name + "<|message|>" + it.Arguments + "<|call|>"
+		return "<|start|>assistant to=functions." + it.Name + "<|message|>", it.Arguments, "<|call|>"
 	case api.TypeFunctionCallOutput:
-		return "<|start|>functions call_id=" + it.CallID + "<|message|>" + it.Text() + "<|end|>"
+		return "<|start|>functions call_id=" + it.CallID + "<|message|>", it.Text(), "<|end|>"
 	default:
-		return "<|start|>" + it.Type + "<|message|>" + string(it.Raw) + "<|end|>"
+		return "<|start|>" + it.Type + "<|message|>", string(it.Raw), "<|end|>"
 	}
+}
+
+// encodeItem appends the tokens of an item's rendered text to dst.
+func (e *Engine) encodeItem(ctx context.Context, dst []int, it *api.Item) ([]int, error) {
+	head, content, end := renderParts(it)
+	return e.sh.Tokenizer.AppendEncodeWrapped(ctx, dst, head, content, end)
 }
 
 func itemHash(partition string, it *api.Item) uint64 {
@@ -145,7 +154,7 @@ func (e *Engine) renderItemsCounted(ctx context.Context, dst []int, partition st
 		}
 		if e.tokens == nil {
 			var err error
-			if dst, err = e.sh.Tokenizer.AppendEncode(ctx, dst, renderText(it)); err != nil {
+			if dst, err = e.encodeItem(ctx, dst, it); err != nil {
 				return dst, hits, err
 			}
 			continue
@@ -156,12 +165,16 @@ func (e *Engine) renderItemsCounted(ctx context.Context, dst []int, partition st
 			hits++
 			continue
 		}
-		toks, err := e.sh.Tokenizer.AppendEncode(ctx, nil, renderText(it))
-		if err != nil {
-			return dst, hits, err
+		// Encoded in place, and copied for the cache: encoding apart and
+		// appending would hold a long item's tokens three times over.
+		start := len(dst)
+		var err error
+		if dst, err = e.encodeItem(ctx, dst, it); err != nil {
+			return dst[:start], hits, err
 		}
-		e.tokens.put(key, partition, toks)
-		dst = append(dst, toks...)
+		if len(dst)-start <= e.tokens.max {
+			e.tokens.put(key, partition, slices.Clone(dst[start:]))
+		}
 	}
 	for i := range counts {
 		end := len(dst)
