@@ -307,7 +307,7 @@ func runBenchCalibrate(ctx context.Context, args []string, getenv func(string) s
 Races http, http-optimized and ws one after another, every lane under --stack, then compares the
 engine's per-request API overhead and time to first token turn by turn: the same turn index in every
 lane (the WebSocket's warm-up left out), each turn's measured parts the median over --repeats. It prints each comparison at the median turn, its mean and
-its spread over all turns (docs/stack.md, "Calibration").
+its spread over all turns (docs/stack.md, "The per-request check").
 
 With --fit READING it solves the two classifier rates by least squares over every turn, so that the
 announced per-request figures hold as READING takes them:
@@ -315,7 +315,7 @@ announced per-request figures hold as READING takes them:
   post-sprint  WebSocket's −80% and −50% against http-optimized, the sprint's −45% against http
 It prints the fitted rates and each figure's residuals. The fit re-costs the one race's recorded stack
 work for each candidate (a stack stage's cost is a function of its work), so it never races again; it
-uses the per-request figures only, never an end-to-end one.
+uses the per-request figures only, never an end-to-end one (docs/stack.md, "The fit").
 
 Flags:
 `)

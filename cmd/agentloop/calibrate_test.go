@@ -110,7 +110,11 @@ func TestCalibrate(t *testing.T) {
 				t.Errorf("%s: fitted %g, %g then %g, %g", reading, a, b, a2, b2)
 			}
 			best := fitCost(c.Rows, st, targets, a, b)
+			inside := func(v float64) bool { return v >= math.Pow(10, fitMinLog) && v <= math.Pow(10, fitMaxLog) }
 			for _, d := range [][2]float64{{1.01, 1}, {0.99, 1}, {1, 1.01}, {1, 0.99}} {
+				if !inside(a*d[0]) || !inside(b*d[1]) { // the search's edge
+					continue
+				}
 				if near := fitCost(c.Rows, st, targets, a*d[0], b*d[1]); near < best {
 					t.Errorf("%s: cost %g at %g, %g beats the fit's %g at %g, %g", reading, near, a*d[0], b*d[1], best, a, b)
 				}

@@ -81,8 +81,9 @@ func fitCost(rows []calibrationRow, base api.Stack, targets []comparison, tps, b
 }
 
 // fitRates minimises fitCost over the two rates, in log10 space: a grid
-// over the whole range finds the basin, then Levenberg–Marquardt steps
-// (a numerical Jacobian) settle its bottom. It is deterministic.
+// over the whole range finds the basin, Levenberg–Marquardt steps (a
+// numerical Jacobian) settle its bottom, and a pattern search polishes it
+// within the bounds. It is deterministic.
 func fitRates(rows []calibrationRow, base api.Stack, targets []comparison) (tps, baseline float64) {
 	res := func(p [2]float64) []float64 {
 		return fitResiduals(rows, base, targets, math.Pow(10, p[0]), math.Pow(10, p[1]))
@@ -154,6 +155,21 @@ func fitRates(rows []calibrationRow, base api.Stack, targets []comparison) (tps,
 		}
 		if !improved {
 			break
+		}
+	}
+	// A pattern search polishes the point: it settles a rate that the
+	// figures push against the search's edge, where a clamped
+	// Levenberg–Marquardt step stops short.
+	for step, n := 0.01, 0; step > 1e-9 && n < 20_000; n++ {
+		moved := false
+		for _, d := range [][2]float64{{1, 0}, {-1, 0}, {0, 1}, {0, -1}} {
+			next := [2]float64{clamp(best[0] + d[0]*step), clamp(best[1] + d[1]*step)}
+			if c := cost(next); c < bestCost {
+				best, bestCost, moved = next, c, true
+			}
+		}
+		if !moved {
+			step /= 2
 		}
 	}
 	return math.Pow(10, best[0]), math.Pow(10, best[1])
