@@ -226,6 +226,9 @@ type StackParam struct {
 // Get is the parameter's value in s.
 func (p StackParam) Get(s Stack) float64 { return *p.get(&s) }
 
+// Set sets the parameter in s to v, unchecked (Validate checks).
+func (p StackParam) Set(s *Stack, v float64) { *p.get(s) = v }
+
 // FormMin is the smallest value a form may offer: 0 when it turns the
 // work off, else Min.
 func (p StackParam) FormMin() float64 {

@@ -13,22 +13,6 @@ import (
 	"agentloop/rollout"
 )
 
-// stackParams are the stack's parameters by their keys (api.Stack's JSON
-// names), each with a way to reach it.
-var stackParams = []struct {
-	Key string
-	of  func(*api.Stack) *float64
-}{
-	{"hop_ms", func(s *api.Stack) *float64 { return &s.HopMS }},
-	{"classify_tps", func(s *api.Stack) *float64 { return &s.ClassifyTPS }},
-	{"classify_tps_baseline", func(s *api.Stack) *float64 { return &s.ClassifyTPSBaseline }},
-	{"state_load_ms", func(s *api.Stack) *float64 { return &s.StateLoadMS }},
-	{"state_load_mbps", func(s *api.Stack) *float64 { return &s.StateLoadMBps }},
-	{"config_hops", func(s *api.Stack) *float64 { return &s.ConfigHops }},
-	{"sprint_hops", func(s *api.Stack) *float64 { return &s.SprintHops }},
-	{"billing_hops", func(s *api.Stack) *float64 { return &s.BillingHops }},
-}
-
 // sensitivityFactors scale one parameter at a time, with their headers.
 var sensitivityFactors = []struct {
 	Factor float64
@@ -60,13 +44,13 @@ func sensitivityOf(rec *rollout.RunRecord) (*sensitivity, error) {
 	for _, f := range sensitivityFactors {
 		s.Factors = append(s.Factors, f.Factor)
 	}
-	for _, p := range stackParams {
+	for _, p := range api.StackParams {
 		from := rec.Config.Stack
-		row := sensitivityRow{Param: p.Key, Value: *p.of(&from)}
+		row := sensitivityRow{Param: p.Key, Value: p.Get(from)}
 		lo, hi := 2.0, -2.0
 		for _, f := range sensitivityFactors {
 			st := from
-			*p.of(&st) *= f.Factor
+			p.Set(&st, p.Get(from)*f.Factor) // may leave the range: re-costing needs no validation
 			if f.Factor != 1 {
 				st.Preset = "custom"
 			}

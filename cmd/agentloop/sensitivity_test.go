@@ -59,7 +59,7 @@ func TestBenchSensitivity(t *testing.T) {
 			t.Errorf("%s: savings %v, the race saved %g", r.Param, r.Savings, raced)
 		}
 	}
-	if len(rows) != len(stackParams) {
+	if len(rows) != len(api.StackParams) {
 		t.Fatalf("rows %v", rows)
 	}
 	for _, p := range []string{"classify_tps_baseline", "sprint_hops"} { // only /baseline/v1 pays them
