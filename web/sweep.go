@@ -106,7 +106,7 @@ func sweepCharts(runs []rollout.RunRecord) []views.SweepChart {
 		if st.Preset == "" {
 			st = api.StackLean
 		}
-		set := sweepSettings{scenario: cfg.Scenario, stack: st.String(), rttMS: cfg.RTTms, toolMS: cfg.ToolTimeMs, bandwidthKbps: cfg.BandwidthKbps}
+		set := sweepSettings{scenario: sweepScenario(cfg), stack: st.String(), rttMS: cfg.RTTms, toolMS: cfg.ToolTimeMs, bandwidthKbps: cfg.BandwidthKbps}
 		key := fmt.Sprintf("%#v|%v", set, tps)
 		if seen[key] {
 			continue
@@ -115,6 +115,15 @@ func sweepCharts(runs []rollout.RunRecord) []views.SweepChart {
 		pts = append(pts, sweepPoint{settings: set, tps: tps, saved: r.Summary.SavedVsOptimized, run: r.ID})
 	}
 	return chartPoints(pts)
+}
+
+// sweepScenario names what a run replayed: its scenario, or its workload,
+// since two workloads are no more alike than two scenarios.
+func sweepScenario(cfg rollout.Config) string {
+	if cfg.Workload == nil && cfg.WorkloadID == "" {
+		return cfg.Scenario
+	}
+	return "workload " + cfg.WorkloadID
 }
 
 // chartPoints draws one chart per scenario, one series per settings and

@@ -90,6 +90,18 @@ func TestSweepSeriesJoinOnlyEqualSettings(t *testing.T) {
 	if len(charts) != 1 {
 		t.Fatalf("charts %+v", charts)
 	}
+	// Runs of two workloads never share a chart, though both replay
+	// rollout.WorkloadScenario.
+	var replays []rollout.RunRecord
+	for i, id := range []string{"wl_a", "wl_b"} {
+		r := timed(sweepRun("r_"+id, rollout.WorkloadScenario, hosted, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.1}),
+			time.Duration(i)*time.Minute, time.Duration(i)*time.Minute+time.Second)
+		r.Config.WorkloadID = id
+		replays = append(replays, r)
+	}
+	if wl := sweepCharts(replays); len(wl) != 2 || wl[0].Scenario == wl[1].Scenario {
+		t.Fatalf("two workloads' charts: %+v", wl)
+	}
 	got := map[string][]string{}
 	for _, l := range charts[0].Lines {
 		if l.Lane != rollout.LaneWS {
