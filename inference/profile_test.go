@@ -22,11 +22,11 @@ func TestProfileFor(t *testing.T) {
 		{"", "spark", 800, 1200},
 		{"Classic", "spark", 800, 1200}, // names are exact
 		{"Instant", "spark", 800, 1200},
-		{"custom-250", "spark", 250, 250},
-		{"custom-1", "spark", 1, 1},           // lower bound
-		{"custom-100000", "spark", 1e5, 1e5},  // upper bound
-		{"custom-0", "spark", 800, 1200},      // below the bounds: like any unknown name
-		{"custom-100001", "spark", 800, 1200}, // above the bounds
+		{"custom-250", "custom-250", 250, 250},       // spark at that rate, named after its model
+		{"custom-1", "custom-1", 1, 1},               // lower bound
+		{"custom-100000", "custom-100000", 1e5, 1e5}, // upper bound
+		{"custom-0", "spark", 800, 1200},             // below the bounds: like any unknown name
+		{"custom-100001", "spark", 800, 1200},        // above the bounds
 		{"custom-", "spark", 800, 1200},
 		{"custom-250.5", "spark", 800, 1200},
 		{"custom--250", "spark", 800, 1200},
@@ -39,10 +39,10 @@ func TestProfileFor(t *testing.T) {
 		if p.Name != tt.wantName || p.DecodeTPS < tt.minTPS || p.DecodeTPS > tt.maxTPS {
 			t.Errorf("ProfileFor(%q) = %s at %.0f tok/s, want %s in [%.0f, %.0f]", tt.model, p.Name, p.DecodeTPS, tt.wantName, tt.minTPS, tt.maxTPS)
 		}
-		if tt.wantName == "spark" {
+		if tt.wantName == "spark" || tt.wantName == tt.model {
 			// A custom rate keeps everything else of spark.
 			q := p
-			q.DecodeTPS = spark.DecodeTPS
+			q.Name, q.DecodeTPS = spark.Name, spark.DecodeTPS
 			if q != spark {
 				t.Errorf("ProfileFor(%q) = %+v: more than the decode rate differs from spark %+v", tt.model, p, spark)
 			}
