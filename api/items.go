@@ -48,17 +48,28 @@ type Item struct {
 }
 
 type wireItem struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	Status    string          `json:"status"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	Name      string          `json:"name"`
-	Namespace string          `json:"namespace"`
-	Arguments string          `json:"arguments"`
-	CallID    string          `json:"call_id"`
-	Output    json.RawMessage `json:"output"`
-	Phase     string          `json:"phase"`
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	Status    string  `json:"status"`
+	Role      string  `json:"role"`
+	Content   rawSpan `json:"content"`
+	Name      string  `json:"name"`
+	Namespace string  `json:"namespace"`
+	Arguments string  `json:"arguments"`
+	CallID    string  `json:"call_id"`
+	Output    rawSpan `json:"output"`
+	Phase     string  `json:"phase"`
+}
+
+// rawSpan is a JSON value as a slice of the document json.Unmarshal is
+// decoding, not a copy of it (json.RawMessage copies): a large field went
+// through three copies on its way to an item. It is only for values read
+// while that document is unchanged; whatever is kept is copied out.
+type rawSpan []byte
+
+func (r *rawSpan) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
 }
 
 type wirePart struct {
@@ -85,7 +96,7 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 			return Item{}, BadRequest(param+".role", "invalid_value",
 				"Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system', and 'developer'.", w.Role)
 		}
-		parts, err := decodeContent(w.Content, w.Role, param+".content")
+		parts, err := decodeContent(json.RawMessage(w.Content), w.Role, param+".content")
 		if err != nil {
 			return Item{}, err
 		}
