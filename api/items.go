@@ -196,6 +196,18 @@ func (it *Item) Text() string {
 	}
 }
 
+// TextPrefix is Text()[:n] (all of it when shorter), without decoding a
+// long tool output whole when its first n bytes are its raw bytes.
+func (it *Item) TextPrefix(n int) string {
+	if out := it.Output; it.Type == TypeFunctionCallOutput && len(out) > n+2 && out[0] == '"' && out[len(out)-1] == '"' {
+		if inner := out[1 : len(out)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			return string(inner[:n])
+		}
+	}
+	text := it.Text()
+	return text[:min(n, len(text))]
+}
+
 // OutputText returns a function_call_output's output as text: the string
 // itself, or the text parts of a part list joined by newlines.
 func OutputText(out json.RawMessage) string {
