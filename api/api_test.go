@@ -243,3 +243,21 @@ func TestHTTPErrorBodyHoldsOnlyTheAPIsFields(t *testing.T) {
 		t.Errorf("the WebSocket error frame keeps its headers: %+v %v", frame, err)
 	}
 }
+
+// TextPrefix is the prefix of Text, whichever way a tool output was sent.
+func TestTextPrefixIsTextsPrefix(t *testing.T) {
+	long := strings.Repeat("wörd ", 100)
+	for _, output := range []string{`"short"`, `"` + long + `"`, `"` + long + `\n\"quoted\""`, `[{"type":"input_text","text":"` + long + `"}]`, `"` + "\xff" + long + `"`} {
+		it := Item{Type: TypeFunctionCallOutput, CallID: "c", Output: json.RawMessage(output)}
+		text := it.Text()
+		for _, n := range []int{0, 1, 3, 256, 10000} {
+			if got, want := it.TextPrefix(n), text[:min(n, len(text))]; got != want {
+				t.Errorf("TextPrefix(%d) of %.20q = %q, want %q", n, output, got, want)
+			}
+		}
+	}
+	msg := Item{Type: TypeMessage, Role: "user", Content: []Part{{Type: "input_text", Text: long}}}
+	if got := msg.TextPrefix(7); got != long[:7] {
+		t.Errorf("a message's TextPrefix(7) = %q", got)
+	}
+}

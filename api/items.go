@@ -48,17 +48,28 @@ type Item struct {
 }
 
 type wireItem struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	Status    string          `json:"status"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	Name      string          `json:"name"`
-	Namespace string          `json:"namespace"`
-	Arguments string          `json:"arguments"`
-	CallID    string          `json:"call_id"`
-	Output    json.RawMessage `json:"output"`
-	Phase     string          `json:"phase"`
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	Status    string  `json:"status"`
+	Role      string  `json:"role"`
+	Content   rawSpan `json:"content"`
+	Name      string  `json:"name"`
+	Namespace string  `json:"namespace"`
+	Arguments string  `json:"arguments"`
+	CallID    string  `json:"call_id"`
+	Output    rawSpan `json:"output"`
+	Phase     string  `json:"phase"`
+}
+
+// rawSpan is a JSON value as a slice of the document json.Unmarshal is
+// decoding, not a copy of it (json.RawMessage copies): a large field went
+// through three copies on its way to an item. It is only for values read
+// while that document is unchanged; whatever is kept is copied out.
+type rawSpan []byte
+
+func (r *rawSpan) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
 }
 
 type wirePart struct {
@@ -85,7 +96,7 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 			return Item{}, BadRequest(param+".role", "invalid_value",
 				"Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system', and 'developer'.", w.Role)
 		}
-		parts, err := decodeContent(w.Content, w.Role, param+".content")
+		parts, err := decodeContent(json.RawMessage(w.Content), w.Role, param+".content")
 		if err != nil {
 			return Item{}, err
 		}
@@ -183,6 +194,18 @@ func (it *Item) Text() string {
 	default:
 		return string(it.Raw)
 	}
+}
+
+// TextPrefix is Text()[:n] (all of it when shorter), without decoding a
+// long tool output whole when its first n bytes are its raw bytes.
+func (it *Item) TextPrefix(n int) string {
+	if out := it.Output; it.Type == TypeFunctionCallOutput && len(out) > n+2 && out[0] == '"' && out[len(out)-1] == '"' {
+		if inner := out[1 : len(out)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			return string(inner[:n])
+		}
+	}
+	text := it.Text()
+	return text[:min(n, len(text))]
 }
 
 // OutputText returns a function_call_output's output as text: the string

@@ -136,8 +136,12 @@ func (r *CreateRequest) validateEnvelope() *Error {
 }
 
 // DecodeInput decodes the request's input: a string is one user message.
+// It lets go of the raw input once decoded (a second call finds none): the
+// items hold what they need, and for a large field the raw copy kept for
+// the whole turn was a body's worth of memory.
 func (r *CreateRequest) DecodeInput() ([]Item, *Error) {
 	raw := bytes.TrimSpace(r.Input)
+	r.Input = nil
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
@@ -151,13 +155,13 @@ func (r *CreateRequest) DecodeInput() ([]Item, *Error) {
 	if raw[0] != '[' {
 		return nil, BadRequest("input", "invalid_type", "Invalid type for 'input': expected a string or an array of input items.")
 	}
-	var raws []json.RawMessage
+	var raws []rawSpan
 	if err := json.Unmarshal(raw, &raws); err != nil {
 		return nil, BadRequest("input", "invalid_type", "Invalid 'input': %s.", err.Error())
 	}
 	items := make([]Item, len(raws))
 	for i, ir := range raws {
-		it, e := DecodeItem(ir, fmt.Sprintf("input[%d]", i))
+		it, e := DecodeItem(json.RawMessage(ir), fmt.Sprintf("input[%d]", i))
 		if e != nil {
 			return nil, e
 		}

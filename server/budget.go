@@ -54,12 +54,7 @@ func (b *Budget) acquire(n int) (release func(), err *api.Error) {
 		(b.maxBytes > 0 && b.bytes > 0 && b.bytes+int64(n) > b.maxBytes)
 	if !over {
 		b.requests++
-		b.bytes += int64(n)
-		if n >= bigRequest {
-			if b.big++; b.big == 1 {
-				b.gcPercent = debug.SetGCPercent(bigGCPercent)
-			}
-		}
+		b.take(n)
 	}
 	b.mu.Unlock()
 	if over {
@@ -76,18 +71,51 @@ func (b *Budget) acquire(n int) (release func(), err *api.Error) {
 		once.Do(func() {
 			b.mu.Lock()
 			b.requests--
-			b.bytes -= int64(n)
-			last := false
-			if n >= bigRequest {
-				if b.big--; b.big == 0 {
-					debug.SetGCPercent(b.gcPercent)
-					last = true
-				}
-			}
 			b.mu.Unlock()
-			if last && b.freeing.CompareAndSwap(false, true) {
-				go func() { debug.FreeOSMemory(); b.freeing.Store(false) }()
-			}
+			b.give(n)
 		})
 	}, nil
+}
+
+// carry counts n more body bytes of a request already admitted (a paused
+// response's response.append), which is never refused: refusing would
+// change the protocol. A big one runs the collector sooner, as a big
+// request does. release must be called once they are no longer needed.
+func (b *Budget) carry(n int) (release func()) {
+	if b == nil {
+		return func() {}
+	}
+	b.mu.Lock()
+	b.take(n)
+	b.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { b.give(n) }) }
+}
+
+// take counts n body bytes in flight; under mu.
+func (b *Budget) take(n int) {
+	b.bytes += int64(n)
+	if n >= bigRequest {
+		if b.big++; b.big == 1 {
+			b.gcPercent = debug.SetGCPercent(bigGCPercent)
+		}
+	}
+}
+
+// give returns n body bytes; when the last big body goes, so does its
+// memory, to the system.
+func (b *Budget) give(n int) {
+	b.mu.Lock()
+	b.bytes -= int64(n)
+	last := false
+	if n >= bigRequest {
+		if b.big--; b.big == 0 {
+			debug.SetGCPercent(b.gcPercent)
+			last = true
+		}
+	}
+	b.mu.Unlock()
+	if last && b.freeing.CompareAndSwap(false, true) {
+		go func() { debug.FreeOSMemory(); b.freeing.Store(false) }()
+	}
 }

@@ -676,10 +676,7 @@ func idPrefix(typ string) string {
 func jitterSeed(tu *turn) uint64 {
 	last := ""
 	if n := len(tu.context); n > 0 {
-		last = tu.context[n-1].Text()
-		if len(last) > 256 {
-			last = last[:256]
-		}
+		last = tu.context[n-1].TextPrefix(256)
 	}
 	return inference.JitterSeed(tu.seed, strconv.Itoa(len(tu.context)), last)
 }

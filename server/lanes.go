@@ -177,7 +177,8 @@ func (ls *lanes) run(l *lane) {
 			continue
 		}
 		wc.dequeued(ent)
-		if ent.reply == nil {
+		create := ent.reply == nil
+		if create {
 			// A create waits for one of the connection's response slots;
 			// lanes get them in the order they began to wait.
 			select {
@@ -188,8 +189,8 @@ func (ls *lanes) run(l *lane) {
 				return
 			}
 		}
-		wc.handle(l, ent)
-		if ent.reply == nil {
+		wc.handle(l, ent) // ent is not used after: its body can go once parsed
+		if create {
 			<-ls.active
 		}
 	}

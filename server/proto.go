@@ -139,8 +139,11 @@ func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.
 		}
 		spans, segment := len(tu.trace.Spans), tu.trace.segment
 		tu.trace.segment = segment + 1
-		tu.body = ent.body
-		if aerr := e.runStages(ctx, tu, appendStages, ent.started); aerr != nil {
+		tu.body, ent.body = ent.body, nil
+		carried := e.sh.Budget.carry(len(tu.body))
+		aerr := e.runStages(ctx, tu, appendStages, ent.started)
+		carried()
+		if aerr != nil {
 			// A failed append changes nothing: the response stays paused.
 			tu.trace.Spans, tu.trace.segment = tu.trace.Spans[:spans], segment
 			tu.body = nil

@@ -372,13 +372,13 @@ func TestEveryBigFieldCostsABoundedMultipleOfItsSize(t *testing.T) {
 		bound float64
 	}{
 		{name: "instructions", body: `{"model":"instant","store":false,"input":"hi","instructions":` + string(text) + `}`, bound: 8},
-		{name: "input message", body: `{"model":"instant","store":false,"input":[{"role":"user","content":` + string(text) + `}]}`, bound: 11},
-		{name: "function_call_output", body: `{"model":"instant","store":false,"input":[` + call + `,` + output + `]}`, bound: 12},
+		{name: "input message", body: `{"model":"instant","store":false,"input":[{"role":"user","content":` + string(text) + `}]}`, bound: 9},
+		{name: "function_call_output", body: `{"model":"instant","store":false,"input":[` + call + `,` + output + `]}`, bound: 11},
 		{name: "function_call_output, WebSocket create", ws: true,
-			body: `{"type":"response.create","model":"instant","store":false,"input":[` + call + `,` + output + `]}`, bound: 14},
+			body: `{"type":"response.create","model":"instant","store":false,"input":[` + call + `,` + output + `]}`, bound: 11},
 		{name: "function_call_output, WebSocket append", ws: true,
 			body:   `{"type":"response.create","model":"instant","store":false,"tools":[` + lookup + `],"input":"look it up"}`,
-			append: `{"type":"response.append","input":[` + strings.Replace(output, "call_1", "%s", 1) + `]}`, bound: 20},
+			append: `{"type":"response.append","input":[` + strings.Replace(output, "call_1", "%s", 1) + `]}`, bound: 12},
 		{name: "tool definition", body: `{"model":"instant","store":false,"input":"hi","tools":[{"type":"function","name":"lookup","description":` + string(text) +
 			`,"parameters":{"type":"object","properties":{}}}]}`, bound: 16},
 	}
