@@ -1,6 +1,6 @@
 package api
 
-// Fault drills (DECISIONS.md "Drills"): faults the engine injects only when
+// Fault drills (README.md, "Test your client's recovery"): faults the engine injects only when
 // armed, to test how a client recovers. The names are the wire names of
 // POST /api/drills and serve --drill.
 const (

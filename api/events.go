@@ -20,7 +20,8 @@ const (
 	EventError              = "error"
 	ClientResponseCreate    = "response.create"
 	ClientResponseProcessed = "response.processed"
-	// The legacy long-running-response prototype (PROTOCOL.md §11), served
+	// The legacy long-running-response prototype (docs/decisions.md, "The
+	// prototype is one response in segments"), served
 	// only on a WebSocket opened with OpenAIBetaPrototype: response.done
 	// pauses a response after a function call, response.append resumes it.
 	EventDone            = "response.done"

@@ -62,7 +62,7 @@ func (s *Summary) describe(cfg Config, readings []ReadingSaving, noRange string)
 	opt, okO := s.lane(LaneHTTPOptimized)
 	ws, okW := s.lane(LaneWS)
 	if okO && okW && opt.Status == StatusPassed && ws.Status == StatusPassed {
-		s.SplitParts = splitSaving(opt, ws)
+		s.SplitParts = splitSaving(opt, ws, cfg)
 		s.Split = splitSentence(opt.TotalNS-ws.TotalNS, s.SplitParts, cfg.Stack)
 	}
 	s.Readings = readings
@@ -225,7 +225,7 @@ func headline(s *Summary, cfg Config, readings []ReadingSaving, noRange string) 
 // from each lane's median repeat. What no stage holds (the client's time
 // between turns) counts with the network, the client's time beyond the
 // engine's stages, so the parts sum exactly to the saving.
-func splitSaving(opt, ws LaneSummary) []SplitPart {
+func splitSaving(opt, ws LaneSummary, cfg Config) []SplitPart {
 	saved := opt.TotalNS - ws.TotalNS
 	var parts []SplitPart
 	var sum int64
@@ -240,11 +240,24 @@ func splitSaving(opt, ws LaneSummary) []SplitPart {
 		if g.name == StageNetwork {
 			network = len(parts)
 		}
-		parts = append(parts, SplitPart{Group: g.name, NS: d, Kind: g.kind})
+		parts = append(parts, SplitPart{Group: g.name, NS: d, Kind: groupKind(g.name, g.kind, cfg)})
 		sum += d
 	}
 	parts[network].NS += saved - sum
 	return parts
+}
+
+// groupKind is a split part's kind as this race recorded it: the network
+// is modelled behind a chosen round trip (networkKind), and the tools are
+// modelled when a tool time is (it dwarfs the tools' own work).
+func groupKind(group, kind string, cfg Config) string {
+	switch {
+	case group == StageNetwork:
+		return networkKind(cfg)
+	case group == StageTool && cfg.ToolTimeMs > 0:
+		return api.Modelled
+	}
+	return kind
 }
 
 // splitSentence phrases the split: "Of the 8.7 s saved, 0.8 s is measured

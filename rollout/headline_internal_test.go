@@ -23,7 +23,7 @@ func splitLanes() (LaneSummary, LaneSummary) {
 // to the saving; a group where WebSocket spent more is a negative part.
 func TestSplitSumsExactlyToTheSaving(t *testing.T) {
 	opt, ws := splitLanes()
-	parts := splitSaving(opt, ws)
+	parts := splitSaving(opt, ws, Config{})
 	var sum int64
 	for _, p := range parts {
 		sum += p.NS
@@ -129,5 +129,26 @@ func TestWhatItTakesSentence(t *testing.T) {
 	}
 	if got := whatItTakesSentence(&WhatItWouldTake{Target: 0.4, Turns: 30, ExtraPerTurnNS: -5, Already: true}); !strings.HasPrefix(got, "What it would take: WebSocket already saves 40% ") {
 		t.Errorf("already: %q", got)
+	}
+}
+
+// TestSplitKindsFollowTheRace: the network is modelled behind a chosen
+// round trip and measured on bare loopback; the tools are modelled when a
+// tool time is.
+func TestSplitKindsFollowTheRace(t *testing.T) {
+	opt, ws := splitLanes()
+	kinds := func(cfg Config) map[string]string {
+		out := map[string]string{}
+		for _, p := range splitSaving(opt, ws, cfg) {
+			out[p.Group] = p.Kind
+		}
+		return out
+	}
+	bare, wide := kinds(Config{}), kinds(Config{RTTms: 40, ToolTimeMs: 100})
+	if bare[StageNetwork] != api.Measured || bare[StageTool] != api.Measured {
+		t.Errorf("no round trip, no tool time: %v", bare)
+	}
+	if wide[StageNetwork] != api.Modelled || wide[StageTool] != api.Modelled || wide[StageOverhead] != api.Measured {
+		t.Errorf("40 ms round trip, 100 ms tools: %v", wide)
 	}
 }

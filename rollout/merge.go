@@ -102,11 +102,7 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 		stages = append(stages, StageTime{Name: StageRecovery, DurationNS: held, Kind: "modelled"})
 	}
 	network := (t.DoneNS - t.SentNS) - overhead - stack - prefill - decode - held - t.ConnectNS - t.RecoveryNS
-	kind := "measured"
-	if rc.cfg.RTTms > 0 {
-		kind = "modelled"
-	}
-	stages = append(stages, StageTime{Name: StageNetwork, DurationNS: max(network, 0), Kind: kind})
+	stages = append(stages, StageTime{Name: StageNetwork, DurationNS: max(network, 0), Kind: networkKind(rc.cfg)})
 	t.Stages = append(stages, t.Stages...) // tool stages last
 	return true
 }
@@ -115,4 +111,14 @@ func addDrill(t *Turn, drill string) {
 	if drill != "" && !slices.Contains(t.Drills, drill) {
 		t.Drills = append(t.Drills, drill)
 	}
+}
+
+// networkKind says whether a race's network time is modelled: the latency
+// proxy delays real bytes by a chosen round trip; with none, the time is
+// loopback's own, measured.
+func networkKind(cfg Config) string {
+	if cfg.RTTms > 0 {
+		return "modelled"
+	}
+	return "measured"
 }
