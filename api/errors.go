@@ -45,12 +45,12 @@ func BadRequest(param, code, format string, args ...any) *Error {
 // MissingParameter is the 400 for a required parameter the request left
 // out, e.g. a create without 'model'.
 func MissingParameter(param string) *Error {
-	return BadRequest(param, "missing_required_parameter", "Missing required parameter: '%s'.", param)
+	return BadRequest(param, CodeMissingRequiredParameter, "Missing required parameter: '%s'.", param)
 }
 
 // PreviousResponseNotFound is the error for an unknown or unreachable parent.
 func PreviousResponseNotFound(id string) *Error {
-	return BadRequest("previous_response_id", "previous_response_not_found",
+	return BadRequest("previous_response_id", CodePreviousResponseNotFound,
 		"Previous response with id '%s' not found.", id)
 }
 
@@ -61,7 +61,7 @@ func ResponseNotFound(id string) *Error {
 
 // ServerError is a 500 server_error that hides the internal cause.
 func ServerError(format string, args ...any) *Error {
-	return Errorf(http.StatusInternalServerError, "", "server_error", format, args...)
+	return Errorf(http.StatusInternalServerError, "", CodeServerError, format, args...)
 }
 
 // AppendErrorBody appends {"message":…,"type":…,"param":…,"code":…}:

@@ -85,7 +85,7 @@ var messageRoles = map[string]bool{"user": true, "assistant": true, "system": tr
 func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 	var w wireItem
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return Item{}, BadRequest(param, "invalid_type", "Invalid '%s': expected an object (%s).", param, jsonProblem(err))
+		return Item{}, BadRequest(param, CodeInvalidType, "Invalid '%s': expected an object (%s).", param, jsonProblem(err))
 	}
 	it := Item{Type: w.Type, ID: w.ID, Status: w.Status, Role: w.Role, Name: w.Name, Namespace: w.Namespace,
 		Arguments: w.Arguments, CallID: w.CallID, Phase: w.Phase}
@@ -93,7 +93,7 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 	case "", TypeMessage:
 		it.Type = TypeMessage
 		if !messageRoles[w.Role] {
-			return Item{}, BadRequest(param+".role", "invalid_value",
+			return Item{}, BadRequest(param+".role", CodeInvalidValue,
 				"Invalid value: '%s'. Supported values are: 'user', 'assistant', 'system', and 'developer'.", w.Role)
 		}
 		parts, err := decodeContent(json.RawMessage(w.Content), w.Role, param+".content")
@@ -103,29 +103,29 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 		it.Content = parts
 	case TypeFunctionCall:
 		if w.Name == "" {
-			return Item{}, BadRequest(param+".name", "missing_required_parameter", "Missing required parameter: '%s.name'.", param)
+			return Item{}, BadRequest(param+".name", CodeMissingRequiredParameter, "Missing required parameter: '%s.name'.", param)
 		}
 		if w.CallID == "" {
-			return Item{}, BadRequest(param+".call_id", "missing_required_parameter", "Missing required parameter: '%s.call_id'.", param)
+			return Item{}, BadRequest(param+".call_id", CodeMissingRequiredParameter, "Missing required parameter: '%s.call_id'.", param)
 		}
 	case TypeFunctionCallOutput:
 		if w.CallID == "" {
-			return Item{}, BadRequest(param+".call_id", "missing_required_parameter", "Missing required parameter: '%s.call_id'.", param)
+			return Item{}, BadRequest(param+".call_id", CodeMissingRequiredParameter, "Missing required parameter: '%s.call_id'.", param)
 		}
 		out := bytes.TrimSpace(w.Output)
 		if len(out) == 0 || (out[0] != '"' && out[0] != '[') {
-			return Item{}, BadRequest(param+".output", "invalid_type",
+			return Item{}, BadRequest(param+".output", CodeInvalidType,
 				"Invalid type for '%s.output': expected a string or an array of content parts.", param)
 		}
 		it.Output = append(json.RawMessage(nil), out...)
 	case TypeItemReference:
 		if w.ID == "" {
-			return Item{}, BadRequest(param+".id", "missing_required_parameter", "Missing required parameter: '%s.id'.", param)
+			return Item{}, BadRequest(param+".id", CodeMissingRequiredParameter, "Missing required parameter: '%s.id'.", param)
 		}
 	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput:
 		it.Raw = append(json.RawMessage(nil), bytes.TrimSpace(raw)...)
 	default:
-		return Item{}, BadRequest(param+".type", "invalid_value",
+		return Item{}, BadRequest(param+".type", CodeInvalidValue,
 			"Invalid value: '%s'. Supported values are: 'message', 'function_call', 'function_call_output', 'item_reference', 'reasoning', 'custom_tool_call', and 'custom_tool_call_output'.", w.Type)
 	}
 	return it, nil
@@ -134,12 +134,12 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 func decodeContent(raw json.RawMessage, role, param string) ([]Part, *Error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] == 'n' {
-		return nil, BadRequest(param, "missing_required_parameter", "Missing required parameter: '%s'.", param)
+		return nil, BadRequest(param, CodeMissingRequiredParameter, "Missing required parameter: '%s'.", param)
 	}
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, BadRequest(param, "invalid_type", "Invalid '%s': %s.", param, jsonProblem(err))
+			return nil, BadRequest(param, CodeInvalidType, "Invalid '%s': %s.", param, jsonProblem(err))
 		}
 		typ := "input_text"
 		if role == "assistant" {
@@ -149,13 +149,13 @@ func decodeContent(raw json.RawMessage, role, param string) ([]Part, *Error) {
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(raw, &raws); err != nil {
-		return nil, BadRequest(param, "invalid_type", "Invalid type for '%s': expected a string or an array of content parts.", param)
+		return nil, BadRequest(param, CodeInvalidType, "Invalid type for '%s': expected a string or an array of content parts.", param)
 	}
 	parts := make([]Part, 0, len(raws))
 	for i, pr := range raws {
 		var wp wirePart
 		if err := json.Unmarshal(pr, &wp); err != nil {
-			return nil, BadRequest(fmt.Sprintf("%s[%d]", param, i), "invalid_type", "Invalid content part: expected an object.")
+			return nil, BadRequest(fmt.Sprintf("%s[%d]", param, i), CodeInvalidType, "Invalid content part: expected an object.")
 		}
 		switch wp.Type {
 		case "input_text", "output_text", "text", "summary_text", "reasoning_text":
@@ -163,7 +163,7 @@ func decodeContent(raw json.RawMessage, role, param string) ([]Part, *Error) {
 		case "refusal":
 			parts = append(parts, Part{Type: wp.Type, Text: wp.Refusal, Raw: append(json.RawMessage(nil), pr...)})
 		case "":
-			return nil, BadRequest(fmt.Sprintf("%s[%d].type", param, i), "missing_required_parameter", "Missing required parameter: '%s[%d].type'.", param, i)
+			return nil, BadRequest(fmt.Sprintf("%s[%d].type", param, i), CodeMissingRequiredParameter, "Missing required parameter: '%s[%d].type'.", param, i)
 		default:
 			parts = append(parts, Part{Type: wp.Type, Raw: append(json.RawMessage(nil), bytes.TrimSpace(pr)...)})
 		}

@@ -153,5 +153,5 @@ func LookupModel(id string) (Model, bool) {
 // ModelNotFound is the 404 for GET /v1/models/{id} of a name the engine does
 // not list.
 func ModelNotFound(id string) *Error {
-	return Errorf(http.StatusNotFound, "model", "model_not_found", "The model '%s' does not exist or you do not have access to it.", id)
+	return Errorf(http.StatusNotFound, "model", CodeModelNotFound, "The model '%s' does not exist or you do not have access to it.", id)
 }

@@ -69,19 +69,19 @@ const badJSONMessage = "We could not parse the JSON body of your request. (HINT:
 // the items it has.
 func DecodeCreate(body []byte) (*CreateRequest, *Error) {
 	if !utf8.Valid(body) {
-		return nil, BadRequest("", "invalid_json", "The request body is not valid UTF-8.")
+		return nil, BadRequest("", CodeInvalidJSON, "The request body is not valid UTF-8.")
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, BadRequest("", "invalid_json", badJSONMessage)
+		return nil, BadRequest("", CodeInvalidJSON, badJSONMessage)
 	}
 	var req CreateRequest
 	if err := json.Unmarshal(trimmed, &req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return nil, BadRequest(te.Field, "invalid_type", "Invalid type for '%s': expected %s, but got %s.", te.Field, te.Type, te.Value)
+			return nil, BadRequest(te.Field, CodeInvalidType, "Invalid type for '%s': expected %s, but got %s.", te.Field, te.Type, te.Value)
 		}
-		return nil, BadRequest("", "invalid_json", "%s (%s)", badJSONMessage, err.Error())
+		return nil, BadRequest("", CodeInvalidJSON, "%s (%s)", badJSONMessage, err.Error())
 	}
 	if e := req.validateEnvelope(); e != nil {
 		return nil, e
@@ -91,21 +91,21 @@ func DecodeCreate(body []byte) (*CreateRequest, *Error) {
 
 func (r *CreateRequest) validateEnvelope() *Error {
 	if len(r.Metadata) > 16 {
-		return BadRequest("metadata", "invalid_value", "Invalid 'metadata': too many properties. Expected at most 16 properties, but got %d.", len(r.Metadata))
+		return BadRequest("metadata", CodeInvalidValue, "Invalid 'metadata': too many properties. Expected at most 16 properties, but got %d.", len(r.Metadata))
 	}
 	for k, v := range r.Metadata {
 		if len(k) > 64 {
-			return BadRequest("metadata", "invalid_value", "Invalid 'metadata': keys must be at most 64 characters long.")
+			return BadRequest("metadata", CodeInvalidValue, "Invalid 'metadata': keys must be at most 64 characters long.")
 		}
 		if len(v) > 512 {
-			return BadRequest("metadata", "invalid_value", "Invalid 'metadata': values must be at most 512 characters long.")
+			return BadRequest("metadata", CodeInvalidValue, "Invalid 'metadata': values must be at most 512 characters long.")
 		}
 	}
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1 {
-		return BadRequest("max_output_tokens", "integer_below_min_value", "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *r.MaxOutputTokens)
+		return BadRequest("max_output_tokens", CodeIntegerBelowMinValue, "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *r.MaxOutputTokens)
 	}
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens > MaxOutputTokens {
-		return BadRequest("max_output_tokens", "integer_above_max_value", "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= %d, but got %d instead.", MaxOutputTokens, *r.MaxOutputTokens)
+		return BadRequest("max_output_tokens", CodeIntegerAboveMaxValue, "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= %d, but got %d instead.", MaxOutputTokens, *r.MaxOutputTokens)
 	}
 	for _, f := range []struct {
 		name     string
@@ -130,7 +130,7 @@ func (r *CreateRequest) validateEnvelope() *Error {
 		}
 	}
 	if r.PreviousResponseID != "" && len(r.Conversation) > 0 && string(r.Conversation) != "null" {
-		return BadRequest("previous_response_id", "invalid_value", "Parameters 'previous_response_id' and 'conversation' cannot be used together.")
+		return BadRequest("previous_response_id", CodeInvalidValue, "Parameters 'previous_response_id' and 'conversation' cannot be used together.")
 	}
 	return nil
 }
@@ -148,16 +148,16 @@ func (r *CreateRequest) DecodeInput() ([]Item, *Error) {
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, BadRequest("input", "invalid_type", "Invalid 'input': %s.", err.Error())
+			return nil, BadRequest("input", CodeInvalidType, "Invalid 'input': %s.", err.Error())
 		}
 		return []Item{{Type: TypeMessage, Role: "user", Content: []Part{{Type: "input_text", Text: s}}}}, nil
 	}
 	if raw[0] != '[' {
-		return nil, BadRequest("input", "invalid_type", "Invalid type for 'input': expected a string or an array of input items.")
+		return nil, BadRequest("input", CodeInvalidType, "Invalid type for 'input': expected a string or an array of input items.")
 	}
 	var raws []rawSpan
 	if err := json.Unmarshal(raw, &raws); err != nil {
-		return nil, BadRequest("input", "invalid_type", "Invalid 'input': %s.", err.Error())
+		return nil, BadRequest("input", CodeInvalidType, "Invalid 'input': %s.", err.Error())
 	}
 	items := make([]Item, len(raws))
 	for i, ir := range raws {
@@ -189,16 +189,16 @@ func (r *CreateRequest) DecodeTools() ([]Tool, *Error) {
 	}
 	var tools []Tool
 	if err := json.Unmarshal(raw, &tools); err != nil {
-		return nil, BadRequest("tools", "invalid_type", "Invalid 'tools': expected an array of tool objects (%s).", jsonProblem(err))
+		return nil, BadRequest("tools", CodeInvalidType, "Invalid 'tools': expected an array of tool objects (%s).", jsonProblem(err))
 	}
 	for i, t := range tools {
 		switch t.Type {
 		case "function", "custom":
 			if t.Name == "" {
-				return nil, BadRequest(fmt.Sprintf("tools[%d].name", i), "missing_required_parameter", "Missing required parameter: 'tools[%d].name'.", i)
+				return nil, BadRequest(fmt.Sprintf("tools[%d].name", i), CodeMissingRequiredParameter, "Missing required parameter: 'tools[%d].name'.", i)
 			}
 		case "":
-			return nil, BadRequest(fmt.Sprintf("tools[%d].type", i), "missing_required_parameter", "Missing required parameter: 'tools[%d].type'.", i)
+			return nil, BadRequest(fmt.Sprintf("tools[%d].type", i), CodeMissingRequiredParameter, "Missing required parameter: 'tools[%d].type'.", i)
 		}
 	}
 	return tools, nil

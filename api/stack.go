@@ -142,7 +142,7 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 	if !strings.HasPrefix(v, "{") {
 		s, ok := StackPreset(v)
 		if !ok {
-			return Stack{}, BadRequest(param, "invalid_value", "Unknown stack '%s'; use one of %s, or a JSON object of parameters.",
+			return Stack{}, BadRequest(param, CodeInvalidValue, "Unknown stack '%s'; use one of %s, or a JSON object of parameters.",
 				v, strings.Join(StackPresetNames(), ", "))
 		}
 		return s, nil
@@ -151,14 +151,14 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 		Preset *string `json:"preset"`
 	}
 	if err := json.Unmarshal([]byte(v), &head); err != nil {
-		return Stack{}, BadRequest(param, "invalid_value", "The stack is not a valid JSON object: %s", err.Error())
+		return Stack{}, BadRequest(param, CodeInvalidValue, "The stack is not a valid JSON object: %s", err.Error())
 	}
 	base := def
 	// "custom" and "" (a zero Stack marshalled) start from def too.
 	if head.Preset != nil && *head.Preset != "custom" && *head.Preset != "" {
 		p, ok := StackPreset(*head.Preset)
 		if !ok {
-			return Stack{}, BadRequest(param, "invalid_value", "Unknown stack preset '%s'; use one of %s.",
+			return Stack{}, BadRequest(param, CodeInvalidValue, "Unknown stack preset '%s'; use one of %s.",
 				*head.Preset, strings.Join(StackPresetNames(), ", "))
 		}
 		base = p
@@ -167,7 +167,7 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode((*stackFields)(&s)); err != nil {
-		return Stack{}, BadRequest(param, "invalid_value", "The stack has a bad parameter: %s", err.Error())
+		return Stack{}, BadRequest(param, CodeInvalidValue, "The stack has a bad parameter: %s", err.Error())
 	}
 	if s.Preset == "" {
 		s.Preset = base.Preset
@@ -267,7 +267,7 @@ func (s Stack) Validate(param string) *Error {
 			if p.Off {
 				rng += " (or 0 for none)"
 			}
-			return BadRequest(param+"."+p.Key, "invalid_value", "Stack parameter %s must be %s; got %g.", p.Key, rng, v)
+			return BadRequest(param+"."+p.Key, CodeInvalidValue, "Stack parameter %s must be %s; got %g.", p.Key, rng, v)
 		}
 	}
 	return nil

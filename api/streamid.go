@@ -34,14 +34,14 @@ func ValidStreamID(s string) bool {
 // InvalidStreamID is the error for a stream_id that is not one. Its frame
 // carries no stream_id: no lane can be named by it.
 func InvalidStreamID() *Error {
-	return BadRequest("stream_id", "invalid_stream_id",
+	return BadRequest("stream_id", CodeInvalidStreamID,
 		"The 'stream_id' field must be a non-empty string with at most %d characters and may only contain letters, numbers, underscores, hyphens, and periods.", MaxStreamIDLen)
 }
 
 // StreamLimitReached is the error for a new stream_id on a connection that
 // has used MaxNamedStreams already. Its frame carries the refused id.
 func StreamLimitReached() *Error {
-	return BadRequest("stream_id", "websocket_stream_limit_reached",
+	return BadRequest("stream_id", CodeWebSocketStreamLimitReached,
 		"This WebSocket connection has reached its maximum number of distinct stream IDs (%d). Reuse an existing stream_id or open a new WebSocket connection.", MaxNamedStreams)
 }
 

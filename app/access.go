@@ -47,7 +47,7 @@ func hostAllowlist(allowed []string) echo.MiddlewareFunc {
 			}
 			host = strings.Trim(strings.ToLower(host), "[]")
 			if !set[host] {
-				return api.Errorf(http.StatusMisdirectedRequest, "", "host_not_allowed",
+				return api.Errorf(http.StatusMisdirectedRequest, "", api.CodeHostNotAllowed,
 					"Host '%s' is not allowed; start the server with --allowed-hosts to serve it.", host)
 			}
 			return next(c)
@@ -165,7 +165,7 @@ func isAPIPath(p string) bool {
 }
 
 func unauthorized(msg string) error {
-	return &api.Error{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: "invalid_api_key", Message: msg}
+	return &api.Error{Status: http.StatusUnauthorized, Type: "invalid_request_error", Code: api.CodeInvalidAPIKey, Message: msg}
 }
 
 // rateLimit limits each client address's request rate, with the same
@@ -177,7 +177,7 @@ func rateLimit(rps float64, burst int) echo.MiddlewareFunc {
 			ip := c.RealIP()
 			if wait := t.take(ip, time.Now()); wait > 0 {
 				secs := int(math.Ceil(wait.Seconds()))
-				e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for %s: %g requests per second. Please try again in %ds.", ip, rps, secs)
+				e := api.Errorf(http.StatusTooManyRequests, "", api.CodeRateLimitExceeded, "Rate limit reached for %s: %g requests per second. Please try again in %ds.", ip, rps, secs)
 				e.Headers = map[string]string{"Retry-After": strconv.Itoa(secs)}
 				return e
 			}

@@ -99,7 +99,7 @@ func refuseOverLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		if !over {
 			return next(c)
 		}
-		e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded",
+		e := api.Errorf(http.StatusTooManyRequests, "", api.CodeRateLimitExceeded,
 			"Too many concurrent connections from %s (limit %d).", c.RealIP(), limit)
 		e.Headers = map[string]string{"Retry-After": "1"}
 		conn, buf, err := http.NewResponseController(c.Response()).Hijack()

@@ -120,7 +120,7 @@ func (l *logins) guessCheck(c echo.Context) error {
 		return nil
 	}
 	secs := max(1, int(math.Ceil(wait.Seconds())))
-	e := api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded",
+	e := api.Errorf(http.StatusTooManyRequests, "", api.CodeRateLimitExceeded,
 		"Too many incorrect API keys from this address. Please try again in %ds.", secs)
 	e.Headers = map[string]string{"Retry-After": strconv.Itoa(secs)}
 	return e
@@ -144,7 +144,7 @@ func (l *logins) login(c echo.Context) error {
 		Key string `json:"key"`
 	}
 	if err := c.Bind(&body); err != nil {
-		return api.BadRequest("key", "invalid_json", "Send {\"key\": \"...\"}.")
+		return api.BadRequest("key", api.CodeInvalidJSON, "Send {\"key\": \"...\"}.")
 	}
 	if !l.keyMatches(body.Key) {
 		return l.wrongKey(c)

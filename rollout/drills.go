@@ -48,27 +48,27 @@ func DrillLanes(drill string) []string {
 // checks the rest (times, duration_ms) when the drill is armed.
 func checkDrills(cfg *Config) *api.Error {
 	if len(cfg.Drills) > maxRaceDrills {
-		return api.BadRequest("drills", "invalid_value", "A race takes at most %d drills.", maxRaceDrills)
+		return api.BadRequest("drills", api.CodeInvalidValue, "A race takes at most %d drills.", maxRaceDrills)
 	}
 	for i, d := range cfg.Drills {
 		param := fmt.Sprintf("drills[%d]", i)
 		if !slices.Contains(api.DrillNames, d.Drill) {
-			return api.BadRequest(param+".drill", "invalid_value", "Unknown drill '%s'. Supported values are: %s.", d.Drill, strings.Join(api.DrillNames, ", "))
+			return api.BadRequest(param+".drill", api.CodeInvalidValue, "Unknown drill '%s'. Supported values are: %s.", d.Drill, strings.Join(api.DrillNames, ", "))
 		}
 		if !slices.Contains(cfg.Lanes, d.Lane) {
-			return api.BadRequest(param+".lane", "invalid_value", "Lane '%s' is not in the race's lanes (%s).", d.Lane, strings.Join(cfg.Lanes, ", "))
+			return api.BadRequest(param+".lane", api.CodeInvalidValue, "Lane '%s' is not in the race's lanes (%s).", d.Lane, strings.Join(cfg.Lanes, ", "))
 		}
 		if ok := DrillLanes(d.Drill); !slices.Contains(ok, d.Lane) {
-			return api.BadRequest(param+".lane", "invalid_value", "Drill '%s' applies to the %s lanes only.", d.Drill, strings.Join(ok, ", "))
+			return api.BadRequest(param+".lane", api.CodeInvalidValue, "Drill '%s' applies to the %s lanes only.", d.Drill, strings.Join(ok, ", "))
 		}
 		if d.AfterTurns < 0 || d.AfterTurns > maxTurns {
-			return api.BadRequest(param+".after_turns", "invalid_value", "after_turns must be between 0 and %d.", maxTurns)
+			return api.BadRequest(param+".after_turns", api.CodeInvalidValue, "after_turns must be between 0 and %d.", maxTurns)
 		}
 		if d.Times < 0 || d.Times > 10 {
-			return api.BadRequest(param+".times", "invalid_value", "times must be between 1 and 10 (leave it out for 1).")
+			return api.BadRequest(param+".times", api.CodeInvalidValue, "times must be between 1 and 10 (leave it out for 1).")
 		}
 		if d.DurationMS < 0 || d.DurationMS > 60_000 {
-			return api.BadRequest(param+".duration_ms", "invalid_value", "duration_ms must be between 1 and 60000.")
+			return api.BadRequest(param+".duration_ms", api.CodeInvalidValue, "duration_ms must be between 1 and 60000.")
 		}
 	}
 	return nil

@@ -133,10 +133,10 @@ func recoveryFor(err error, attempt int) (rec Recovery, wait time.Duration, ok b
 			rec.Error = strconv.Itoa(ae.Status)
 		}
 		switch {
-		case ae.Code == "previous_response_not_found":
+		case ae.Code == api.CodePreviousResponseNotFound:
 			rec.Action = ActionFullContext
 			return rec, 0, true
-		case ae.Code == "websocket_connection_limit_reached":
+		case ae.Code == api.CodeWebSocketConnectionLimitReached:
 			rec.Action = ActionReconnect
 			return rec, 0, true
 		case ae.Status == http.StatusTooManyRequests || ae.Status >= 500:

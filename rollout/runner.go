@@ -36,18 +36,18 @@ func Scenarios() []ScenarioInfo {
 // Normalize fills defaults and validates a config. The error is a 400.
 func Normalize(cfg *Config) *api.Error {
 	if cfg.WorkloadID != "" && cfg.Workload == nil {
-		return api.BadRequest("workload_id", "invalid_value", "A workload_id is resolved by the run API (POST /api/runs); send the workload itself.")
+		return api.BadRequest("workload_id", api.CodeInvalidValue, "A workload_id is resolved by the run API (POST /api/runs); send the workload itself.")
 	}
 	if cfg.Workload != nil {
 		if err := cfg.Workload.Validate(); err != nil {
-			return api.BadRequest("workload", "invalid_value", "Invalid 'workload': %s.", strings.TrimPrefix(err.Error(), "workload: "))
+			return api.BadRequest("workload", api.CodeInvalidValue, "Invalid 'workload': %s.", strings.TrimPrefix(err.Error(), "workload: "))
 		}
 		if cfg.Scenario != "" && cfg.Scenario != WorkloadScenario {
-			return api.BadRequest("scenario", "invalid_value", "A race replays a workload or plays a scenario, not both.")
+			return api.BadRequest("scenario", api.CodeInvalidValue, "A race replays a workload or plays a scenario, not both.")
 		}
 		cfg.Scenario = WorkloadScenario
 		if slices.Contains(cfg.Lanes, LanePrototype) {
-			return api.BadRequest("lanes", "invalid_value", "The prototype lane does not replay workloads yet: its resumed segments cannot carry a turn's reply.")
+			return api.BadRequest("lanes", api.CodeInvalidValue, "The prototype lane does not replay workloads yet: its resumed segments cannot carry a turn's reply.")
 		}
 	} else if cfg.Scenario == "" {
 		cfg.Scenario = scenario.All()[0].Name
@@ -57,22 +57,22 @@ func Normalize(cfg *Config) *api.Error {
 		for _, s := range Scenarios() {
 			names = append(names, s.Name)
 		}
-		return api.BadRequest("scenario", "invalid_value", "Unknown scenario '%s'. Supported values are: %s.", cfg.Scenario, strings.Join(names, ", "))
+		return api.BadRequest("scenario", api.CodeInvalidValue, "Unknown scenario '%s'. Supported values are: %s.", cfg.Scenario, strings.Join(names, ", "))
 	}
 	if cfg.Profile == "" {
 		cfg.Profile = api.DefaultModel
 	}
 	if !api.IsBuiltinModel(cfg.Profile) {
-		return api.BadRequest("profile", "invalid_value", "Unknown profile '%s'. Supported values are: %s.", cfg.Profile, strings.Join(api.ModelNames(), ", "))
+		return api.BadRequest("profile", api.CodeInvalidValue, "Unknown profile '%s'. Supported values are: %s.", cfg.Profile, strings.Join(api.ModelNames(), ", "))
 	}
 	if cfg.RTTms < 0 || cfg.RTTms > 5000 {
-		return api.BadRequest("rtt_ms", "invalid_value", "rtt_ms must be between 0 and 5000.")
+		return api.BadRequest("rtt_ms", api.CodeInvalidValue, "rtt_ms must be between 0 and 5000.")
 	}
 	if cfg.ToolTimeMs < 0 || cfg.ToolTimeMs > 60000 {
-		return api.BadRequest("tool_time_ms", "invalid_value", "tool_time_ms must be between 0 and 60000.")
+		return api.BadRequest("tool_time_ms", api.CodeInvalidValue, "tool_time_ms must be between 0 and 60000.")
 	}
 	if cfg.BandwidthKbps != 0 && (cfg.BandwidthKbps < MinBandwidthKbps || cfg.BandwidthKbps > 10_000_000) {
-		return api.BadRequest("bandwidth_kbps", "invalid_value", "bandwidth_kbps must be 0 (unlimited) or from %d to 10000000: below that a full-history request cannot cross the proxy in time.", MinBandwidthKbps)
+		return api.BadRequest("bandwidth_kbps", api.CodeInvalidValue, "bandwidth_kbps must be 0 (unlimited) or from %d to 10000000: below that a full-history request cannot cross the proxy in time.", MinBandwidthKbps)
 	}
 	if len(cfg.Lanes) == 0 {
 		cfg.Lanes = slices.Clone(DefaultLanes)
@@ -80,10 +80,10 @@ func Normalize(cfg *Config) *api.Error {
 	seen := map[string]bool{}
 	for _, l := range cfg.Lanes {
 		if !slices.Contains(AllLanes, l) {
-			return api.BadRequest("lanes", "invalid_value", "Unknown lane '%s'. Supported values are: %s.", l, strings.Join(AllLanes, ", "))
+			return api.BadRequest("lanes", api.CodeInvalidValue, "Unknown lane '%s'. Supported values are: %s.", l, strings.Join(AllLanes, ", "))
 		}
 		if seen[l] {
-			return api.BadRequest("lanes", "invalid_value", "Lane '%s' is listed twice.", l)
+			return api.BadRequest("lanes", api.CodeInvalidValue, "Lane '%s' is listed twice.", l)
 		}
 		seen[l] = true
 	}
@@ -95,12 +95,12 @@ func Normalize(cfg *Config) *api.Error {
 	}
 	if cfg.DecodeTPS != 0 {
 		if math.IsNaN(cfg.DecodeTPS) || cfg.DecodeTPS < api.MinCustomTPS || cfg.DecodeTPS > api.MaxCustomTPS || cfg.DecodeTPS != math.Trunc(cfg.DecodeTPS) {
-			return api.BadRequest("decode_tps", "invalid_value", "decode_tps must be a whole number from %d to %d (tokens/s per stream), or 0 for the profile's own rate.",
+			return api.BadRequest("decode_tps", api.CodeInvalidValue, "decode_tps must be a whole number from %d to %d (tokens/s per stream), or 0 for the profile's own rate.",
 				api.MinCustomTPS, api.MaxCustomTPS)
 		}
 		// On the wire it is model custom-<tps>, which runs spark's profile.
 		if cfg.Profile != api.ModelSpark {
-			return api.BadRequest("decode_tps", "invalid_value", "decode_tps needs profile '%s': a custom decode rate runs spark's profile (its prefill and base time to first token) at that rate.", api.ModelSpark)
+			return api.BadRequest("decode_tps", api.CodeInvalidValue, "decode_tps needs profile '%s': a custom decode rate runs spark's profile (its prefill and base time to first token) at that rate.", api.ModelSpark)
 		}
 	}
 	if err := checkDrills(cfg); err != nil {
@@ -110,7 +110,7 @@ func Normalize(cfg *Config) *api.Error {
 		cfg.Repeats = 1
 	}
 	if cfg.Repeats < 1 || cfg.Repeats > 20 {
-		return api.BadRequest("repeats", "invalid_value", "repeats must be between 1 and 20.")
+		return api.BadRequest("repeats", api.CodeInvalidValue, "repeats must be between 1 and 20.")
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
@@ -188,7 +188,7 @@ func (r *Runner) Start(cfg Config, onSnapshot func(Snapshot)) (string, error) {
 	full := len(r.order) >= r.MaxRunning+r.MaxQueued
 	r.mu.Unlock()
 	if full {
-		e := api.Errorf(http.StatusTooManyRequests, "", "too_many_races",
+		e := api.Errorf(http.StatusTooManyRequests, "", api.CodeTooManyRaces,
 			"%d races are running and %d more are queued, the most this server takes; try again once one ends.", r.MaxRunning, r.MaxQueued)
 		e.Headers = map[string]string{"Retry-After": "30"}
 		return "", e
@@ -279,7 +279,7 @@ func (r *Runner) Cancel(id string) error {
 	rc, ok := r.live[id]
 	r.mu.Unlock()
 	if !ok || rc.cancel == nil {
-		return api.Errorf(http.StatusConflict, "", "run_not_running", "Run '%s' is not running on this server; only a running or queued run can be cancelled.", id)
+		return api.Errorf(http.StatusConflict, "", api.CodeRunNotRunning, "Run '%s' is not running on this server; only a running or queued run can be cancelled.", id)
 	}
 	rc.cancel(errCancelled)
 	return nil

@@ -61,7 +61,7 @@ func (b *Budget) acquire(n int) (release func(), err *api.Error) {
 		if b.metrics != nil {
 			b.metrics.budgetRefused()
 		}
-		e := api.Errorf(http.StatusServiceUnavailable, "", "server_busy",
+		e := api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerBusy,
 			"The server has as much work in flight as it takes (%d requests, %d body bytes); try again shortly.", b.maxRequests, b.maxBytes)
 		e.Headers = map[string]string{"Retry-After": "1"}
 		return nil, e

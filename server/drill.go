@@ -93,24 +93,24 @@ func drillTakesDuration(name string) bool {
 func CheckDrill(s *api.DrillSpec) *api.Error {
 	if !slices.Contains(api.DrillNames, s.Drill) {
 		if s.Drill == "" {
-			return api.BadRequest("drill", "missing_required_parameter", "Missing required parameter: 'drill'.")
+			return api.BadRequest("drill", api.CodeMissingRequiredParameter, "Missing required parameter: 'drill'.")
 		}
-		return api.BadRequest("drill", "invalid_value", "Invalid value: '%s'. Supported drills are: %s.", s.Drill, drillList())
+		return api.BadRequest("drill", api.CodeInvalidValue, "Invalid value: '%s'. Supported drills are: %s.", s.Drill, drillList())
 	}
 	if s.AfterTurns < 0 || s.AfterTurns > maxDrillAfter {
-		return api.BadRequest("after_turns", "invalid_value", "after_turns must be between 0 and %d.", maxDrillAfter)
+		return api.BadRequest("after_turns", api.CodeInvalidValue, "after_turns must be between 0 and %d.", maxDrillAfter)
 	}
 	if s.Times == 0 {
 		s.Times = 1
 	}
 	if s.Times < 1 || s.Times > maxDrillTimes {
-		return api.BadRequest("times", "invalid_value", "times must be between 1 and %d (leave it out for 1).", maxDrillTimes)
+		return api.BadRequest("times", api.CodeInvalidValue, "times must be between 1 and %d (leave it out for 1).", maxDrillTimes)
 	}
 	switch {
 	case s.DurationMS != 0 && !drillTakesDuration(s.Drill):
-		return api.BadRequest("duration_ms", "unsupported_parameter", "duration_ms applies to stall, slow-first-token, http-429 and http-503 only.")
+		return api.BadRequest("duration_ms", api.CodeUnsupportedParameter, "duration_ms applies to stall, slow-first-token, http-429 and http-503 only.")
 	case s.DurationMS < 0 || time.Duration(s.DurationMS)*time.Millisecond > maxDrillHold:
-		return api.BadRequest("duration_ms", "invalid_value", "duration_ms must be between 1 and %d.", maxDrillHold.Milliseconds())
+		return api.BadRequest("duration_ms", api.CodeInvalidValue, "duration_ms must be between 1 and %d.", maxDrillHold.Milliseconds())
 	case s.DurationMS == 0 && drillTakesDuration(s.Drill):
 		s.DurationMS = defaultDrillHold.Milliseconds()
 		if hookOf(s.Drill) == hookHTTPCreate {
@@ -121,7 +121,7 @@ func CheckDrill(s *api.DrillSpec) *api.Error {
 		return emptyScope()
 	}
 	if len(s.Scope) > maxDrillScope {
-		return api.BadRequest("scope", "invalid_value", "scope is at most %d bytes.", maxDrillScope)
+		return api.BadRequest("scope", api.CodeInvalidValue, "scope is at most %d bytes.", maxDrillScope)
 	}
 	return nil
 }
@@ -129,7 +129,7 @@ func CheckDrill(s *api.DrillSpec) *api.Error {
 // emptyScope refuses a scope given empty: leaving it out is how a drill
 // applies to the whole server.
 func emptyScope() *api.Error {
-	return api.BadRequest("scope", "invalid_value", "scope is empty; leave it out for a drill on the whole server, or name the scope (the X-Agentloop-Scope header's value).")
+	return api.BadRequest("scope", api.CodeInvalidValue, "scope is empty; leave it out for a drill on the whole server, or name the scope (the X-Agentloop-Scope header's value).")
 }
 
 func drillList() string {
@@ -199,7 +199,7 @@ func (d *Drills) Arm(s api.DrillSpec) (api.Drill, *api.Error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.armed) >= maxDrillsArmed {
-		return api.Drill{}, api.BadRequest("", "too_many_drills", "At most %d drills can be armed; disarm some first.", maxDrillsArmed)
+		return api.Drill{}, api.BadRequest("", api.CodeTooManyDrills, "At most %d drills can be armed; disarm some first.", maxDrillsArmed)
 	}
 	d.seq++
 	dr := &api.Drill{ID: "drill_" + strconv.Itoa(d.seq), Object: "drill", DrillSpec: s, ArmedAt: time.Now().Unix(),
@@ -355,7 +355,7 @@ func (e *Engine) upgradeDrill(r *http.Request) *api.Error {
 	}
 	t := e.newTrace("websocket", time.Now())
 	t.Session, t.Client, t.Drill = httpSession(r, ""), clientOf(r), dr.Drill
-	err := drillError(api.Errorf(http.StatusUpgradeRequired, "", "websocket_upgrade_refused",
+	err := drillError(api.Errorf(http.StatusUpgradeRequired, "", api.CodeWebSocketUpgradeRefused,
 		"WebSocket mode is not available: send the request over HTTP (POST /responses)."), dr.Drill)
 	e.observe(t, err)
 	return err
@@ -378,8 +378,7 @@ func (wc *wsConn) limitDrill(l *lane, tu *turn) *api.Error {
 	if dr == nil {
 		return nil
 	}
-	err := drillError(api.BadRequest("", "websocket_connection_limit_reached",
-		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(e.cfg.WSLifetime)), dr.Drill)
+	err := drillError(connectionLimitReached(e.cfg.WSLifetime), dr.Drill)
 	e.sh.Metrics.rejected("websocket", e.cfg.Name, err.Status)
 	wc.lanes.sendError(err, l.id)
 	wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
@@ -401,9 +400,9 @@ func (e *Engine) httpDrill(tu *turn, r *http.Request) *api.Error {
 	}
 	var err *api.Error
 	if dr.Drill == api.DrillHTTP429 {
-		err = api.Errorf(http.StatusTooManyRequests, "", "rate_limit_exceeded", "Rate limit reached for requests. Please try again later.")
+		err = api.Errorf(http.StatusTooManyRequests, "", api.CodeRateLimitExceeded, "Rate limit reached for requests. Please try again later.")
 	} else {
-		err = api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The engine is overloaded. Please try again later.")
+		err = api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The engine is overloaded. Please try again later.")
 	}
 	hint := time.Duration(dr.DurationMS) * time.Millisecond
 	err = drillError(err, dr.Drill)

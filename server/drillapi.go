@@ -24,10 +24,10 @@ func RegisterDrills(g *echo.Group, d *Drills) {
 	g.POST("/drills", func(c echo.Context) error {
 		body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxDrillBody+1))
 		if err != nil {
-			return api.BadRequest("", "invalid_body", "The request body could not be read.")
+			return api.BadRequest("", api.CodeInvalidBody, "The request body could not be read.")
 		}
 		if len(body) > maxDrillBody {
-			return api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large", "The body is larger than %d bytes.", maxDrillBody)
+			return api.Errorf(http.StatusRequestEntityTooLarge, "", api.CodeRequestTooLarge, "The body is larger than %d bytes.", maxDrillBody)
 		}
 		spec, aerr := DecodeDrillSpec(body)
 		if aerr != nil {
@@ -76,7 +76,7 @@ type DisarmedDrill struct {
 }
 
 func drillNotFound(id string) *api.Error {
-	return api.Errorf(http.StatusNotFound, "", "not_found", "No armed drill with id '%s'.", id)
+	return api.Errorf(http.StatusNotFound, "", api.CodeNotFound, "No armed drill with id '%s'.", id)
 }
 
 // DecodeDrillSpec reads POST /api/drills's body strictly and checks it:
@@ -85,7 +85,7 @@ func drillNotFound(id string) *api.Error {
 func DecodeDrillSpec(body []byte) (api.DrillSpec, *api.Error) {
 	var s api.DrillSpec
 	if len(bytes.TrimSpace(body)) == 0 {
-		return s, api.BadRequest("", "invalid_json", `The body is empty; send a JSON object such as {"drill": "evict-cache", "after_turns": 2}.`)
+		return s, api.BadRequest("", api.CodeInvalidJSON, `The body is empty; send a JSON object such as {"drill": "evict-cache", "after_turns": 2}.`)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -93,7 +93,7 @@ func DecodeDrillSpec(body []byte) (api.DrillSpec, *api.Error) {
 		return api.DrillSpec{}, drillJSONProblem(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return api.DrillSpec{}, api.BadRequest("", "invalid_json", "The body must hold exactly one JSON object.")
+		return api.DrillSpec{}, api.BadRequest("", api.CodeInvalidJSON, "The body must hold exactly one JSON object.")
 	}
 	// An empty scope would arm a server-wide drill the caller meant to
 	// scope: it is refused, not read as none.
@@ -117,14 +117,14 @@ func drillJSONProblem(err error) *api.Error {
 	switch {
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return api.BadRequest("", "invalid_type", "The body must be a JSON object.")
+			return api.BadRequest("", api.CodeInvalidType, "The body must be a JSON object.")
 		}
-		return api.BadRequest(typ.Field, "invalid_type", "Invalid type for '%s': got %s.", typ.Field, typ.Value)
+		return api.BadRequest(typ.Field, api.CodeInvalidType, "Invalid type for '%s': got %s.", typ.Field, typ.Value)
 	case errors.As(err, &syn):
-		return api.BadRequest("", "invalid_json", "The body is not valid JSON (at byte %d).", syn.Offset)
+		return api.BadRequest("", api.CodeInvalidJSON, "The body is not valid JSON (at byte %d).", syn.Offset)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return api.BadRequest(name, "unknown_parameter", "Unknown parameter: '%s'.", name)
+		return api.BadRequest(name, api.CodeUnknownParameter, "Unknown parameter: '%s'.", name)
 	}
-	return api.BadRequest("", "invalid_json", "The body is not valid JSON.")
+	return api.BadRequest("", api.CodeInvalidJSON, "The body is not valid JSON.")
 }

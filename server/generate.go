@@ -555,9 +555,9 @@ func settle(resp *api.Response, g *streamed) (string, *api.Error) {
 // error a non-streaming caller gets.
 func fail(resp *api.Response, msg string) *api.Error {
 	resp.Status = "failed"
-	resp.Error = &api.ResponseError{Code: "server_error", Message: msg}
+	resp.Error = &api.ResponseError{Code: api.CodeServerError, Message: msg}
 	resp.CompletedAt = nil
-	return api.Errorf(503, "", "server_error", "%s", msg)
+	return api.Errorf(503, "", api.CodeServerError, "%s", msg)
 }
 
 // chain builds the state a continuation needs, context and output with

@@ -84,13 +84,13 @@ func (e *Engine) readLimited(c echo.Context) ([]byte, *api.Error) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large",
+			return nil, api.Errorf(http.StatusRequestEntityTooLarge, "", api.CodeRequestTooLarge,
 				"Request body too large: the limit is %d bytes.", e.cfg.MaxBody)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, api.Errorf(http.StatusRequestTimeout, "", "request_timeout", "The request body stopped arriving and was dropped.")
+			return nil, api.Errorf(http.StatusRequestTimeout, "", api.CodeRequestTimeout, "The request body stopped arriving and was dropped.")
 		}
-		return nil, api.BadRequest("", "invalid_body", "The request body could not be read.")
+		return nil, api.BadRequest("", api.CodeInvalidBody, "The request body could not be read.")
 	}
 	return body, nil
 }
@@ -252,7 +252,7 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 	if s := c.QueryParam("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
-			return api.BadRequest("limit", "integer_out_of_range", "Invalid 'limit': expected an integer between 1 and 100.")
+			return api.BadRequest("limit", api.CodeIntegerOutOfRange, "Invalid 'limit': expected an integer between 1 and 100.")
 		}
 		limit = n
 	}
@@ -262,7 +262,7 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 		order = "desc"
 	case "asc", "desc":
 	default:
-		return api.BadRequest("order", "invalid_value", "Invalid value: '%s'. Supported values are: 'asc' and 'desc'.", order)
+		return api.BadRequest("order", api.CodeInvalidValue, "Invalid value: '%s'. Supported values are: 'asc' and 'desc'.", order)
 	}
 	if e.sh.Store == nil {
 		return api.ResponseNotFound(id)
@@ -296,7 +296,7 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 }
 
 func storeError(err error) *api.Error {
-	return retryLater(api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The store is unavailable: %s Try again.", storeReason(err)), err)
+	return retryLater(api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The store is unavailable: %s Try again.", storeReason(err)), err)
 }
 
 // retryLater adds Retry-After to the 503 of a store call that failed for a
@@ -315,10 +315,10 @@ func admitHTTP(req *api.CreateRequest) *api.Error {
 		return api.MissingParameter("model")
 	}
 	if req.StreamID != nil {
-		return api.BadRequest("stream_id", "unsupported_parameter", "'stream_id' names a WebSocket lane; it is not accepted over HTTP.")
+		return api.BadRequest("stream_id", api.CodeUnsupportedParameter, "'stream_id' names a WebSocket lane; it is not accepted over HTTP.")
 	}
 	if req.Background != nil && *req.Background {
-		return api.BadRequest("background", "unsupported_parameter", "'background' is not supported by this engine yet: omit it, or set it to false.")
+		return api.BadRequest("background", api.CodeUnsupportedParameter, "'background' is not supported by this engine yet: omit it, or set it to false.")
 	}
 	return nil
 }

@@ -225,7 +225,7 @@ func (l *lane) named(req *api.CreateRequest) *api.Error {
 	case req.StreamID != nil && !api.ValidStreamID(id):
 		return api.InvalidStreamID()
 	default:
-		return api.BadRequest("stream_id", "invalid_stream_id", "The 'stream_id' key must be written exactly as \"stream_id\", unescaped, to name a lane.")
+		return api.BadRequest("stream_id", api.CodeInvalidStreamID, "The 'stream_id' key must be written exactly as \"stream_id\", unescaped, to name a lane.")
 	}
 }
 

@@ -357,7 +357,7 @@ func (e *Engine) hydrate(ctx context.Context, id string) (*chainState, int, *api
 	}
 	if err != nil {
 		e.sh.Log.Error("load previous response", "id", id, "err", err)
-		return nil, 0, retryLater(api.Errorf(503, "", "server_error", "The stored response could not be read; try again."), err)
+		return nil, 0, retryLater(api.Errorf(503, "", api.CodeServerError, "The stored response could not be read; try again."), err)
 	}
 	bytes := 0
 	decode := func(in []store.Item) ([]ctxItem, *api.Error) {
@@ -446,7 +446,7 @@ func (e *Engine) admitItems(ctx context.Context, chain []ctxItem, callIDs map[st
 		case api.TypeFunctionCallOutput:
 			if _, ok := callIDs[it.CallID]; !ok {
 				undo()
-				return nil, api.BadRequest("input", "invalid_value",
+				return nil, api.BadRequest("input", api.CodeInvalidValue,
 					"No tool call found for function call output with call_id %s.", it.CallID)
 			}
 		}
@@ -471,10 +471,10 @@ func (e *Engine) resolveReference(ctx context.Context, chain []ctxItem, id strin
 				return it, si.Key, nil
 			}
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return api.Item{}, 0, retryLater(api.Errorf(503, "", "server_error", "The referenced item could not be read; try again."), err)
+			return api.Item{}, 0, retryLater(api.Errorf(503, "", api.CodeServerError, "The referenced item could not be read; try again."), err)
 		}
 	}
-	return api.Item{}, 0, api.BadRequest("input", "invalid_value",
+	return api.Item{}, 0, api.BadRequest("input", api.CodeInvalidValue,
 		"Item with id '%s' not found (input[%d] is an item_reference).", id, index)
 }
 

@@ -50,14 +50,14 @@ func isPrototype(r *http.Request) bool {
 // response.append, which is only valid while a response is paused.
 func admitPrototype(req *api.CreateRequest) *api.Error {
 	if req.Type == api.ClientResponseAppend {
-		return api.BadRequest("type", "invalid_value",
+		return api.BadRequest("type", api.CodeInvalidValue,
 			"No response is paused on this connection: response.append resumes a response that ended a segment with response.done.")
 	}
 	if err := admitMessage(req); err != nil {
 		return err
 	}
 	if req.StreamID != nil {
-		return api.BadRequest("stream_id", "unsupported_parameter", "The prototype serves the default lane only: omit 'stream_id'.")
+		return api.BadRequest("stream_id", api.CodeUnsupportedParameter, "The prototype serves the default lane only: omit 'stream_id'.")
 	}
 	return nil
 }
@@ -214,9 +214,9 @@ func (e *Engine) parseAppend(_ context.Context, tu *turn) (stageResult, *api.Err
 	case api.ClientResponseProcessed:
 		return res, errProcessed
 	case "":
-		return res, api.BadRequest("type", "missing_required_parameter", "Missing required parameter: 'type'.")
+		return res, api.BadRequest("type", api.CodeMissingRequiredParameter, "Missing required parameter: 'type'.")
 	default:
-		return res, api.BadRequest("type", "invalid_value",
+		return res, api.BadRequest("type", api.CodeInvalidValue,
 			"A response is paused on this connection: send response.append with the outputs of its function calls (got '%s').", req.Type)
 	}
 	items, err := req.DecodeInput()
@@ -225,7 +225,7 @@ func (e *Engine) parseAppend(_ context.Context, tu *turn) (stageResult, *api.Err
 		return res, err
 	}
 	if len(items) == 0 {
-		return res, api.BadRequest("input", "missing_required_parameter", "response.append needs 'input': the outputs of the paused response's function calls.")
+		return res, api.BadRequest("input", api.CodeMissingRequiredParameter, "response.append needs 'input': the outputs of the paused response's function calls.")
 	}
 	tu.body = nil
 	tu.newItems = items

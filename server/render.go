@@ -254,20 +254,20 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolved
 		if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
 			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.Parameters))
 			if err != nil {
-				return api.BadRequest("tools", "invalid_function_parameters", "Invalid schema for function '%s': %s.", t.Name, err.Error())
+				return api.BadRequest("tools", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': %s.", t.Name, err.Error())
 			}
 			url := "mem://tools/" + strconv.Itoa(m.schemaCount)
 			if err := compiler.AddResource(url, doc); err != nil {
-				return api.BadRequest("tools", "invalid_function_parameters", "Invalid schema for function '%s': %s.", t.Name, err.Error())
+				return api.BadRequest("tools", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': %s.", t.Name, err.Error())
 			}
 			if _, err := compiler.Compile(url); err != nil {
-				return api.BadRequest("tools", "invalid_function_parameters", "Invalid schema for function '%s': %s.", t.Name, err.Error())
+				return api.BadRequest("tools", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': %s.", t.Name, err.Error())
 			}
 			m.schemaCount++
 			if obj, ok := doc.(map[string]any); ok {
 				params = obj
 			} else {
-				return api.BadRequest("tools", "invalid_function_parameters", "Invalid schema for function '%s': the schema must be an object.", t.Name)
+				return api.BadRequest("tools", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': the schema must be an object.", t.Name)
 			}
 		}
 		m.tools = append(m.tools, policy.Tool{Name: t.Name, Description: t.Description, Namespace: ns, Parameters: params})

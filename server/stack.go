@@ -123,14 +123,14 @@ func (e *Engine) useStack(tu *turn, s api.Stack) {
 // clientGone is the error of a request whose client went away during a
 // stage; nobody reads it, but the trace and the metrics record it.
 func clientGone() *api.Error {
-	return api.Errorf(499, "", "client_closed", "The client went away before the response was ready.")
+	return api.Errorf(499, "", api.CodeClientClosed, "The client went away before the response was ready.")
 }
 
 // shuttingDown is the answer to a request the engine stopped before its
 // response began: a 503 to retry, elsewhere (another replica, or this one
 // restarted).
 func shuttingDown() *api.Error {
-	e := api.Errorf(503, "", "server_error", "The server is shutting down; retry the request.")
+	e := api.Errorf(503, "", api.CodeServerError, "The server is shutting down; retry the request.")
 	e.Headers = map[string]string{"Retry-After": "1"}
 	return e
 }

@@ -50,14 +50,14 @@ type wsEntry struct {
 func (e *Engine) handleWebSocket(c echo.Context) error {
 	r := c.Request()
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		return api.Errorf(http.StatusUpgradeRequired, "", "websocket_upgrade_required",
+		return api.Errorf(http.StatusUpgradeRequired, "", api.CodeWebSocketUpgradeRequired,
 			"GET /responses opens a WebSocket: send an Upgrade: websocket request.")
 	}
 	if aerr := e.upgradeDrill(r); aerr != nil {
 		return aerr
 	}
 	if e.isClosing() {
-		return api.Errorf(http.StatusServiceUnavailable, "", "server_error", "The server is shutting down.")
+		return api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The server is shutting down.")
 	}
 	// The upgrade request's stack holds for the whole connection.
 	stack, aerr := e.stackOf(r)
@@ -118,14 +118,14 @@ func (wc *wsConn) read() {
 		l := wc.lanes.def
 		switch {
 		case typ != websocket.MessageText:
-			ent.reply = api.BadRequest("", "invalid_message", "Binary frames are not supported: send each message as one JSON object in a text frame.")
+			ent.reply = api.BadRequest("", api.CodeInvalidMessage, "Binary frames are not supported: send each message as one JSON object in a text frame.")
 		default:
 			// The queue bounds hold per connection, over all its lanes.
 			if l, ent.stream, ent.reply = wc.lanes.route(body); ent.reply != nil {
 				break
 			}
 			if wc.queued.Load() >= int64(cfg.WSQueue) || wc.queuedBytes.Load()+int64(len(body)) > cfg.WSQueueBytes {
-				ent.reply = api.Errorf(http.StatusTooManyRequests, "", "websocket_queue_full",
+				ent.reply = api.Errorf(http.StatusTooManyRequests, "", api.CodeWebSocketQueueFull,
 					"Too many queued response.create messages on this connection (limit %d creates or %d bytes). Wait for responses to finish before sending more.",
 					cfg.WSQueue, cfg.WSQueueBytes)
 				break
@@ -265,10 +265,15 @@ func signalOne(ch chan struct{}) {
 }
 
 func (wc *wsConn) limitReached() {
-	e := api.BadRequest("", "websocket_connection_limit_reached",
-		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(wc.e.cfg.WSLifetime))
-	_ = wc.write(api.AppendWSError(nil, e, ""))
+	_ = wc.write(api.AppendWSError(nil, connectionLimitReached(wc.e.cfg.WSLifetime), ""))
 	wc.c.Close(websocket.StatusNormalClosure, "connection lifetime reached")
+}
+
+// connectionLimitReached is the error a connection gets when its lifetime
+// ends, or when the connection-limit drill fires, in OpenAI's words.
+func connectionLimitReached(lifetime time.Duration) *api.Error {
+	return api.BadRequest("", api.CodeWebSocketConnectionLimitReached,
+		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(lifetime))
 }
 
 // lifetimeText says a lifetime as the limit message does: whole minutes
@@ -341,12 +346,12 @@ func admitMessage(req *api.CreateRequest) *api.Error {
 	case api.ClientResponseProcessed:
 		return errProcessed
 	case "":
-		return api.BadRequest("type", "missing_required_parameter", "Missing required parameter: 'type'.")
+		return api.BadRequest("type", api.CodeMissingRequiredParameter, "Missing required parameter: 'type'.")
 	default:
-		return api.BadRequest("type", "invalid_value", "Invalid value: '%s'. Supported values are: 'response.create' and 'response.processed'.", req.Type)
+		return api.BadRequest("type", api.CodeInvalidValue, "Invalid value: '%s'. Supported values are: 'response.create' and 'response.processed'.", req.Type)
 	}
 	if req.Background != nil && *req.Background {
-		return api.BadRequest("background", "unsupported_parameter", "'background' is not supported over WebSocket.")
+		return api.BadRequest("background", api.CodeUnsupportedParameter, "'background' is not supported over WebSocket.")
 	}
 	if req.Model == "" {
 		return api.MissingParameter("model")

@@ -19,9 +19,9 @@ func storeError(err error, what, id string) *api.Error {
 	case errors.As(err, &ae):
 		return ae
 	case errors.Is(err, store.ErrNotFound):
-		return api.Errorf(http.StatusNotFound, "", "not_found", "%s '%s' not found.", what, id)
+		return api.Errorf(http.StatusNotFound, "", api.CodeNotFound, "%s '%s' not found.", what, id)
 	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrUnavailable):
-		e := api.Errorf(http.StatusServiceUnavailable, "", "server_error",
+		e := api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError,
 			"The store is unavailable while reading %s '%s'; try again.", strings.ToLower(what), id)
 		e.Headers = map[string]string{"Retry-After": "1"}
 		return e
@@ -53,7 +53,7 @@ func crossSite(r *http.Request) bool {
 func SameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if crossSite(c.Request()) {
-			return api.Errorf(http.StatusForbidden, "", "cross_site_request",
+			return api.Errorf(http.StatusForbidden, "", api.CodeCrossSiteRequest,
 				"Cross-site requests are not allowed without an Authorization header.")
 		}
 		return next(c)
@@ -67,7 +67,7 @@ func SameOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 func SameOriginJSON(next echo.HandlerFunc) echo.HandlerFunc {
 	return SameOrigin(func(c echo.Context) error {
 		if !IsJSON(c.Request().Header.Get(echo.HeaderContentType)) {
-			return api.Errorf(http.StatusUnsupportedMediaType, "", "unsupported_media_type",
+			return api.Errorf(http.StatusUnsupportedMediaType, "", api.CodeUnsupportedMediaType,
 				"Send a JSON body with Content-Type: application/json.")
 		}
 		return next(c)

@@ -145,7 +145,7 @@ func (p *Playground) sessionLive(c echo.Context) error {
 func (p *Playground) watchInspector(c echo.Context, feed string) error {
 	sub, leave, ok := p.hub.subscribe(feed)
 	if !ok {
-		return api.Errorf(http.StatusNotFound, "", "not_found", "The inspector is off.")
+		return api.Errorf(http.StatusNotFound, "", api.CodeNotFound, "The inspector is off.")
 	}
 	defer leave()
 	return p.push(c, feed, sub, nil, "feed ended")
@@ -170,7 +170,7 @@ func (p *Playground) listSessions(c echo.Context) error {
 	if v := c.QueryParam("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			return api.BadRequest("limit", "invalid_value", "limit must be a whole number from 1 to 1000.")
+			return api.BadRequest("limit", api.CodeInvalidValue, "limit must be a whole number from 1 to 1000.")
 		}
 		limit = n
 	}
@@ -180,7 +180,7 @@ func (p *Playground) listSessions(c echo.Context) error {
 	case "hide":
 		hideRaces = true
 	default:
-		return api.BadRequest("races", "invalid_value", "races must be 'show' or 'hide' (the playground's own races' sessions).")
+		return api.BadRequest("races", api.CodeInvalidValue, "races must be 'show' or 'hide' (the playground's own races' sessions).")
 	}
 	sessions, err := p.inspector.Sessions(c.Request().Context(), limit)
 	if err != nil {
@@ -250,7 +250,7 @@ func (p *Playground) sessionWorkload(c echo.Context) error {
 	}
 	w, err := inspect.Workload(s)
 	if err != nil {
-		return api.Errorf(http.StatusUnprocessableEntity, "", "invalid_value", "Session '%s' cannot be replayed as a workload: %s.", id, strings.TrimPrefix(err.Error(), "workload: "))
+		return api.Errorf(http.StatusUnprocessableEntity, "", api.CodeInvalidValue, "Session '%s' cannot be replayed as a workload: %s.", id, strings.TrimPrefix(err.Error(), "workload: "))
 	}
 	var buf bytes.Buffer
 	if err := w.Encode(&buf); err != nil {

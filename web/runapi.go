@@ -30,7 +30,7 @@ const maxRunBody = 64<<10 + workload.MaxBytes
 func decodeRunRequest(body []byte) (rollout.Config, *api.Error) {
 	var cfg rollout.Config
 	if len(bytes.TrimSpace(body)) == 0 {
-		return cfg, api.BadRequest("", "invalid_json", "The body is empty; send a JSON object such as {\"scenario\": \"fix-failing-test\"}.")
+		return cfg, api.BadRequest("", api.CodeInvalidJSON, "The body is empty; send a JSON object such as {\"scenario\": \"fix-failing-test\"}.")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -38,7 +38,7 @@ func decodeRunRequest(body []byte) (rollout.Config, *api.Error) {
 		return rollout.Config{}, jsonProblem(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return rollout.Config{}, api.BadRequest("", "invalid_json", "The body must hold exactly one JSON object.")
+		return rollout.Config{}, api.BadRequest("", api.CodeInvalidJSON, "The body must hold exactly one JSON object.")
 	}
 	// An absent repeats or seed takes its default; a given one must be a
 	// real value: 0 or below is refused, never quietly changed.
@@ -48,7 +48,7 @@ func decodeRunRequest(body []byte) (rollout.Config, *api.Error) {
 	// 0 ms. Refuse it; leaving the field out takes the default.
 	for _, name := range []string{"rtt_ms", "tool_time_ms", "seed", "repeats", "decode_tps", "bandwidth_kbps"} {
 		if raw, ok := given[name]; ok && string(bytes.TrimSpace(raw)) == "null" {
-			return rollout.Config{}, api.BadRequest(name, "invalid_value", "%s is null: give a value, or leave it out for the default.", name)
+			return rollout.Config{}, api.BadRequest(name, api.CodeInvalidValue, "%s is null: give a value, or leave it out for the default.", name)
 		}
 	}
 	for _, f := range []struct {
@@ -56,7 +56,7 @@ func decodeRunRequest(body []byte) (rollout.Config, *api.Error) {
 		v    int64
 	}{{"repeats", int64(cfg.Repeats)}, {"seed", cfg.Seed}} {
 		if _, ok := given[f.name]; ok && f.v < 1 {
-			return rollout.Config{}, api.BadRequest(f.name, "invalid_value", "%s must be 1 or more (leave it out for the default).", f.name)
+			return rollout.Config{}, api.BadRequest(f.name, api.CodeInvalidValue, "%s must be 1 or more (leave it out for the default).", f.name)
 		}
 	}
 	return cfg, nil
@@ -72,24 +72,24 @@ func jsonProblem(err error) *api.Error {
 	)
 	switch {
 	case errors.As(err, &we): // the workload's own decoder refused it
-		return api.BadRequest("workload", "invalid_value", "Invalid 'workload': %s.", strings.TrimPrefix(we.Error(), "workload: "))
+		return api.BadRequest("workload", api.CodeInvalidValue, "Invalid 'workload': %s.", strings.TrimPrefix(we.Error(), "workload: "))
 	case errors.As(err, &ae): // a field's own decoder refused its value (stack)
 		return ae
 	case errors.As(err, &typ):
 		param := typ.Field
 		if param == "" {
-			return api.BadRequest("", "invalid_type", "The body must be a JSON object.")
+			return api.BadRequest("", api.CodeInvalidType, "The body must be a JSON object.")
 		}
-		return api.BadRequest(param, "invalid_type", "Invalid type for '%s': expected %s, got %s.", param, jsonKind(typ.Type.Kind().String()), typ.Value)
+		return api.BadRequest(param, api.CodeInvalidType, "Invalid type for '%s': expected %s, got %s.", param, jsonKind(typ.Type.Kind().String()), typ.Value)
 	case errors.As(err, &syn):
-		return api.BadRequest("", "invalid_json", "The body is not valid JSON (at byte %d).", syn.Offset)
+		return api.BadRequest("", api.CodeInvalidJSON, "The body is not valid JSON (at byte %d).", syn.Offset)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return api.BadRequest(name, "unknown_parameter", "Unknown parameter: '%s'.", name)
+		return api.BadRequest(name, api.CodeUnknownParameter, "Unknown parameter: '%s'.", name)
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return api.BadRequest("", "invalid_json", "The body ends before the JSON object does.")
+		return api.BadRequest("", api.CodeInvalidJSON, "The body ends before the JSON object does.")
 	default:
-		return api.BadRequest("", "invalid_json", "The body is not valid JSON.")
+		return api.BadRequest("", api.CodeInvalidJSON, "The body is not valid JSON.")
 	}
 }
 
@@ -112,10 +112,10 @@ func jsonKind(k string) string {
 func (p *Playground) startRun(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxRunBody+1))
 	if err != nil {
-		return api.BadRequest("", "invalid_json", "Could not read the body.")
+		return api.BadRequest("", api.CodeInvalidJSON, "Could not read the body.")
 	}
 	if len(body) > maxRunBody {
-		return api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large", "The body is larger than %d bytes.", maxRunBody)
+		return api.Errorf(http.StatusRequestEntityTooLarge, "", api.CodeRequestTooLarge, "The body is larger than %d bytes.", maxRunBody)
 	}
 	cfg, perr := decodeRunRequest(body)
 	if perr != nil {
@@ -143,7 +143,7 @@ func (p *Playground) startRun(c echo.Context) error {
 func runFilter(q url.Values) (store.RunFilter, *api.Error) {
 	f := store.RunFilter{Scenario: strings.TrimSpace(q.Get("scenario")), Profile: strings.TrimSpace(q.Get("profile")), Limit: 50}
 	if len(f.Scenario) > 200 || len(f.Profile) > 200 {
-		return f, api.BadRequest("scenario", "invalid_value", "Filter values are at most 200 characters.")
+		return f, api.BadRequest("scenario", api.CodeInvalidValue, "Filter values are at most 200 characters.")
 	}
 	var err *api.Error
 	if f.Since, err = filterTime(q.Get("since"), "since", false); err != nil {
@@ -155,7 +155,7 @@ func runFilter(q url.Values) (store.RunFilter, *api.Error) {
 	if s := q.Get("limit"); s != "" {
 		n, cerr := strconv.Atoi(s)
 		if cerr != nil || n < 1 || n > 1000 {
-			return f, api.BadRequest("limit", "invalid_value", "limit must be an integer between 1 and 1000.")
+			return f, api.BadRequest("limit", api.CodeInvalidValue, "limit must be an integer between 1 and 1000.")
 		}
 		f.Limit = n
 	}
@@ -180,11 +180,11 @@ func filterTime(s, param string, endOfDay bool) (time.Time, *api.Error) {
 	}
 	if err != nil {
 		if t, err = time.Parse(time.RFC3339, s); err != nil {
-			return time.Time{}, api.BadRequest(param, "invalid_value", "%s must be a date (YYYY-MM-DD) or an RFC 3339 time.", param)
+			return time.Time{}, api.BadRequest(param, api.CodeInvalidValue, "%s must be a date (YYYY-MM-DD) or an RFC 3339 time.", param)
 		}
 	}
 	if t.Before(filterEarliest) || t.After(filterLatest) {
-		return time.Time{}, api.BadRequest(param, "invalid_value", "%s must lie between %s and %s.", param,
+		return time.Time{}, api.BadRequest(param, api.CodeInvalidValue, "%s must lie between %s and %s.", param,
 			filterEarliest.Format(time.DateOnly), filterLatest.Format(time.DateOnly))
 	}
 	return t, nil
@@ -259,14 +259,14 @@ func (p *Playground) deleteRun(c echo.Context) error {
 	id := c.Param("id")
 	ctx := c.Request().Context()
 	if p.races.Running(id) {
-		return api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is still running; delete it once it ends.", id)
+		return api.Errorf(http.StatusConflict, "", api.CodeRunRunning, "Run '%s' is still running; delete it once it ends.", id)
 	}
 	rec, err := p.runs.LoadRun(ctx, id)
 	if err != nil {
 		return storeError(err, "Run", id)
 	}
 	if rec.Status == rollout.StatusQueued || rec.Status == rollout.StatusRunning {
-		return api.Errorf(http.StatusConflict, "", "run_running", "Run '%s' is %s in another process; delete it once it ends.", id, rec.Status)
+		return api.Errorf(http.StatusConflict, "", api.CodeRunRunning, "Run '%s' is %s in another process; delete it once it ends.", id, rec.Status)
 	}
 	if err := p.runs.DeleteRun(ctx, id); err != nil {
 		return storeError(err, "Run", id)

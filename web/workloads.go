@@ -64,10 +64,10 @@ func (p *Playground) saveWorkload(ctx context.Context, w *workload.Workload) (st
 func (p *Playground) uploadWorkload(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, workload.MaxBytes+1))
 	if err != nil {
-		return api.BadRequest("", "invalid_json", "Could not read the body.")
+		return api.BadRequest("", api.CodeInvalidJSON, "Could not read the body.")
 	}
 	if len(body) > workload.MaxBytes {
-		return api.Errorf(http.StatusRequestEntityTooLarge, "", "request_too_large", "A workload is at most %d bytes.", workload.MaxBytes)
+		return api.Errorf(http.StatusRequestEntityTooLarge, "", api.CodeRequestTooLarge, "A workload is at most %d bytes.", workload.MaxBytes)
 	}
 	w, err := workload.Parse(body)
 	if err != nil {
@@ -84,7 +84,7 @@ func (p *Playground) uploadWorkload(c echo.Context) error {
 // workloadProblem is a decoder's error as a 400 naming the field.
 func workloadProblem(err error) *api.Error {
 	msg := strings.TrimPrefix(err.Error(), "workload: ")
-	return api.BadRequest("workload", "invalid_value", "Invalid workload: %s.", msg)
+	return api.BadRequest("workload", api.CodeInvalidValue, "Invalid workload: %s.", msg)
 }
 
 // getWorkload is GET /api/workloads/{id}: the workload itself, a file
@@ -105,7 +105,7 @@ func (p *Playground) listWorkloads(c echo.Context) error {
 	if s := c.QueryParam("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
-			return api.BadRequest("limit", "invalid_value", "limit must be an integer between 1 and 1000.")
+			return api.BadRequest("limit", api.CodeInvalidValue, "limit must be an integer between 1 and 1000.")
 		}
 		limit = n
 	}
@@ -137,18 +137,18 @@ func (p *Playground) deleteWorkload(c echo.Context) error {
 func (p *Playground) resolveWorkload(ctx context.Context, cfg *rollout.Config) error {
 	if p.workloads == nil {
 		if cfg.WorkloadID != "" {
-			return api.BadRequest("workload_id", "invalid_value", "This server keeps no workloads; send the workload itself.")
+			return api.BadRequest("workload_id", api.CodeInvalidValue, "This server keeps no workloads; send the workload itself.")
 		}
 		return nil
 	}
 	switch {
 	case cfg.WorkloadID != "" && cfg.Workload != nil:
-		return api.BadRequest("workload_id", "invalid_value", "Send a workload or a workload_id, not both.")
+		return api.BadRequest("workload_id", api.CodeInvalidValue, "Send a workload or a workload_id, not both.")
 	case cfg.WorkloadID != "":
 		sw, err := p.workloads.GetWorkload(ctx, cfg.WorkloadID)
 		if err != nil {
 			if e := storeError(err, "Workload", cfg.WorkloadID); e.Status == http.StatusNotFound {
-				return api.BadRequest("workload_id", "invalid_value", "Workload '%s' not found.", cfg.WorkloadID)
+				return api.BadRequest("workload_id", api.CodeInvalidValue, "Workload '%s' not found.", cfg.WorkloadID)
 			}
 			return storeError(err, "Workload", cfg.WorkloadID)
 		}
