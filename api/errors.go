@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -62,6 +64,47 @@ func ResponseNotFound(id string) *Error {
 // ServerError is a 500 server_error that hides the internal cause.
 func ServerError(format string, args ...any) *Error {
 	return Errorf(http.StatusInternalServerError, "", CodeServerError, format, args...)
+}
+
+// storeFailure is how a store error says why it failed and whether the
+// same call may succeed soon (store's sentinels implement it), so api reads
+// store errors without importing store.
+type storeFailure interface {
+	StoreFailure() (reason string, passing bool)
+}
+
+// StoreError maps a failed storage call to the client's error: the one rule
+// every route follows. doing says what could not be done ("The response
+// could not be stored").
+//   - A store failure, or a call that timed out, is a 503 server_error
+//     saying why. When the failure is passing (the database was locked or
+//     unreachable, or the call timed out) it carries Retry-After: 1.
+//   - Any other error is a 500 server_error that hides its cause.
+//
+// An *Error passes through unchanged. A missing record stays with the
+// caller, which knows what was missing (a 404, or a 400 naming the parent).
+func StoreError(err error, doing string) *Error {
+	var ae *Error
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var reason string
+	var passing bool
+	var sf storeFailure
+	switch {
+	case errors.As(err, &sf):
+		reason, passing = sf.StoreFailure()
+	case errors.Is(err, context.DeadlineExceeded):
+		reason, passing = "the database is locked or busy, and the call timed out.", true
+	default:
+		return ServerError("%s: the server had an error.", doing)
+	}
+	if !passing {
+		return Errorf(http.StatusServiceUnavailable, "", CodeServerError, "%s: %s", doing, reason)
+	}
+	e := Errorf(http.StatusServiceUnavailable, "", CodeServerError, "%s: %s Try again.", doing, reason)
+	e.Headers = map[string]string{"Retry-After": "1"}
+	return e
 }
 
 // AppendErrorBody appends {"message":…,"type":…,"param":…,"code":…}:

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -506,7 +505,7 @@ func (e *Engine) finalize(ctx context.Context, tu *turn) (stageResult, *api.Erro
 	}
 	snapshot := api.MarshalResponse(resp)
 	if err := e.save(ctx, tu, state, snapshot, kept); err != nil {
-		failure = fail(resp, "The response could not be stored: "+storeReason(err))
+		failure = fail(resp, api.StoreError(err, "The response could not be stored").Message)
 		terminal = api.EventFailed
 		snapshot = api.MarshalResponse(resp)
 		kept = false
@@ -604,20 +603,6 @@ func (e *Engine) save(ctx context.Context, tu *turn, state *chainState, snapshot
 		e.sh.Store.AppendLedger(ledger)
 	}
 	return err
-}
-
-func storeReason(err error) string {
-	switch {
-	case errors.Is(err, store.ErrBusy):
-		return "the database is locked."
-	case errors.Is(err, store.ErrFull):
-		return "the disk is full."
-	case errors.Is(err, store.ErrUnavailable):
-		return "the database cannot be reached."
-	case errors.Is(err, context.DeadlineExceeded):
-		return "the database is locked or busy, and the write timed out."
-	}
-	return "a storage error occurred."
 }
 
 // persist stores a store:true response with its ledger row, in one

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -295,18 +294,7 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
 }
 
-func storeError(err error) *api.Error {
-	return retryLater(api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The store is unavailable: %s Try again.", storeReason(err)), err)
-}
-
-// retryLater adds Retry-After to the 503 of a store call that failed for a
-// passing reason: the database was locked, unreachable or too slow.
-func retryLater(e *api.Error, err error) *api.Error {
-	if errors.Is(err, store.ErrBusy) || errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
-		e.Headers = map[string]string{"Retry-After": "1"}
-	}
-	return e
-}
+func storeError(err error) *api.Error { return api.StoreError(err, "The store is unavailable") }
 
 // admitHTTP applies the HTTP transport's rules to a decoded create: what
 // this engine does not serve gets a clear 400 rather than a silent answer.

@@ -357,7 +357,7 @@ func (e *Engine) hydrate(ctx context.Context, id string) (*chainState, int, *api
 	}
 	if err != nil {
 		e.sh.Log.Error("load previous response", "id", id, "err", err)
-		return nil, 0, retryLater(api.Errorf(503, "", api.CodeServerError, "The stored response could not be read; try again."), err)
+		return nil, 0, api.StoreError(err, "The stored response could not be read")
 	}
 	bytes := 0
 	decode := func(in []store.Item) ([]ctxItem, *api.Error) {
@@ -471,7 +471,7 @@ func (e *Engine) resolveReference(ctx context.Context, chain []ctxItem, id strin
 				return it, si.Key, nil
 			}
 		} else if !errors.Is(err, store.ErrNotFound) {
-			return api.Item{}, 0, retryLater(api.Errorf(503, "", api.CodeServerError, "The referenced item could not be read; try again."), err)
+			return api.Item{}, 0, api.StoreError(err, "The referenced item could not be read")
 		}
 	}
 	return api.Item{}, 0, api.BadRequest("input", api.CodeInvalidValue,

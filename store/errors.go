@@ -1,23 +1,37 @@
 package store
 
-import "errors"
-
 // The errors every backend returns, wrapped with detail; test them with
-// errors.Is.
+// errors.Is. Each says, through StoreFailure, why a call failed in words a
+// client can read and whether the same call may succeed soon; api.StoreError
+// reads that to answer the client, without either package importing the
+// other.
 var (
 	// ErrNotFound reports that a response, item or run does not exist.
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound error = &failure{"store: not found", "the record does not exist.", false}
 	// ErrExists reports that a response or run with the same id is already stored.
-	ErrExists = errors.New("store: already exists")
+	ErrExists error = &failure{"store: already exists", "a record with the same id is already stored.", false}
 	// ErrClosed reports a call on a store that has been closed.
-	ErrClosed = errors.New("store: closed")
+	ErrClosed error = &failure{"store: closed", "the store is closed.", false}
 	// ErrBusy reports that the database stayed locked by another writer
 	// past the backend's lock timeout; the call may succeed if retried.
-	ErrBusy = errors.New("store: database is busy")
+	ErrBusy error = &failure{"store: database is busy", "the database is locked.", true}
 	// ErrFull reports that the disk, or the database's size limit, is full.
-	ErrFull = errors.New("store: storage is full")
+	ErrFull error = &failure{"store: storage is full", "the disk is full.", false}
 	// ErrUnavailable reports that the database server cannot be reached
 	// (refused, reset, shut down); the call may succeed if retried once it
 	// is back.
-	ErrUnavailable = errors.New("store: database is unavailable")
+	ErrUnavailable error = &failure{"store: database is unavailable", "the database cannot be reached.", true}
 )
+
+// failure is the type of the sentinels above.
+type failure struct {
+	msg     string
+	reason  string
+	passing bool
+}
+
+func (f *failure) Error() string { return f.msg }
+
+// StoreFailure says why the call failed, as a sentence's end for a client,
+// and whether the failure is passing: the same call may succeed soon.
+func (f *failure) StoreFailure() (reason string, passing bool) { return f.reason, f.passing }

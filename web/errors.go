@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
@@ -12,22 +13,17 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// storeError maps a store or runner error to the API's error.
+// storeError maps a store or runner error to the API's error: a missing
+// record is a 404 naming it, anything else follows api.StoreError's rule.
 func storeError(err error, what, id string) *api.Error {
-	var ae *api.Error
-	switch {
-	case errors.As(err, &ae):
-		return ae
-	case errors.Is(err, store.ErrNotFound):
+	if errors.Is(err, store.ErrNotFound) {
 		return api.Errorf(http.StatusNotFound, "", api.CodeNotFound, "%s '%s' not found.", what, id)
-	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrUnavailable):
-		e := api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError,
-			"The store is unavailable while reading %s '%s'; try again.", strings.ToLower(what), id)
-		e.Headers = map[string]string{"Retry-After": "1"}
-		return e
-	default:
-		return api.ServerError("The server had an error while reading %s '%s'.", strings.ToLower(what), id)
 	}
+	doing := what + " could not be read"
+	if id != "" {
+		doing = fmt.Sprintf("%s '%s' could not be read", what, id)
+	}
+	return api.StoreError(err, doing)
 }
 
 // crossSite says the browser reports a request from another origin that
