@@ -100,9 +100,10 @@ func TestRaceThenRestart(t *testing.T) {
 		check(t, expect.Locator(page.Locator("h1")).ToContainText(runID), "run page")
 		check(t, expect.Locator(page.Locator(".summary .headline")).ToContainText("WebSocket finished"), "summary")
 		// The transcript: every lane's responses, tool calls and real outputs.
-		if n, err := page.Locator(".lane-transcript").Count(); err != nil || n != len(lanes) {
-			t.Fatalf("%d lanes in the transcript (%v)", n, err)
-		}
+		// The page is long and the browser shows it as it arrives, so wait
+		// for it to have loaded before counting.
+		check(t, page.WaitForLoadState(), "the run page loaded")
+		check(t, expect.Locator(page.Locator(".lane-transcript")).ToHaveCount(len(lanes)), "one transcript per lane")
 		if n, err := page.Locator(".turn").Count(); err != nil || n < 4*len(lanes) {
 			t.Fatalf("%d turns in the transcript (%v)", n, err)
 		}
