@@ -43,8 +43,8 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 
 // preset is the home page's ready-made race: the full comparison at a
 // pace a first-time visitor can watch, fair (lanes one after another) and
-// with the modelled hosted API stack (DECISIONS.md, "Defaults that tell
-// the story").
+// with the modelled hosted API stack (docs/decisions.md, "Defaults that
+// tell the story").
 var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
 	Sequential: true, Stack: api.StackDefaultRace}
 
