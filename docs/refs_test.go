@@ -187,14 +187,15 @@ func resolves(from, ref string, have map[string]bool) bool {
 }
 
 // repoFiles lists the repository's files, slash-separated and relative to
-// its root: the tracked files when git can say, else every file on disk
+// its root: the tracked files when git can say (and the new ones it would
+// track, so that a doc may cite a file not yet added), else every file on disk
 // outside the directories scanned skips.
 func repoFiles(t *testing.T) (root string, files []string) {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output(); err == nil && len(out) > 0 {
+	if out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output(); err == nil && len(out) > 0 {
 		for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
 			files = append(files, f)
 		}
