@@ -22,20 +22,57 @@ import (
 // name with a known extension, optionally with directories), and checks
 // that the repository holds it.
 
-// fileRef is a path-like reference: directories, then a name whose
-// extension is one of the repository's file kinds. The character before it
-// must not continue a path, so that a match is the whole path; a leading
-// "../" stays part of it (and is checked: it may lead out of the repo).
-var fileRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./\-*<>{}$~%@:])((?:\.{1,2}/)*(?:[A-Za-z0-9_\-]+/)*[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*\.(?:go|md|js|mjs|ts|templ|css|sh|json|toml|py|sql|txtar|yaml|yml|html|mod|sum))\b`)
+// A reference is a run of path characters (letters, digits, "_", "-",
+// ".", "/") whose longest prefix ending in a known extension, at a word's
+// end, has refShape: directories (a leading "../" included, which is
+// checked: it may lead out of the repo), then a name. A run right after
+// one of notBefore is a glob, a placeholder or a URL's tail, not a file.
+// The text is scanned by hand rather than by one regexp: under the race
+// detector, which make test uses, a regexp over every file took seconds.
+var refShape = regexp.MustCompile(`^(?:\.{1,2}/)*(?:[A-Za-z0-9_\-]+/)*[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9_\-]+)*$`)
+
+// extensions are the file kinds a reference may name.
+var extensions = map[string]bool{"go": true, "md": true, "js": true, "mjs": true, "ts": true, "templ": true,
+	"css": true, "sh": true, "json": true, "toml": true, "py": true, "sql": true, "txtar": true, "yaml": true,
+	"yml": true, "html": true, "mod": true, "sum": true}
+
+const notBefore = "*<>{}$~%@:"
+
+func isPathByte(c byte) bool { return isWordByte(c) || c == '.' || c == '/' || c == '-' }
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
 
 // product is a capitalized name with a .js extension: a JavaScript
 // runtime or framework (Node.js), never a file of this repository, whose
 // JavaScript files are named in lower case.
 var product = regexp.MustCompile(`^[A-Z][A-Za-z]*\.js$`)
 
-// url drops web addresses (their paths name files on other hosts) and
-// absolute paths on a URL's host, before references are looked for.
-var url = regexp.MustCompile(`[a-z][a-z0-9+.\-]*://[^\s)"'\x60>]*`)
+// blankURLs blanks web addresses (their paths name files on other
+// hosts) before references are looked for: from the scheme to the first
+// space, quote, ")" or ">".
+func blankURLs(text []byte) []byte {
+	i := bytes.Index(text, []byte("://"))
+	if i < 0 {
+		return text
+	}
+	text = bytes.Clone(text)
+	for ; i >= 0; i = bytes.Index(text, []byte("://")) {
+		start := i
+		for start > 0 && (isWordByte(text[start-1]) || text[start-1] == '+' || text[start-1] == '.' || text[start-1] == '-') {
+			start--
+		}
+		end := i
+		for end < len(text) && !bytes.ContainsRune([]byte(" \t\n)\"'`>"), rune(text[end])) {
+			end++
+		}
+		for k := start; k < end; k++ {
+			text[k] = ' '
+		}
+	}
+	return text
+}
 
 // scanned says whether a tracked file is read, and how: Go files by their
 // comments alone (their strings are data: a scenario's virtual files, a
@@ -74,8 +111,10 @@ func TestReferencesExist(t *testing.T) {
 			if archived[top] == nil {
 				archived[top] = map[string]bool{}
 			}
-			for _, m := range txtarFile.FindAllSubmatch(b, -1) {
-				addPath(archived[top], string(m[1]))
+			for _, line := range strings.Split(string(b), "\n") {
+				if name, ok := strings.CutPrefix(line, "-- "); ok && strings.HasSuffix(name, " --") {
+					addPath(archived[top], strings.TrimSuffix(name, " --"))
+				}
 			}
 		}
 	}
@@ -88,10 +127,7 @@ func TestReferencesExist(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		written := map[string]bool{}
-		for _, m := range writtenFile.FindAllSubmatch(b, -1) {
-			written[string(m[1])] = true
-		}
+		written := writtenFiles(b)
 		for _, ref := range references(f, b) {
 			if !written[ref.path] && !resolves(f, ref.path, have) && !archived[topDir(f)][path.Clean(ref.path)] {
 				bad = append(bad, f+":"+strconv.Itoa(ref.line)+": "+ref.path)
@@ -104,12 +140,28 @@ func TestReferencesExist(t *testing.T) {
 	}
 }
 
-// txtarFile is a file header of a txtar archive.
-var txtarFile = regexp.MustCompile(`(?m)^-- (\S+) --$`)
-
-// writtenFile is a file a documented command writes (-o NAME, > NAME): the
-// reader's own, which a later command of the same text reads.
-var writtenFile = regexp.MustCompile(`(?:\s-o|>)\s+([A-Za-z0-9_.\-/]+)`)
+// writtenFiles are the files a documented command writes (-o NAME,
+// > NAME): the reader's own, which a later command of the same text reads.
+func writtenFiles(text []byte) map[string]bool {
+	written := map[string]bool{}
+	for _, op := range []string{" -o ", "> "} {
+		for rest := text; ; {
+			i := bytes.Index(rest, []byte(op))
+			if i < 0 {
+				break
+			}
+			rest = bytes.TrimLeft(rest[i+len(op):], " ")
+			n := 0
+			for n < len(rest) && isPathByte(rest[n]) {
+				n++
+			}
+			if n > 0 {
+				written[string(rest[:n])] = true
+			}
+		}
+	}
+	return written
+}
 
 // topDir is a repository path's first directory ("" at the root).
 func topDir(p string) string {
@@ -162,16 +214,53 @@ func references(name string, b []byte) []reference {
 
 // find returns the references in text whose first line is line.
 func find(text []byte, line int) []reference {
-	text = url.ReplaceAllFunc(text, func(m []byte) []byte { return bytes.Repeat([]byte(" "), len(m)) })
+	text = blankURLs(text)
 	var out []reference
-	for _, m := range fileRef.FindAllSubmatchIndex(text, -1) {
-		ref := text[m[2]:m[3]]
-		if m[3] < len(text) && text[m[3]] == '(' || product.Match(ref) {
+	counted := 0 // text[:counted] has been counted into line
+	for i := 0; i < len(text); {
+		if !isPathByte(text[i]) {
+			i++
+			continue
+		}
+		start, end := i, i
+		for end < len(text) && isPathByte(text[end]) {
+			end++
+		}
+		i = end
+		if start > 0 && strings.IndexByte(notBefore, text[start-1]) >= 0 {
+			continue
+		}
+		ref, at := longestRef(text[start:end]), start
+		if ref == "" {
+			continue
+		}
+		after := start + len(ref)
+		if after < len(text) && text[after] == '(' || product.MatchString(ref) {
 			continue // res.json(), Node.js: a method, a product, not a file
 		}
-		out = append(out, reference{path: string(text[m[2]:m[3]]), line: line + bytes.Count(text[:m[2]], []byte("\n"))})
+		line += bytes.Count(text[counted:at], []byte("\n"))
+		counted = at
+		out = append(out, reference{path: ref, line: line})
 	}
 	return out
+}
+
+// longestRef is the longest prefix of run that names a file: it ends in a
+// known extension at a word's end and has refShape; "" when none does.
+func longestRef(run []byte) string {
+	for dot := bytes.LastIndexByte(run, '.'); dot >= 0; dot = bytes.LastIndexByte(run[:dot], '.') {
+		e := dot + 1
+		for e < len(run) && isWordByte(run[e]) && run[e] != '_' {
+			e++
+		}
+		if e < len(run) && isWordByte(run[e]) {
+			continue // the extension runs on: "x.go_y" is no .go file
+		}
+		if extensions[string(run[dot+1:e])] && refShape.Match(run[:e]) {
+			return string(run[:e])
+		}
+	}
+	return ""
 }
 
 // resolves says whether ref, cited in file from, names a file of the
