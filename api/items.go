@@ -8,7 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Item types the official SDKs send (DECISIONS.md). Anything else is a 400.
+// Item types the official SDKs send (docs/protocol.md, "Requests").
+// Anything else is a 400.
 const (
 	TypeMessage              = "message"
 	TypeFunctionCall         = "function_call"

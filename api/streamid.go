@@ -2,7 +2,7 @@ package api
 
 import "bytes"
 
-// WebSocket lanes (PROTOCOL.md §7.6): a response.create's stream_id names
+// WebSocket lanes (docs/protocol.md, "`stream_id` lanes"): a response.create's stream_id names
 // a FIFO lane of its connection, and every event of a named lane echoes it.
 const (
 	// MaxStreamIDLen is the longest stream_id.

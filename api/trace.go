@@ -2,12 +2,14 @@ package api
 
 import "time"
 
-// Stage names of the trace contract (DECISIONS.md).
+// Stage names of the trace contract, in the order the pipeline runs them
+// (docs/decisions.md, "Stage order"): validate follows resolve and load,
+// because it needs the parent's context.
 const (
 	StageParse    = "parse"
-	StageValidate = "validate"
 	StageResolve  = "resolve"
 	StageLoad     = "load"
+	StageValidate = "validate"
 	StageRender   = "render"
 	StageSafety   = "safety"
 	StageQueue    = "queue"

@@ -100,7 +100,7 @@ func (l *logins) keyAuth(loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 				}
 				return l.wrongKey(c)
 			}
-			if ck, err := r.Cookie(sessionCookieName(c)); err == nil && cookieAllowed(r) {
+			if ck, err := r.Cookie(loginCookieName(c)); err == nil && cookieAllowed(r) {
 				ok, err := l.valid(r.Context(), ck.Value)
 				if err != nil {
 					l.log.Error("read session", "err", err)

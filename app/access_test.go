@@ -199,7 +199,7 @@ func TestLoginSessions(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "app.db")
 	a := apptest.Start(t, apptest.DB(dbPath), func(c *app.Config) { c.APIKey = "sk-secret" })
 	name := "agentloop_session_" + port(a.URL())
-	if got := app.SessionCookieName(strings.TrimPrefix(a.URL(), "http://"), false); got != name {
+	if got := app.LoginCookieName(strings.TrimPrefix(a.URL(), "http://"), false); got != name {
 		t.Fatalf("cookie name %q, want %q", got, name)
 	}
 	resp, _ := login(t, a.URL(), "sk-secret", nil)

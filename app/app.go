@@ -207,7 +207,7 @@ func (a *App) Start() error {
 // OnShutdown registers work that must end before the store closes.
 func (a *App) OnShutdown(f func(context.Context)) { a.onShutdown = append(a.onShutdown, f) }
 
-// Shutdown follows DECISIONS.md's order: stop accepting, give in-flight
+// Shutdown follows docs/decisions.md, "Shutdown order": stop accepting, give in-flight
 // streams the grace period, end what remains with a terminal event, close
 // WebSockets with 1001, flush the ledger, close the database.
 func (a *App) Shutdown(ctx context.Context) error {

@@ -59,12 +59,17 @@ type Config struct {
 	HomePreset *rollout.Config
 }
 
+// DefaultDB is the store serve, race and sweep open when given none: a
+// SQLite file in the working directory, so that the playground's /runs and
+// /sweep pages read what the CLI stored.
+const DefaultDB = "./agentloop.db"
+
 // Defaults returns the documented defaults: the engine's from
 // server.Defaults, and the process's own.
 func Defaults() Config {
 	return Config{
 		Config: server.Defaults(""),
-		Addr:   "127.0.0.1:8080", DB: "./agentloop.db",
+		Addr:   "127.0.0.1:8080", DB: DefaultDB,
 		SessionTTL: 7 * 24 * time.Hour, LoginRate: 2, LoginBurst: 5,
 		TraceRing: 10000, Grace: 10 * time.Second, Retention: 7 * 24 * time.Hour, BodyTimeout: 30 * time.Second, RateBurst: 20,
 	}

@@ -1,4 +1,5 @@
-// Package app assembles one agentloop process: the SQLite store, the two
+// Package app assembles one agentloop process: the store (a SQLite file,
+// or PostgreSQL for a postgres:// URL; OpenStore chooses), the two
 // engines (/v1 with request-level caches, /baseline/v1 without) sharing one
 // simulated accelerator, the playground, metrics, and the access rules
 // (web's cross-site guard on every route, the API key with its login

@@ -21,7 +21,7 @@ var (
 	_ server.Store     = store.Backend(nil)
 	_ rollout.RunStore = store.Backend(nil)
 	_ web.RunDB        = store.Backend(nil)
-	_ Sessions         = store.Backend(nil)
+	_ LoginStore       = store.Backend(nil)
 	_ inspect.Store    = store.Backend(nil)
 	_ web.Inspector    = (*inspect.Inspector)(nil)
 	_ server.Observer  = (*inspect.Inspector)(nil)

@@ -64,7 +64,8 @@ type RateSummary struct {
 	P50 float64 `json:"p50"`
 }
 
-// LoadReport is what one run measured, counted as DECISIONS.md says.
+// LoadReport is what one run measured, counted as docs/decisions.md,
+// "Load-test counting", says.
 type LoadReport struct {
 	Transport    string   `json:"transport"`
 	Conns        int      `json:"conns"`

@@ -171,7 +171,8 @@ func (h *latencyHistogram) quantile(q float64) time.Duration {
 	return h.max
 }
 
-// streamClock records one stream's arrivals, counted as DECISIONS.md says:
+// streamClock records one stream's arrivals, counted as docs/decisions.md,
+// "Load-test counting", says:
 // a delta carrying k tokens counts k tokens, and adds k-1 gaps of zero.
 // Clients cannot see k without a tokenizer, so deltas are counted as they
 // arrive and reconciled with usage.output_tokens at the terminal event: the

@@ -136,7 +136,7 @@ func Overhead(ctx context.Context, cfg OverheadConfig) ([]OverheadRow, error) {
 		cfg.Repeats = 5
 	}
 	if cfg.Model == "" {
-		cfg.Model = "spark"
+		cfg.Model = api.DefaultModel
 	}
 	c := &overheadClient{cfg: cfg, http: &http.Client{Timeout: 2 * time.Minute}}
 	var rows []OverheadRow

@@ -133,7 +133,7 @@ const (
 	httpOnly      codexTransport = false // one POST /v1/responses per turn
 )
 
-// providerName is the custom provider's id in config.toml. The built-in
+// providerName is the custom provider's id in Codex's config file. The built-in
 // openai provider would open its WebSocket to api.openai.com whatever its
 // base URL says.
 const providerName = "agentloop"

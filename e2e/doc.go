@@ -1,6 +1,6 @@
 // Package e2e holds the browser tests of the playground: a real agentloop
 // server started in-process on 127.0.0.1:0 with a temporary database, driven
-// by headless Chromium through playwright-go (recipe in docs/E2E.md).
+// by headless Chromium through playwright-go (set up by scripts/e2e-setup.sh).
 //
 // The tests find elements by the data-testid hooks of issue 5 and fail on
 // any console error. They save screenshots under e2e/screenshots. Without

@@ -1,8 +1,8 @@
 // Package inspect is the inspector: it watches every request the engines
 // finish or reject (their traces, through server.Observer) and groups them
 // into client sessions, a WebSocket connection or the HTTP requests sharing
-// a prompt_cache_key or a connection (DECISIONS.md, "Sessions and
-// retention"). For each session it keeps who the client is, its transport,
+// a prompt_cache_key or a connection (docs/decisions.md, "Client sessions
+// are the engine's to name"). For each session it keeps who the client is, its transport,
 // its turns (each a waterfall of the engine's measured and modelled
 // stages), cache hits and misses, tokens, bytes, errors and drills, and a
 // summary: the API overhead, and for an HTTP session an estimate of what

@@ -1,10 +1,12 @@
 // Package rollout is the client side of an agent: it runs a scenario's
 // tools on an in-memory workspace, talks to the engine over one of several
-// transports (stateless HTTP, chained HTTP, WebSocket mode), through a
-// latency proxy that delays real bytes, and records every turn's timing
-// merged with the engine's trace. The race runs lanes side by side (or one
-// after another) and stores everything through the RunStore interface (the
-// SQLite backend, in a process). A race hands its live snapshots to one
+// transports (stateless HTTP, chained HTTP, WebSocket mode, and the opt-in
+// prototype lane: one long-running WebSocket response in segments, see
+// docs/protocol.md, "The prototype"), through a latency proxy that delays
+// real bytes, and records every turn's timing merged with the engine's
+// trace. The race runs lanes side by side (or one after another) and stores
+// everything through the RunStore interface (either store backend, in a
+// process). A race hands its live snapshots to one
 // observer; fanning them out to readers is the caller's.
 //
 // rollout owns the race's sentences (headline.go): the headline, the split

@@ -13,7 +13,7 @@ import (
 )
 
 // How the agent recovers when an attempt fails, the way a well-behaved
-// client does (DECISIONS.md "Drills"):
+// client does (docs/decisions.md, "Drills fire only when armed"):
 //   - previous_response_not_found: retry at once with the full context;
 //   - websocket_connection_limit_reached, or a WebSocket that dropped:
 //     open a new connection and send the full context;

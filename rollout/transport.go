@@ -73,12 +73,12 @@ func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey stri
 	}
 	// Every request of the lane names the race's stack: each HTTP request,
 	// and the WebSocket's upgrade request, which holds for the connection.
-	rt = stackHeader{name: api.HeaderStack, value: stack.String(), next: rt}
+	rt = headerRoundTripper{name: api.HeaderStack, value: stack.String(), next: rt}
 	if scope != "" {
-		rt = stackHeader{name: api.HeaderScope, value: scope, next: rt}
+		rt = headerRoundTripper{name: api.HeaderScope, value: scope, next: rt}
 	}
 	if race != "" {
-		rt = stackHeader{name: api.HeaderRace, value: race, next: rt}
+		rt = headerRoundTripper{name: api.HeaderRace, value: race, next: rt}
 	}
 	hc := &http.Client{Transport: rt}
 	switch lane {
@@ -408,21 +408,21 @@ func (b bearer) CloseIdleConnections() {
 	}
 }
 
-// stackHeader sends a header (X-Agentloop-Stack, X-Agentloop-Scope) on
-// every request, the WebSocket handshake included (websocket.Dial goes
-// through the same client).
-type stackHeader struct {
+// headerRoundTripper sends one of agentloop's headers (X-Agentloop-Stack,
+// X-Agentloop-Scope, X-Agentloop-Race) on every request, the WebSocket
+// handshake included (websocket.Dial goes through the same client).
+type headerRoundTripper struct {
 	name, value string
 	next        http.RoundTripper
 }
 
-func (h stackHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+func (h headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(h.name, h.value)
 	return h.next.RoundTrip(r)
 }
 
-func (h stackHeader) CloseIdleConnections() {
+func (h headerRoundTripper) CloseIdleConnections() {
 	if c, ok := h.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}

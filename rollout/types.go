@@ -8,7 +8,8 @@ import (
 	"agentloop/workload"
 )
 
-// Lane names. Each is one way of talking to the engine (DECISIONS.md).
+// Lane names. Each is one way of talking to the engine (docs/decisions.md,
+// "The race's lanes").
 const (
 	LaneHTTP          = "http"           // stateless full input, store:false, /baseline/v1
 	LaneHTTPOptimized = "http-optimized" // stateless full input, store:false, /v1 (request-level caches on)
@@ -39,7 +40,8 @@ const (
 )
 
 // Config is everything needed to run (and rerun) a race. It is stored with
-// the run. JSON field names are the run API's (DECISIONS.md).
+// the run. JSON field names are the run API's (docs/decisions.md, "The run
+// API's names are the stored config's").
 type Config struct {
 	Scenario   string   `json:"scenario"`
 	Profile    string   `json:"profile"`

@@ -1,6 +1,7 @@
 // Package server is the Responses engine: the HTTP+SSE and WebSocket
-// transports, the request pipeline (parse, validate, resolve, load, render,
-// safety, queue, prefill, generate, finalize), the connection-scoped cache
+// transports, the request pipeline (parse, resolve, load, validate, render,
+// safety, queue, prefill, generate, finalize: pipeline.go's stage lists are
+// the order), the connection-scoped cache
 // and the request-level caches, and traces.
 //
 // The honesty rule binds every line here: no stage asks which transport it

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Fault drills (DECISIONS.md "Drills", "Drill firing"): faults the engine
+// Fault drills (docs/decisions.md, "Drills fire only when armed"): faults the engine
 // injects only when armed, through --drill or /api/drills, to test how a
 // client recovers. A drill applies to the whole server, both engines. It
 // fires once a session has had after_turns responses finished since that

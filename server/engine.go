@@ -41,8 +41,8 @@ type Config struct {
 	WriteStall   time.Duration
 }
 
-// Defaults are the flag defaults of DECISIONS.md, the only place they are
-// written.
+// Defaults are the flag defaults, the only place they are written
+// (docs/decisions.md, "One configuration").
 func Defaults(name string) Config {
 	return Config{
 		Name: name, TokenCache: true, ModelCache: true,

@@ -105,7 +105,8 @@ func decodeError(t *testing.T, b []byte) api.WireError {
 	return *env.Error
 }
 
-// checkGrammar asserts PROTOCOL.md's event grammar on one response's events.
+// checkGrammar asserts the event grammar (docs/protocol.md, "Events and
+// their order") on one response's events.
 func checkGrammar(t *testing.T, evs []*api.Event) {
 	t.Helper()
 	if len(evs) < 3 {

@@ -9,7 +9,7 @@ import (
 	"agentloop/api"
 )
 
-// Lanes (PROTOCOL.md §7.6). A response.create's stream_id names a FIFO
+// Lanes (docs/protocol.md, "`stream_id` lanes"). A response.create's stream_id names a FIFO
 // lane of its connection; without one it joins the default lane. Each lane
 // runs its creates one at a time, in order, on a goroutine of its own (the
 // default lane's only while it has entries, so that an idle connection
@@ -230,7 +230,7 @@ func (l *lane) named(req *api.CreateRequest) *api.Error {
 }
 
 // parentFor is the connection cache's answer to a create on lane l that
-// continues id (PROTOCOL.md §7.5, §7.6):
+// continues id (docs/protocol.md, "WebSocket mode", "`stream_id` lanes"):
 //   - l's own latest response, taken out of the cache for the turn: the
 //     turn extends it in place, then replaces it with its own response, or
 //     on failure leaves it evicted;

@@ -206,7 +206,7 @@ func TestWebSocketLaneForksAnotherLanesResponse(t *testing.T) {
 	}
 }
 
-// Both lane errors, as PROTOCOL.md §7.7 shows them: invalid_stream_id is
+// Both lane errors, as docs/protocol.md "`stream_id` lanes" gives them: invalid_stream_id is
 // connection-scoped (no stream_id), websocket_stream_limit_reached names
 // the refused id; the connection and its lanes go on.
 func TestWebSocketLaneErrors(t *testing.T) {

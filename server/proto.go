@@ -12,7 +12,7 @@ import (
 )
 
 // The prototype: the seed's first design of WebSocket mode, the
-// "long-running response" (PROTOCOL.md §11), served only on a connection
+// "long-running response" (docs/protocol.md, "The prototype"), served only on a connection
 // whose upgrade carried the legacy beta value in OpenAI-Beta. A response
 // pauses after a sampled function call with response.done (status
 // in_progress, the output so far); the client's response.append carries the

@@ -7,7 +7,8 @@ import (
 	"agentloop/api"
 )
 
-// Session keys (DECISIONS.md "Sessions and retention"): a client session
+// Session keys (docs/decisions.md, "Client sessions are the engine's to
+// name"): a client session
 // is one WebSocket connection, or the HTTP requests that share a
 // prompt_cache_key, or else those of one TCP connection. Drills count
 // turns per session and the inspector groups turns by it.

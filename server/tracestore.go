@@ -15,7 +15,7 @@ import (
 
 // TraceStore keeps traces where every replica can read them. With
 // PostgreSQL, replicas share one; a lone process keeps its traces in the
-// ring only (DECISIONS.md "Replicas").
+// ring only (docs/decisions.md, "Replicas").
 type TraceStore interface {
 	SaveTraces(ctx context.Context, traces []store.Trace) error
 	GetTrace(ctx context.Context, responseID string) (store.Trace, error)

@@ -3,6 +3,7 @@ package views
 import (
 	"strings"
 
+	"agentloop/api"
 	"agentloop/docs/snippets"
 )
 
@@ -63,14 +64,14 @@ func keyLine(d Docs) string {
 }
 
 func goSnippet(d Docs) string {
-	return strings.NewReplacer("BASE", d.BaseURL, "KEY", keyLine(d)).Replace(`client := openai.NewClient(
+	return strings.NewReplacer("BASE", d.BaseURL, "KEY", keyLine(d), "MODEL", api.DefaultModel).Replace(`client := openai.NewClient(
 	option.WithBaseURL("BASE/v1/"),
 	option.WithAPIKey("KEY"),
 )
 
 // HTTP + SSE
 stream := client.Responses.NewStreaming(ctx, responses.ResponseNewParams{
-	Model: "spark",
+	Model: "MODEL",
 	Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Hello")},
 })
 for stream.Next() {
@@ -85,26 +86,26 @@ if err != nil {
 }
 defer conn.Close()
 err = conn.Create(ctx, responses.ResponsesClientEventResponseCreateParam{
-	Model: "spark", Store: openai.Bool(false),
+	Model: "MODEL", Store: openai.Bool(false),
 	Input: responses.ResponsesClientEventResponseCreateInputUnionParam{OfString: openai.String("Hello")},
 })
 first, err := conn.FinalResponse(ctx)`)
 }
 
 func nodeSnippet(d Docs) string {
-	return strings.NewReplacer("BASE", d.BaseURL, "KEY", keyLine(d)).Replace(`import OpenAI from "openai";
+	return strings.NewReplacer("BASE", d.BaseURL, "KEY", keyLine(d), "MODEL", api.DefaultModel).Replace(`import OpenAI from "openai";
 import { ResponsesWS } from "openai/resources/responses/ws"; // needs the "ws" package
 
 const client = new OpenAI({ baseURL: "BASE/v1", apiKey: "KEY" });
 
 // HTTP + SSE
-const stream = await client.responses.create({ model: "spark", input: "Hello", stream: true });
+const stream = await client.responses.create({ model: "MODEL", input: "Hello", stream: true });
 for await (const event of stream) console.log(event.sequence_number, event.type);
 
 // WebSocket mode
 const ws = new ResponsesWS(client);
 ws.on("event", (event) => console.log(event.type));
-ws.send({ type: "response.create", model: "spark", input: "Hello", store: false });`)
+ws.send({ type: "response.create", model: "MODEL", input: "Hello", store: false });`)
 }
 
 // snippet is one of the snippets the README shows too (docs/snippets),
@@ -118,10 +119,10 @@ func snippet(d Docs, name string) string {
 }
 
 func vercelSnippet(d Docs) string {
-	return strings.NewReplacer("BASE", d.BaseURL, "KEY", keyLine(d)).Replace(`import { createOpenAI } from "@ai-sdk/openai"; // 4.x, with ai 7.x
+	return strings.NewReplacer("BASE", d.BaseURL, "KEY", keyLine(d), "MODEL", api.DefaultModel).Replace(`import { createOpenAI } from "@ai-sdk/openai"; // 4.x, with ai 7.x
 import { streamText } from "ai";
 
 const openai = createOpenAI({ baseURL: "BASE/v1", apiKey: "KEY" });
-const result = streamText({ model: openai.responses("spark"), prompt: "Hello" });
+const result = streamText({ model: openai.responses("MODEL"), prompt: "Hello" });
 for await (const text of result.textStream) process.stdout.write(text);`)
 }

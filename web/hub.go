@@ -15,7 +15,7 @@ const subscriberBuffer = 16
 // hub is the live feed's one fan-out. The runner hands each snapshot of a
 // race this playground started to publish, once; the hub encodes it once
 // and offers it to every page watching that race. The inspector's feeds
-// (inspectfeed.go) go through it the same way, with send. Each page has its own
+// (inspect.go) go through it the same way, with send. Each page has its own
 // buffered channel; a page that falls behind is dropped (its socket
 // closed) rather than slowing the others. A race nobody watches costs an
 // empty map lookup per snapshot.

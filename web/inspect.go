@@ -47,7 +47,8 @@ func sessionFeed(id string) string { return inspectFeedPrefix + "session:" + id 
 func isInspectFeed(id string) bool { return strings.HasPrefix(id, inspectFeedPrefix) }
 
 // inspectFrameEvery keeps the inspector's feeds at no more than 20 frames
-// a second (DECISIONS.md, "The live feed"); turns that arrive meanwhile go
+// a second (docs/decisions.md, "The live feeds push at most 20 frames a
+// second"); turns that arrive meanwhile go
 // in the next frame.
 const inspectFrameEvery = 50 * time.Millisecond
 

@@ -43,9 +43,9 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 
 // preset is the home page's ready-made race: the full comparison at a
 // pace a first-time visitor can watch, fair (lanes one after another) and
-// with the modelled hosted API stack (DECISIONS.md, "Defaults that tell
-// the story").
-var preset = rollout.Config{Scenario: "fix-failing-test", Profile: "spark", RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
+// with the modelled hosted API stack (docs/decisions.md, "Defaults that
+// tell the story").
+var preset = rollout.Config{Scenario: "fix-failing-test", Profile: api.DefaultModel, RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
 	Sequential: true, Stack: api.StackDefaultRace}
 
 func (p *Playground) home(c echo.Context) error {
@@ -101,7 +101,7 @@ func (p *Playground) docs(c echo.Context) error {
 
 // race is /race and /race?run=ID: the form, and the lanes of a run.
 func (p *Playground) race(c echo.Context) error {
-	cfg := rollout.Config{Profile: "spark", RTTms: 20, Lanes: rollout.DefaultLanes, Seed: 1, Repeats: 1, Sequential: true, Stack: api.StackDefaultRace}
+	cfg := rollout.Config{Profile: api.DefaultModel, RTTms: 20, Lanes: rollout.DefaultLanes, Seed: 1, Repeats: 1, Sequential: true, Stack: api.StackDefaultRace}
 	if all := rollout.Scenarios(); len(all) > 0 {
 		cfg.Scenario = all[0].Name
 	}
@@ -219,20 +219,20 @@ func explorerExamples() []views.Example {
 			"required": []string{"city"}, "additionalProperties": false},
 	}
 	return []views.Example{
-		{Key: "text", Label: "Plain text", Body: pretty(map[string]any{"model": "spark",
+		{Key: "text", Label: "Plain text", Body: pretty(map[string]any{"model": api.DefaultModel,
 			"input": "In two sentences, why does a persistent WebSocket help an agent loop?"})},
-		{Key: "tool", Label: "Function tool", Body: pretty(map[string]any{"model": "spark",
+		{Key: "tool", Label: "Function tool", Body: pretty(map[string]any{"model": api.DefaultModel,
 			"input": "What is the weather in Paris right now?", "tools": []any{weather}})},
-		{Key: "chain", Label: "Chained follow-up", Body: pretty(map[string]any{"model": "spark",
+		{Key: "chain", Label: "Chained follow-up", Body: pretty(map[string]any{"model": api.DefaultModel,
 			"previous_response_id": "resp_FROM_THE_LAST_RESPONSE",
 			"input":                []any{map[string]any{"type": "function_call_output", "call_id": "call_FROM_THE_LAST_RESPONSE", "output": `{"temp_c": 21, "sky": "clear"}`}},
 			"tools":                []any{weather}})},
 		// Two sub-agents share one socket: each body names its lane, and the
 		// engine runs the lanes at once. Sent over WebSocket only.
 		{Key: "lanes", Label: "Two sub-agents as lanes (WebSocket)", Body: pretty([]any{
-			map[string]any{"model": "spark", "stream_id": "agent_a", "store": false,
+			map[string]any{"model": api.DefaultModel, "stream_id": "agent_a", "store": false,
 				"input": "You are sub-agent A. In one sentence, what does a WebSocket lane (stream_id) give an agent?"},
-			map[string]any{"model": "spark", "stream_id": "agent_b", "store": false,
+			map[string]any{"model": api.DefaultModel, "stream_id": "agent_b", "store": false,
 				"input": "You are sub-agent B. What is the weather in Paris right now?", "tools": []any{weather}},
 		})},
 	}

@@ -120,7 +120,7 @@ func runBenchLoad(ctx context.Context, args []string, getenv func(string) string
 	fs := flag.NewFlagSet("agentloop bench load", flag.ContinueOnError)
 	transport := fs.String("transport", "ws", "ws (repeated creates on one WebSocket per client) or sse (HTTP keep-alive)")
 	conns := fs.Int("conns", 64, "concurrent clients, one connection and one stream at a time each")
-	profile := fs.String("profile", "spark", "the model to request; for agentloop, the profile: classic, spark, burst, instant (no modelled time: the engine's own maximum) or custom-<tps> (spark at that decode rate)")
+	profile := fs.String("profile", api.DefaultModel, "the model to request; for agentloop, the profile: classic, spark, burst, instant (no modelled time: the engine's own maximum) or custom-<tps> (spark at that decode rate)")
 	duration := fs.Duration("duration", 10*time.Second, "how long clients start new streams; streams in flight then finish")
 	ramp := fs.Duration("ramp", time.Second, "spread the clients' first requests over this time")
 	outputTokens := fs.Int("output-tokens", 1000, "tokens per reply: max_output_tokens with ignore_eos")

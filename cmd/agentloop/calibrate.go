@@ -297,7 +297,7 @@ func runBenchCalibrate(ctx context.Context, args []string, getenv func(string) s
 	fs.Var(stackFlag{&stack}, "stack", "the stack every lane runs under: a preset's name or a JSON object of parameters")
 	fit := fs.String("fit", "", "solve the classifier rates (classify_tps, classify_tps_baseline) from the announced per-request figures under this reading: "+api.ReadingPlain+" or "+api.ReadingPostSprint+" (or both, comma-separated, from the one race); the other parameters stay as --stack gives them")
 	scenarioName := fs.String("scenario", "fix-failing-test", "scenario")
-	profile := fs.String("profile", "spark", "model profile")
+	profile := fs.String("profile", api.DefaultModel, "model profile")
 	seed := fs.Int64("seed", 1, "scenario seed")
 	repeats := fs.Int("repeats", 3, "repeats; each turn's measured parts are the median over them")
 	asJSON := fs.Bool("json", false, "print JSON")

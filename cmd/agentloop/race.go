@@ -21,7 +21,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	cfg := rollout.Config{}
 	fs := flag.NewFlagSet("agentloop race", flag.ContinueOnError)
 	fs.StringVar(&cfg.Scenario, "scenario", "", "scenario to run (see --list-scenarios); default: the first")
-	fs.StringVar(&cfg.Profile, "profile", "spark", "model profile: classic (~65 tok/s), spark (~1000 tok/s), burst (~4000 tok/s), instant (no modelled time)")
+	fs.StringVar(&cfg.Profile, "profile", api.DefaultModel, "model profile: classic (~65 tok/s), spark (~1000 tok/s), burst (~4000 tok/s), instant (no modelled time)")
 	rtt := fs.Duration("rtt", 0, "network round trip added by the latency proxy, e.g. 20ms")
 	toolTime := fs.Duration("tool-time", 0, "modelled tool execution time per tool call, e.g. 100ms")
 	lanes := fs.String("lanes", strings.Join(rollout.DefaultLanes, ","), "lanes to race: "+strings.Join(rollout.AllLanes, ",")+" (prototype is the experimental long-running response, opt-in)")
@@ -40,7 +40,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
 	serverURL := fs.String("server", "", "ask the agentloop server at this URL to run the race (it shows live in the browser)")
 	apiKey := fs.String("api-key", "", "API key of --server, if it has one")
-	dbPath := fs.String("db", "./agentloop.db", "SQLite database of the in-process engine (without --server)")
+	dbPath := fs.String("db", app.DefaultDB, "SQLite database of the in-process engine (without --server)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: agentloop race [flags]\n\nRaces a scripted coding-agent rollout over several transports against the engine and prints each lane's total,\nmedian per-turn overhead and speedup. Exits non-zero if any lane fails its success check.\n\nFlags (each also AGENTLOOP_<NAME>):\n")
 		fs.PrintDefaults()

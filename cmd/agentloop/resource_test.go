@@ -368,7 +368,7 @@ func TestEveryBigFieldCostsABoundedMultipleOfItsSize(t *testing.T) {
 		append string
 		// The largest multiple allowed: the figure measured once the
 		// avoidable copies were removed, with a margin for the collector's
-		// timing on a busy machine (the README's guarantees table has both).
+		// timing on a busy machine (docs/guarantees.md has both).
 		bound float64
 	}{
 		{name: "instructions", body: `{"model":"instant","store":false,"input":"hi","instructions":` + string(text) + `}`, bound: 8},

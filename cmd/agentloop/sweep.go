@@ -44,7 +44,7 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 	repeats := fs.Int("repeats", 3, "repeats per cell above --slow")
 	slow := fs.Int("slow", 250, "at this speed or slower, one repeat per cell")
 	seed := fs.Int64("seed", 1, "scenario seed")
-	db := fs.String("db", "./agentloop.db", "SQLite database the races are stored in (the playground's /sweep page reads them)")
+	db := fs.String("db", app.DefaultDB, "SQLite database the races are stored in (the playground's /sweep page reads them)")
 	workloadFile := fs.String("workload", "", "replay this workload (docs/workload.md) instead of the scenarios; the prototype lane is left out")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {

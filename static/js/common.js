@@ -153,7 +153,7 @@
 
   const terminal = new Set(["passed", "failed", "interrupted", "cancelled"]);
 
-  // Sign out (pages of a server with --api-key): end the session, then
+  // Sign out (pages of a server with --api-key): end the login, then
   // show the login page.
   document.addEventListener("click", async (ev) => {
     const btn = ev.target instanceof Element && ev.target.closest("[data-logout]");

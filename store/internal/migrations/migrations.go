@@ -1,6 +1,7 @@
 // Package migrations reads a backend's embedded schema steps: files named
-// NNNN_what.sql in a migrations directory, in version order. Each backend
-// keeps its own steps and applies them its own way.
+// by version and what they do (0001_init.sql) in a migrations directory,
+// in version order. Each backend keeps its own steps and applies them its
+// own way.
 package migrations
 
 import (

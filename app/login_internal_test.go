@@ -2,7 +2,7 @@ package app
 
 import "testing"
 
-func TestSessionCookieName(t *testing.T) {
+func TestLoginCookieName(t *testing.T) {
 	for _, tc := range []struct {
 		host string
 		tls  bool
@@ -17,7 +17,7 @@ func TestSessionCookieName(t *testing.T) {
 		{"localhost:8080;x", false, "agentloop_session_80"},
 		{"localhost:0080", false, "agentloop_session_80"},
 	} {
-		if got := SessionCookieName(tc.host, tc.tls); got != tc.want {
+		if got := LoginCookieName(tc.host, tc.tls); got != tc.want {
 			t.Errorf("%q tls=%v: %q, want %q", tc.host, tc.tls, got, tc.want)
 		}
 	}

@@ -23,24 +23,25 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Sessions is the store of browser logins, shared by every replica.
-// Every store backend implements it.
-type Sessions interface {
+// LoginStore is the store of browser logins, shared by every replica (the
+// store calls each login a session: the login_sessions table). Every store
+// backend implements it.
+type LoginStore interface {
 	CreateSession(ctx context.Context, s store.Session) error
 	GetSession(ctx context.Context, id string) (store.Session, error)
 	DeleteSession(ctx context.Context, id string) error
 	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
 }
 
-// sessionCookiePrefix is followed by the port the browser sees: browsers
+// loginCookiePrefix is followed by the port the browser sees: browsers
 // send a cookie to every port of a host, so each server (or load balancer
 // port) reads only its own.
-const sessionCookiePrefix = "agentloop_session_"
+const loginCookiePrefix = "agentloop_session_"
 
-// SessionCookieName is the login cookie's name for a request sent to host
+// LoginCookieName is the login cookie's name for a request sent to host
 // (the Host header), over TLS or not: agentloop_session_PORT, the port
 // being the one in host or the scheme's default.
-func SessionCookieName(host string, tls bool) string {
+func LoginCookieName(host string, tls bool) string {
 	port := "80"
 	if tls {
 		port = "443"
@@ -50,29 +51,29 @@ func SessionCookieName(host string, tls bool) string {
 			port = strconv.FormatUint(n, 10)
 		}
 	}
-	return sessionCookiePrefix + port
+	return loginCookiePrefix + port
 }
 
-func sessionCookieName(c echo.Context) string {
-	return SessionCookieName(c.Request().Host, c.IsTLS())
+func loginCookieName(c echo.Context) string {
+	return LoginCookieName(c.Request().Host, c.IsTLS())
 }
 
-// logins checks the API key and keeps the browser sessions made with it.
-// The cookie holds a random token (256 bits); the store keys the session
+// logins checks the API key and keeps the browser logins made with it.
+// The cookie holds a random token (256 bits); the store keys the login
 // by HMAC-SHA256(key, token), so the database holds no usable token, and a
-// session made under another key is never found: changing the key logs
-// every browser out. Sessions expire a fixed TTL after login.
+// login made under another key is never found: changing the key logs
+// every browser out. Logins expire a fixed TTL after they begin.
 type logins struct {
 	key      []byte
-	sessions Sessions
+	db       LoginStore
 	ttl      time.Duration
 	throttle *throttle
 	log      *slog.Logger
 	now      func() time.Time
 }
 
-func newLogins(key string, sessions Sessions, ttl time.Duration, th *throttle, log *slog.Logger) *logins {
-	return &logins{key: []byte(key), sessions: sessions, ttl: ttl, throttle: th, log: log, now: time.Now}
+func newLogins(key string, db LoginStore, ttl time.Duration, th *throttle, log *slog.Logger) *logins {
+	return &logins{key: []byte(key), db: db, ttl: ttl, throttle: th, log: log, now: time.Now}
 }
 
 // keyMatches compares a presented key with ours in constant time.
@@ -80,22 +81,22 @@ func (l *logins) keyMatches(presented string) bool {
 	return subtle.ConstantTimeCompare([]byte(presented), l.key) == 1
 }
 
-// sessionID is the store's key of the session whose cookie holds token.
-func (l *logins) sessionID(token string) string {
+// loginID is the store's key of the login whose cookie holds token.
+func (l *logins) loginID(token string) string {
 	m := hmac.New(sha256.New, l.key)
 	m.Write([]byte("agentloop login session\x00"))
 	m.Write([]byte(token))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// valid says the cookie's token names a live session. An expired one is
+// valid says the cookie's token names a live login. An expired one is
 // deleted.
 func (l *logins) valid(ctx context.Context, token string) (bool, error) {
 	if token == "" {
 		return false, nil
 	}
-	id := l.sessionID(token)
-	s, err := l.sessions.GetSession(ctx, id)
+	id := l.loginID(token)
+	s, err := l.db.GetSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -103,7 +104,7 @@ func (l *logins) valid(ctx context.Context, token string) (bool, error) {
 		return false, err
 	}
 	if !l.now().Before(s.ExpiresAt) {
-		if err := l.sessions.DeleteSession(ctx, id); err != nil {
+		if err := l.db.DeleteSession(ctx, id); err != nil {
 			l.log.Warn("delete expired session", "err", err)
 		}
 		return false, nil
@@ -133,7 +134,7 @@ func (l *logins) wrongKey(c echo.Context) error {
 }
 
 // login takes {"key": "..."} as JSON; with the right key it starts a
-// session and sets its HttpOnly, SameSite=Strict cookie. It is
+// login and sets its HttpOnly, SameSite=Strict cookie. It is
 // state-changing, so its route is guarded by web.SameOriginJSON. Failed
 // attempts are throttled per client address.
 func (l *logins) login(c echo.Context) error {
@@ -151,13 +152,13 @@ func (l *logins) login(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	now := l.now()
-	if _, err := l.sessions.DeleteExpiredSessions(ctx, now); err != nil {
+	if _, err := l.db.DeleteExpiredSessions(ctx, now); err != nil {
 		l.log.Warn("sweep expired sessions", "err", err)
 	}
-	name := sessionCookieName(c)
+	name := loginCookieName(c)
 	if old, err := c.Cookie(name); err == nil && old.Value != "" {
-		// Logging in again replaces the session the browser had.
-		if err := l.sessions.DeleteSession(ctx, l.sessionID(old.Value)); err != nil {
+		// Logging in again replaces the login the browser had.
+		if err := l.db.DeleteSession(ctx, l.loginID(old.Value)); err != nil {
 			l.log.Warn("delete replaced session", "err", err)
 		}
 	}
@@ -166,8 +167,8 @@ func (l *logins) login(c echo.Context) error {
 		return api.ServerError("The server could not start a session.")
 	}
 	token := base64.RawURLEncoding.EncodeToString(raw[:])
-	s := store.Session{ID: l.sessionID(token), CreatedAt: now, ExpiresAt: now.Add(l.ttl)}
-	if err := l.sessions.CreateSession(ctx, s); err != nil {
+	s := store.Session{ID: l.loginID(token), CreatedAt: now, ExpiresAt: now.Add(l.ttl)}
+	if err := l.db.CreateSession(ctx, s); err != nil {
 		l.log.Error("create session", "err", err)
 		return api.ServerError("The server could not store the session.")
 	}
@@ -176,12 +177,12 @@ func (l *logins) login(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// logout deletes the browser's session, if any, and clears its cookie. It
+// logout deletes the browser's login, if any, and clears its cookie. It
 // is guarded like login and needs no login itself.
 func (l *logins) logout(c echo.Context) error {
-	name := sessionCookieName(c)
+	name := loginCookieName(c)
 	if ck, err := c.Cookie(name); err == nil && ck.Value != "" {
-		if err := l.sessions.DeleteSession(c.Request().Context(), l.sessionID(ck.Value)); err != nil {
+		if err := l.db.DeleteSession(c.Request().Context(), l.loginID(ck.Value)); err != nil {
 			l.log.Error("delete session", "err", err)
 			return api.ServerError("The server could not end the session.")
 		}
