@@ -16,6 +16,7 @@ import (
 
 	"agentloop/store"
 	"agentloop/store/internal/ledger"
+	"agentloop/store/internal/sqlstore"
 
 	driver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -23,6 +24,8 @@ import (
 
 // DB is the agentloop database. It is safe for concurrent use.
 type DB struct {
+	*records
+
 	// w has exactly one connection: SQLite allows one writer at a time, so
 	// writers queue in Go (context-aware) instead of spinning in busy_timeout.
 	w *sql.DB
@@ -115,6 +118,12 @@ func open(ctx context.Context, path string, log *slog.Logger, o options) (*DB, e
 
 	db := &DB{w: w, r: r, log: log}
 	db.ledger = ledger.New(db.writeLedger, log, o.ledger)
+	db.records = sqlstore.New(sqlstore.Config{
+		Dialect: dialect, SQL: queries, Reader: conn{r},
+		Read: db.readConn, Write: db.writeConn,
+		SaveResponse: db.saveResponse, DeleteResponse: deleteResponse,
+		AfterSweep: db.reclaimPages, Ledger: db.ledger,
+	})
 	return db, nil
 }
 
@@ -268,17 +277,8 @@ func classify(err error) error {
 	default:
 		return err
 	}
-	if errors.Is(err, kind) {
-		return err
-	}
-	return &classified{kind: kind, err: err}
+	return sqlstore.Mark(kind, err)
 }
-
-// classified is a driver error marked with a store sentinel.
-type classified struct{ kind, err error }
-
-func (e *classified) Error() string   { return e.err.Error() }
-func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
 
 func isBusy(err error) bool {
 	switch primaryCode(err) {
