@@ -14,6 +14,7 @@ import (
 
 	"agentloop/store"
 	"agentloop/store/internal/ledger"
+	"agentloop/store/internal/sqlstore"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,6 +23,8 @@ import (
 
 // DB is the agentloop database in PostgreSQL. It is safe for concurrent use.
 type DB struct {
+	*records
+
 	pool   *pgxpool.Pool
 	log    *slog.Logger
 	ledger *ledger.Writer
@@ -85,6 +88,12 @@ func open(ctx context.Context, dsn string, log *slog.Logger, o options) (*DB, er
 	}
 	db := &DB{pool: pool, log: log}
 	db.ledger = ledger.New(db.writeLedger, log, o.ledger)
+	db.records = sqlstore.New(sqlstore.Config{
+		Dialect: dialect, SQL: queries, Reader: conn{pool},
+		Read: db.readConn, Write: db.writeConn,
+		SaveResponse: db.saveResponse, DeleteResponse: deleteResponse,
+		Sweeps: []sqlstore.Sweep{traceSweep}, Ledger: db.ledger,
+	})
 	return db, nil
 }
 
@@ -180,17 +189,8 @@ func classify(err error) error {
 	default:
 		return err
 	}
-	if errors.Is(err, kind) {
-		return err
-	}
-	return &classified{kind: kind, err: err}
+	return sqlstore.Mark(kind, err)
 }
-
-// classified is a driver error marked with a store sentinel.
-type classified struct{ kind, err error }
-
-func (e *classified) Error() string   { return e.err.Error() }
-func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
 
 // SQLSTATE codes the backend tells apart.
 const (
