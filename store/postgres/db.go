@@ -92,7 +92,7 @@ func open(ctx context.Context, dsn string, log *slog.Logger, o options) (*DB, er
 		Dialect: dialect, SQL: queries, Reader: conn{pool},
 		Read: db.readConn, Write: db.writeConn,
 		SaveResponse: db.saveResponse, DeleteResponse: deleteResponse,
-		Sweeps: []sqlstore.Sweep{traceSweep}, Ledger: db.ledger,
+		Sweeps: []sqlstore.Sweep{traceSweep}, IntegrityChecks: integrityChecks, Ledger: db.ledger,
 	})
 	return db, nil
 }
@@ -118,42 +118,20 @@ func (db *DB) Close() error {
 // Ping checks that the database answers, for a readiness probe.
 func (db *DB) Ping(ctx context.Context) error { return classify(db.pool.Ping(ctx)) }
 
-// IntegrityCheck verifies that every item's reference count matches the
+// integrityChecks verify that every item's reference count matches the
 // responses that list it, and that every listed item exists (foreign keys
-// PostgreSQL enforces itself). It reads the whole database.
-func (db *DB) IntegrityCheck(ctx context.Context) error {
-	var problems []string
-	err := db.readTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, refCountCheck)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var key, listed, counted int64
-			var stored bool
-			if err := rows.Scan(&key, &listed, &counted, &stored); err != nil {
-				return err
-			}
-			if len(problems) >= 20 {
-				continue
-			}
-			if !stored {
-				problems = append(problems, fmt.Sprintf("item %d: listed by %d responses, missing items", key, listed))
-				continue
-			}
-			problems = append(problems, fmt.Sprintf("item %d: listed by %d responses, counted %d", key, listed, counted))
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return fmt.Errorf("store: integrity check: %w", err)
+// PostgreSQL enforces itself).
+var integrityChecks = []sqlstore.IntegrityCheck{{Query: refCountCheck, Problem: func(row sqlstore.Row) (string, error) {
+	var key, listed, counted int64
+	var stored bool
+	if err := row.Scan(&key, &listed, &counted, &stored); err != nil {
+		return "", err
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("store: integrity check failed: %s", strings.Join(problems, "; "))
+	if !stored {
+		return fmt.Sprintf("item %d: listed by %d responses, missing items", key, listed), nil
 	}
-	return nil
-}
+	return fmt.Sprintf("item %d: listed by %d responses, counted %d", key, listed, counted), nil
+}}}
 
 // refCountCheck lists items whose reference count disagrees with the key
 // lists of the stored responses (-1: no count), and listed keys with no

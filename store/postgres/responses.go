@@ -98,18 +98,10 @@ func (db *DB) saveResponse(ctx context.Context, r *store.Response, ledger store.
 // returns those whose items no longer exist, each mapped to 0 until
 // SaveResponse stores the item again.
 func countReuse(ctx context.Context, tx pgx.Tx, lists ...[]store.Item) (map[int64]int64, error) {
-	stale := map[int64]int64{}
-	var reused []int64
-	for _, items := range lists {
-		for _, it := range items {
-			if it.Key == 0 {
-				continue
-			}
-			if _, dup := stale[it.Key]; !dup {
-				stale[it.Key] = 0
-				reused = append(reused, it.Key)
-			}
-		}
+	reused := sqlstore.ReusedKeys(lists...)
+	stale := make(map[int64]int64, len(reused))
+	for _, k := range reused {
+		stale[k] = 0
 	}
 	if len(reused) == 0 {
 		return stale, nil

@@ -82,19 +82,7 @@ func (db *DB) saveResponse(ctx context.Context, r *store.Response, ledger store.
 // SaveResponse stores the item again.
 func countReuse(ctx context.Context, tx *sql.Tx, lists ...[]store.Item) (map[int64]int64, error) {
 	stale := map[int64]int64{}
-	distinct := map[int64]struct{}{}
-	var reused []int64
-	for _, items := range lists {
-		for _, it := range items {
-			if it.Key == 0 {
-				continue
-			}
-			if _, dup := distinct[it.Key]; !dup {
-				distinct[it.Key] = struct{}{}
-				reused = append(reused, it.Key)
-			}
-		}
-	}
+	reused := sqlstore.ReusedKeys(lists...)
 	if len(reused) == 0 {
 		return stale, nil
 	}

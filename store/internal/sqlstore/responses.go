@@ -173,6 +173,22 @@ func (s *Store) ListedItems(ctx context.Context, c Conn, keys any, lo, hi int64,
 	})
 }
 
+// ReusedKeys returns the distinct keys (Key != 0) of the items in lists,
+// in first-seen order: the items a save reuses from its ancestors.
+func ReusedKeys(lists ...[]store.Item) []int64 {
+	seen := map[int64]bool{}
+	var keys []int64
+	for _, items := range lists {
+		for _, it := range items {
+			if it.Key != 0 && !seen[it.Key] {
+				seen[it.Key] = true
+				keys = append(keys, it.Key)
+			}
+		}
+	}
+	return keys
+}
+
 // NonNil keeps NOT NULL blob columns satisfied when a caller passes nil.
 func NonNil(b []byte) []byte {
 	if b == nil {

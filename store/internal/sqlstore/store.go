@@ -43,6 +43,8 @@ type Config struct {
 	Sweeps []Sweep
 	// AfterSweep, if set, runs after a Sweep that deleted anything.
 	AfterSweep func(ctx context.Context) error
+	// IntegrityChecks are the backend's queries for IntegrityCheck.
+	IntegrityChecks []IntegrityCheck
 	// Ledger is the backend's group-commit ledger writer.
 	Ledger *ledger.Writer
 }
