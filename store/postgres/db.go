@@ -152,22 +152,13 @@ SELECT COALESCE(l.key, x.key, i.key), COALESCE(l.n, 0), COALESCE(x.refs, -1), i.
 // driver. The driver's error stays in the chain and the message is
 // unchanged. Every error of a call that reached PostgreSQL passes through
 // here.
-func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var kind error
-	switch {
-	case isBusy(err):
-		kind = store.ErrBusy
-	case isFull(err):
-		kind = store.ErrFull
-	case isUnavailable(err):
-		kind = store.ErrUnavailable
-	default:
-		return err
-	}
-	return sqlstore.Mark(kind, err)
+func classify(err error) error { return sqlstore.Classify(err, errorKinds) }
+
+// errorKinds tell the driver errors apart, first match wins.
+var errorKinds = []sqlstore.ErrorKind{
+	{Kind: store.ErrBusy, Is: isBusy},
+	{Kind: store.ErrFull, Is: isFull},
+	{Kind: store.ErrUnavailable, Is: isUnavailable},
 }
 
 // SQLSTATE codes the backend tells apart.

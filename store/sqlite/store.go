@@ -231,17 +231,12 @@ SELECT l.key, l.n, -1 FROM listings AS l WHERE l.key NOT IN (SELECT key FROM ite
 // and without the driver. The driver's error stays in the chain and the
 // message is unchanged. Every error of a call that reached SQLite passes
 // through here.
-func classify(err error) error {
-	var kind error
-	switch {
-	case isBusy(err):
-		kind = store.ErrBusy
-	case isFull(err):
-		kind = store.ErrFull
-	default:
-		return err
-	}
-	return sqlstore.Mark(kind, err)
+func classify(err error) error { return sqlstore.Classify(err, errorKinds) }
+
+// errorKinds tell the driver errors apart, first match wins.
+var errorKinds = []sqlstore.ErrorKind{
+	{Kind: store.ErrBusy, Is: isBusy},
+	{Kind: store.ErrFull, Is: isFull},
 }
 
 func isBusy(err error) bool {

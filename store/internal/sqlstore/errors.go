@@ -7,6 +7,27 @@ import (
 	"agentloop/store"
 )
 
+// ErrorKind marks the driver errors Is holds for with the store sentinel
+// Kind (store.ErrBusy, store.ErrFull, ...).
+type ErrorKind struct {
+	Kind error
+	Is   func(error) bool
+}
+
+// Classify marks err with the Kind of the first of kinds that holds for
+// it (see Mark), or returns it as it is.
+func Classify(err error, kinds []ErrorKind) error {
+	if err == nil {
+		return nil
+	}
+	for _, k := range kinds {
+		if k.Is(err) {
+			return Mark(k.Kind, err)
+		}
+	}
+	return err
+}
+
 // Mark returns err marked with the store sentinel kind, so callers test it
 // with errors.Is and without the driver; the driver's error stays in the
 // chain and the message is unchanged. A nil kind, or an err that already
