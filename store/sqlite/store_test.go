@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,19 +14,6 @@ import (
 	"agentloop/store"
 	"agentloop/store/storetest"
 )
-
-// testLog sends the store's log to t.Log.
-func testLog(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
 
 // openTest opens a fresh database file in t.TempDir, closed at cleanup.
 func openTest(t testing.TB, tune ...func(*options)) (*DB, string) {
@@ -43,16 +29,8 @@ func openAt(t testing.TB, path string, tune ...func(*options)) *DB {
 	for _, f := range tune {
 		f(&o)
 	}
-	db, err := open(context.Background(), path, testLog(t), o)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return db
+	db, err := open(context.Background(), path, storetest.Log(t), o)
+	return storetest.Opened(t, db, err)
 }
 
 func countRows(t testing.TB, db *DB, table string) int {
@@ -135,7 +113,7 @@ func TestOpenCreatesFileAndMigrationsAreIdempotent(t *testing.T) {
 
 // openUnmanaged opens path without a cleanup: the caller closes it.
 func openUnmanaged(t testing.TB, path string) (*DB, error) {
-	return open(context.Background(), path, testLog(t), defaultOptions())
+	return open(context.Background(), path, storetest.Log(t), defaultOptions())
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {
@@ -147,13 +125,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	db2, err := openUnmanaged(t, path)
-	if err == nil {
-		db2.Close()
-		t.Fatal("open of a database from a newer binary succeeded")
-	}
-	if !strings.Contains(err.Error(), "newer") {
-		t.Errorf("error %q does not say the schema is newer", err)
-	}
+	storetest.RefusesNewerSchema(t, db2, err)
 }
 
 func TestPragmasOnBothPools(t *testing.T) {
