@@ -118,34 +118,19 @@ func TestErrorClassifiers(t *testing.T) {
 }
 
 func TestIntegrityCheckFindsBadReferenceCounts(t *testing.T) {
-	cases := []struct {
-		name, corrupt, want string
-	}{
-		{"count too high", `UPDATE item_refs SET refs = refs + 1 WHERE key = (SELECT MIN(key) FROM item_refs)`, "listed by 1 responses, counted 2"},
-		{"count missing", `DELETE FROM item_refs WHERE key = (SELECT MIN(key) FROM item_refs)`, "counted -1"},
-		{"item missing", `DELETE FROM items WHERE key = (SELECT MIN(key) FROM items)`, "missing items"},
-		{"item listed by no one", `INSERT INTO items (item_id, type, json) VALUES ('x', 'message', '')`, "listed by 0 responses, counted -1"},
+	cases := []storetest.Corruption{
+		{Name: "count too high", SQL: `UPDATE item_refs SET refs = refs + 1 WHERE key = (SELECT MIN(key) FROM item_refs)`, Want: "listed by 1 responses, counted 2"},
+		{Name: "count missing", SQL: `DELETE FROM item_refs WHERE key = (SELECT MIN(key) FROM item_refs)`, Want: "counted -1"},
+		{Name: "item missing", SQL: `DELETE FROM items WHERE key = (SELECT MIN(key) FROM items)`, Want: "missing items"},
+		{Name: "item listed by no one", SQL: `INSERT INTO items (item_id, type, json) VALUES ('x', 'message', '')`, Want: "listed by 0 responses, counted -1"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			db := openAt(t, pgtest.Database(t), defaultOptions())
-			ctx := context.Background()
-			r := &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []store.Item{storetest.Message("msg_1", "user", "hi")}}
-			if err := db.SaveResponse(ctx, r, store.LedgerRow{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.IntegrityCheck(ctx); err != nil {
-				t.Fatalf("before corruption: %v", err)
-			}
-			if _, err := db.pool.Exec(ctx, c.corrupt); err != nil {
-				t.Fatal(err)
-			}
-			err := db.IntegrityCheck(ctx)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("got %v, want an error mentioning %q", err, c.want)
-			}
-		})
-	}
+	storetest.IntegrityCatches(t, cases, func(t testing.TB) (store.Backend, func(string) error) {
+		db := openAt(t, pgtest.Database(t), defaultOptions())
+		return db, func(q string) error {
+			_, err := db.pool.Exec(context.Background(), q)
+			return err
+		}
+	})
 }
 
 // Two replicas on one database continue the same parent while another

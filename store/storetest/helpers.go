@@ -1,10 +1,13 @@
 package storetest
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"agentloop/store"
 )
 
 // Log sends a backend's log to t.Log, at debug level.
@@ -45,5 +48,35 @@ func RefusesNewerSchema(t testing.TB, db io.Closer, err error) {
 	}
 	if !strings.Contains(err.Error(), "newer") {
 		t.Errorf("error %q does not say the schema is newer", err)
+	}
+}
+
+// Corruption breaks a database one way, with SQL run past the store;
+// IntegrityCheck must then fail naming Want.
+type Corruption struct{ Name, SQL, Want string }
+
+// IntegrityCatches runs each corruption on a fresh database holding one
+// saved response: IntegrityCheck passes before it and fails after. open
+// returns the database and a way to run SQL on it.
+func IntegrityCatches(t *testing.T, cases []Corruption, open func(t testing.TB) (db store.Backend, exec func(query string) error)) {
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			db, exec := open(t)
+			ctx := context.Background()
+			r := &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []store.Item{Message("msg_1", "user", "hi")}}
+			if err := db.SaveResponse(ctx, r, store.LedgerRow{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.IntegrityCheck(ctx); err != nil {
+				t.Fatalf("before corruption: %v", err)
+			}
+			if err := exec(c.SQL); err != nil {
+				t.Fatal(err)
+			}
+			err := db.IntegrityCheck(ctx)
+			if err == nil || !strings.Contains(err.Error(), c.Want) {
+				t.Errorf("got %v, want an error mentioning %q", err, c.Want)
+			}
+		})
 	}
 }
