@@ -29,7 +29,7 @@ func (s *Store) SaveInspect(ctx context.Context, sessions []store.InspectSession
 	for _, t := range turns {
 		stmts = append(stmts, Stmt{SQL: insertTurn, Args: []any{t.SessionID, t.Index, t.ResponseID, t.CreatedAt.UnixNano(), t.Turn}})
 	}
-	err := s.write(ctx, func(c Conn) error { return c.Batch(ctx, stmts) })
+	err := s.c.Write(ctx, func(c Conn) error { return c.Batch(ctx, stmts) })
 	if err != nil {
 		return fmt.Errorf("store: save inspected sessions: %w", err)
 	}
@@ -39,11 +39,11 @@ func (s *Store) SaveInspect(ctx context.Context, sessions []store.InspectSession
 // ListInspectSessions returns up to limit sessions (50 by default, at most
 // 1000), the most recently active first.
 func (s *Store) ListInspectSessions(ctx context.Context, limit int) ([]store.InspectSession, error) {
-	rows, err := s.reader.Query(ctx, s.q(`SELECT `+inspectColumns+` FROM inspect_sessions
-		ORDER BY updated_at DESC, id`+s.d.Bytewise+` DESC LIMIT ?`), clamp(limit, 50, 1000))
+	rows, err := s.c.Reader.Query(ctx, s.q(`SELECT `+inspectColumns+` FROM inspect_sessions
+		ORDER BY updated_at DESC, id`+s.c.Dialect.Bytewise+` DESC LIMIT ?`), clamp(limit, 50, 1000))
 	out, err := collect(rows, err, scanInspectSession)
 	if err != nil {
-		return nil, fmt.Errorf("store: list inspected sessions: %w", s.d.Classify(err))
+		return nil, fmt.Errorf("store: list inspected sessions: %w", s.c.Dialect.Classify(err))
 	}
 	return out, nil
 }
@@ -54,7 +54,7 @@ func (s *Store) LoadInspectSession(ctx context.Context, id string) (*store.Inspe
 		sess  store.InspectSession
 		turns []store.InspectTurn
 	)
-	err := s.read(ctx, func(c Conn) error {
+	err := s.c.Read(ctx, func(c Conn) error {
 		var err error
 		sess, err = scanInspectSession(c.QueryRow(ctx, s.q(`SELECT `+inspectColumns+` FROM inspect_sessions WHERE id = ?`), id))
 		if s.isNoRows(err) {

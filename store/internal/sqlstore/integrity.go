@@ -20,8 +20,8 @@ const maxProblems = 20
 // fails naming the first problems they find. It reads the whole database.
 func (s *Store) IntegrityCheck(ctx context.Context) error {
 	var problems []string
-	err := s.read(ctx, func(c Conn) error {
-		for _, check := range s.cfg.IntegrityChecks {
+	err := s.c.Read(ctx, func(c Conn) error {
+		for _, check := range s.c.IntegrityChecks {
 			if err := s.runCheck(ctx, c, check, &problems); err != nil {
 				return err
 			}

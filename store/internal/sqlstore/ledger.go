@@ -25,10 +25,10 @@ func LedgerArgs(r store.LedgerRow) []any {
 // AppendLedger queues a ledger row for the group-commit writer; the row is
 // durable within about 100 ms. It never waits for the database, but when
 // the queue is full it waits for room rather than drop the row.
-func (s *Store) AppendLedger(row store.LedgerRow) { s.cfg.Ledger.Append(row) }
+func (s *Store) AppendLedger(row store.LedgerRow) { s.c.Ledger.Append(row) }
 
 // FlushLedger waits until every row appended before the call is durable.
-func (s *Store) FlushLedger(ctx context.Context) error { return s.cfg.Ledger.Flush(ctx) }
+func (s *Store) FlushLedger(ctx context.Context) error { return s.c.Ledger.Flush(ctx) }
 
 // LedgerRows returns the ledger rows of a response in the order written, or
 // every row when responseID is empty.
@@ -39,9 +39,9 @@ func (s *Store) LedgerRows(ctx context.Context, responseID string) ([]store.Ledg
 		err  error
 	)
 	if responseID == "" {
-		rows, err = s.reader.Query(ctx, cols+` ORDER BY seq`)
+		rows, err = s.c.Reader.Query(ctx, cols+` ORDER BY seq`)
 	} else {
-		rows, err = s.reader.Query(ctx, s.q(cols+` WHERE response_id = ? ORDER BY seq`), responseID)
+		rows, err = s.c.Reader.Query(ctx, s.q(cols+` WHERE response_id = ? ORDER BY seq`), responseID)
 	}
 	out, err := collect(rows, err, func(row Row) (store.LedgerRow, error) {
 		var r store.LedgerRow
@@ -50,7 +50,7 @@ func (s *Store) LedgerRows(ctx context.Context, responseID string) ([]store.Ledg
 		return r, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: ledger rows %q: %w", responseID, s.d.Classify(err))
+		return nil, fmt.Errorf("store: ledger rows %q: %w", responseID, s.c.Dialect.Classify(err))
 	}
 	return out, nil
 }

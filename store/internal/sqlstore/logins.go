@@ -14,13 +14,13 @@ func (s *Store) CreateSession(ctx context.Context, l store.Session) error {
 	if l.ID == "" {
 		return errors.New("store: create session: empty id")
 	}
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		_, err := c.Exec(ctx, s.q(`INSERT INTO login_sessions (id, created_at, expires_at) VALUES (?, ?, ?)`),
 			l.ID, l.CreatedAt.UnixNano(), l.ExpiresAt.UnixNano())
 		return err
 	})
 	if err != nil {
-		if s.d.IsUniqueViolation(err) {
+		if s.c.Dialect.IsUniqueViolation(err) {
 			return fmt.Errorf("%w: session", store.ErrExists)
 		}
 		return fmt.Errorf("store: create session: %w", err)
@@ -32,12 +32,12 @@ func (s *Store) CreateSession(ctx context.Context, l store.Session) error {
 // store.ErrNotFound when there is none.
 func (s *Store) GetSession(ctx context.Context, id string) (store.Session, error) {
 	var created, expires int64
-	err := s.reader.QueryRow(ctx, s.q(`SELECT created_at, expires_at FROM login_sessions WHERE id = ?`), id).Scan(&created, &expires)
+	err := s.c.Reader.QueryRow(ctx, s.q(`SELECT created_at, expires_at FROM login_sessions WHERE id = ?`), id).Scan(&created, &expires)
 	if s.isNoRows(err) {
 		return store.Session{}, notFound("session")
 	}
 	if err != nil {
-		return store.Session{}, fmt.Errorf("store: get session: %w", s.d.Classify(err))
+		return store.Session{}, fmt.Errorf("store: get session: %w", s.c.Dialect.Classify(err))
 	}
 	return store.Session{ID: id, CreatedAt: unixNano(created), ExpiresAt: unixNano(expires)}, nil
 }
@@ -45,7 +45,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (store.Session, error
 // DeleteSession deletes a login session; deleting one that is gone is not
 // an error (logging out twice is fine).
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		_, err := c.Exec(ctx, s.q(`DELETE FROM login_sessions WHERE id = ?`), id)
 		return err
 	})
@@ -59,7 +59,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 // and returns how many.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
 	var n int64
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		var err error
 		n, err = c.Exec(ctx, s.q(`DELETE FROM login_sessions WHERE expires_at <= ?`), now.UnixNano())
 		return err

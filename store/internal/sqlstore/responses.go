@@ -26,10 +26,10 @@ func (s *Store) SaveResponse(ctx context.Context, r *store.Response, ledger stor
 	}
 	contextKeys := make([]int64, len(r.Context))
 	outputKeys := make([]int64, len(r.Output))
-	if err := s.cfg.SaveResponse(ctx, r, ledger, contextKeys, outputKeys); err != nil {
+	if err := s.c.SaveResponse(ctx, r, ledger, contextKeys, outputKeys); err != nil {
 		// Keys come from a sequence, so the response's id is the only
 		// unique value a save can repeat.
-		if s.d.IsUniqueViolation(err) {
+		if s.c.Dialect.IsUniqueViolation(err) {
 			return fmt.Errorf("%w: response %s", store.ErrExists, r.ID)
 		}
 		return fmt.Errorf("store: save response %s: %w", r.ID, err)
@@ -47,7 +47,7 @@ func (s *Store) SaveResponse(ctx context.Context, r *store.Response, ledger stor
 // each owns its full context key list. Of the items the response listed,
 // those no other response lists are removed; the rest stay.
 func (s *Store) DeleteResponse(ctx context.Context, id string) error {
-	err := s.write(ctx, func(c Conn) error { return s.cfg.DeleteResponse(ctx, c, id) })
+	err := s.c.Write(ctx, func(c Conn) error { return s.c.DeleteResponse(ctx, c, id) })
 	return wrap("delete response "+id, err)
 }
 
@@ -55,12 +55,12 @@ func (s *Store) DeleteResponse(ctx context.Context, id string) error {
 // (for item_reference). If several share the id, the newest wins.
 func (s *Store) FindOutputItem(ctx context.Context, itemID string) (store.Item, error) {
 	var it store.Item
-	err := s.reader.QueryRow(ctx, s.sql.FindOutputItem, itemID).Scan(&it.Key, &it.ItemID, &it.Type, &it.JSON)
+	err := s.c.Reader.QueryRow(ctx, s.c.SQL.FindOutputItem, itemID).Scan(&it.Key, &it.ItemID, &it.Type, &it.JSON)
 	if s.isNoRows(err) {
 		return store.Item{}, fmt.Errorf("%w: output item %q", store.ErrNotFound, itemID)
 	}
 	if err != nil {
-		return store.Item{}, fmt.Errorf("store: find output item %q: %w", itemID, s.d.Classify(err))
+		return store.Item{}, fmt.Errorf("store: find output item %q: %w", itemID, s.c.Dialect.Classify(err))
 	}
 	return it, nil
 }
@@ -89,8 +89,8 @@ func (s *Store) InputItems(ctx context.Context, id string, after string, limit i
 		return nil, false, fmt.Errorf("store: input items of %s: order %q is neither asc nor desc", id, order)
 	}
 
-	err = s.read(ctx, func(c Conn) error {
-		keys := s.d.NewKeyList()
+	err = s.c.Read(ctx, func(c Conn) error {
+		keys := s.c.Dialect.NewKeyList()
 		var inputStart int64
 		err := c.QueryRow(ctx, s.q(`SELECT context_keys, input_start FROM responses WHERE id = ?`), id).Scan(keys, &inputStart)
 		if s.isNoRows(err) {
@@ -109,7 +109,7 @@ func (s *Store) InputItems(ctx context.Context, id string, after string, limit i
 				pick = "MIN"
 			}
 			var cursor *int64
-			if err := c.QueryRow(ctx, fmt.Sprintf(s.sql.InputCursor, pick), keys, inputStart, after).Scan(&cursor); err != nil {
+			if err := c.QueryRow(ctx, fmt.Sprintf(s.c.SQL.InputCursor, pick), keys, inputStart, after).Scan(&cursor); err != nil {
 				return err
 			}
 			if cursor == nil {
@@ -141,13 +141,13 @@ const MaxPos = int64(1) << 62
 // listed but not stored is an error: reference counting should make it
 // impossible.
 func (s *Store) ListedItems(ctx context.Context, c Conn, keys any, lo, hi int64, dir string, limit int) ([]store.Item, error) {
-	q := s.sql.ListedItems
+	q := s.c.SQL.ListedItems
 	// A whole list in order needs no sort: the backend walks the array in
 	// order, which the loop below verifies rather than trusts.
 	sorted := dir == "ASC" && limit < 0
 	args := []any{keys, lo, hi}
 	if !sorted {
-		q += fmt.Sprintf(s.sql.ListedOrder, dir)
+		q += fmt.Sprintf(s.c.SQL.ListedOrder, dir)
 		args = append(args, limit)
 	}
 	prevPos := int64(-1)

@@ -32,21 +32,21 @@ type Sweep struct {
 func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (store.Swept, error) {
 	var swept store.Swept
 	total := 0
-	for _, k := range append(s.sweeps(), s.cfg.Sweeps...) {
+	for _, k := range append(s.sweeps(), s.c.Sweeps...) {
 		for {
 			n, err := s.sweepBatch(ctx, k, k.Cutoff(cutoff))
 			*k.Count(&swept) += n
 			total += n
 			if err != nil {
-				return swept, fmt.Errorf("store: sweep %s: %w", k.What, s.d.Classify(err))
+				return swept, fmt.Errorf("store: sweep %s: %w", k.What, s.c.Dialect.Classify(err))
 			}
 			if n < store.RetentionBatch {
 				break
 			}
 		}
 	}
-	if total > 0 && s.cfg.AfterSweep != nil {
-		if err := s.cfg.AfterSweep(ctx); err != nil {
+	if total > 0 && s.c.AfterSweep != nil {
+		if err := s.c.AfterSweep(ctx); err != nil {
 			return swept, err
 		}
 	}
@@ -65,7 +65,7 @@ func (s *Store) sweeps() []Sweep {
 	return []Sweep{
 		// Responses store their time in seconds.
 		{What: "responses", Select: s.q(`SELECT id FROM responses WHERE created_at < ? ORDER BY created_at LIMIT ?`),
-			Cutoff: time.Time.Unix, Delete: s.cfg.DeleteResponse,
+			Cutoff: time.Time.Unix, Delete: s.c.DeleteResponse,
 			Count: func(w *store.Swept) *int { return &w.Responses }},
 		// A run that is queued or running belongs to a live race; its rows
 		// go with it (ON DELETE CASCADE: lanes, turns, spans).
@@ -90,7 +90,7 @@ func (s *Store) sweeps() []Sweep {
 // skipped.
 func (s *Store) sweepBatch(ctx context.Context, k Sweep, cutoff int64) (int, error) {
 	n := 0
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		n = 0
 		rows, err := c.Query(ctx, k.Select, cutoff, store.RetentionBatch)
 		ids, err := collect(rows, err, func(row Row) (string, error) {

@@ -27,13 +27,13 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if status == "" {
 		status = store.RunQueued
 	}
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		_, err := c.Exec(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			r.ID, created.UnixNano(), updated.UnixNano(), r.Scenario, r.Profile, status, r.Config, r.Summary, r.Replica)
 		return err
 	})
 	if err != nil {
-		if s.d.IsUniqueViolation(err) {
+		if s.c.Dialect.IsUniqueViolation(err) {
 			return fmt.Errorf("%w: run %s", store.ErrExists, r.ID)
 		}
 		return fmt.Errorf("store: create run %s: %w", r.ID, err)
@@ -45,7 +45,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 // UpdateRun sets a run's status and summary and touches UpdatedAt. An empty
 // status or a nil summary keeps the stored value.
 func (s *Store) UpdateRun(ctx context.Context, id, status string, summary []byte) error {
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		n, err := c.Exec(ctx, s.q(`UPDATE runs SET
 			status = COALESCE(NULLIF(?, ''), status),
 			summary = COALESCE(?, summary),
@@ -59,13 +59,13 @@ func (s *Store) UpdateRun(ctx context.Context, id, status string, summary []byte
 // SaveLane inserts or updates a lane of an existing run. A nil Summary keeps
 // the stored one.
 func (s *Store) SaveLane(ctx context.Context, l *store.Lane) error {
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		_, err := c.Exec(ctx, s.q(`INSERT INTO lanes (run_id, name, status, summary) VALUES (?, ?, ?, ?)
 			ON CONFLICT (run_id, name) DO UPDATE SET
 				status = excluded.status,
 				summary = COALESCE(excluded.summary, lanes.summary)`),
 			l.RunID, l.Name, l.Status, l.Summary)
-		if s.d.IsForeignKeyViolation(err) {
+		if s.c.Dialect.IsForeignKeyViolation(err) {
 			return notFound("run " + l.RunID)
 		}
 		return err
@@ -90,11 +90,11 @@ func (s *Store) SaveTurn(ctx context.Context, t *store.Turn, spans []store.Span)
 			Args: []any{t.RunID, t.Lane, t.Repeat, t.Index}},
 	}
 	if len(spans) > 0 {
-		stmts = append(stmts, s.sql.InsertSpans(t, spans)...)
+		stmts = append(stmts, s.c.SQL.InsertSpans(t, spans)...)
 	}
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		err := c.Batch(ctx, stmts)
-		if s.d.IsForeignKeyViolation(err) {
+		if s.c.Dialect.IsForeignKeyViolation(err) {
 			return notFound("run " + t.RunID)
 		}
 		return err
@@ -108,7 +108,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (*store.Run, []store.Lane
 		run   *store.Run
 		lanes []store.Lane
 	)
-	err := s.read(ctx, func(c Conn) error {
+	err := s.c.Read(ctx, func(c Conn) error {
 		var err error
 		run, err = scanRun(c.QueryRow(ctx, s.q(`SELECT `+runColumns+` FROM runs WHERE id = ?`), id))
 		if s.isNoRows(err) {
@@ -138,7 +138,7 @@ func (s *Store) RunTurns(ctx context.Context, runID string) ([]store.Turn, []sto
 		turns []store.Turn
 		spans []store.Span
 	)
-	err := s.read(ctx, func(c Conn) error {
+	err := s.c.Read(ctx, func(c Conn) error {
 		var exists bool
 		if err := c.QueryRow(ctx, s.q(`SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`), runID).Scan(&exists); err != nil {
 			return err
@@ -147,7 +147,7 @@ func (s *Store) RunTurns(ctx context.Context, runID string) ([]store.Turn, []sto
 			return notFound("run " + runID)
 		}
 		rows, err := c.Query(ctx, s.q(`SELECT run_id, lane, repeat, idx, response_id, timings, request, output
-			FROM turns WHERE run_id = ? ORDER BY lane`+s.d.Bytewise+`, repeat, idx`), runID)
+			FROM turns WHERE run_id = ? ORDER BY lane`+s.c.Dialect.Bytewise+`, repeat, idx`), runID)
 		turns, err = collect(rows, err, func(row Row) (store.Turn, error) {
 			var t store.Turn
 			err := row.Scan(&t.RunID, &t.Lane, &t.Repeat, &t.Index, &t.ResponseID, &t.Timings, &t.Request, &t.Output)
@@ -158,7 +158,7 @@ func (s *Store) RunTurns(ctx context.Context, runID string) ([]store.Turn, []sto
 		}
 		rows, err = c.Query(ctx, s.q(`SELECT run_id, lane, repeat, turn_index, response_id, name, kind,
 			start_ns, duration_ns, items, tokens, bytes
-			FROM spans WHERE run_id = ? ORDER BY lane`+s.d.Bytewise+`, repeat, turn_index, start_ns, seq`), runID)
+			FROM spans WHERE run_id = ? ORDER BY lane`+s.c.Dialect.Bytewise+`, repeat, turn_index, start_ns, seq`), runID)
 		spans, err = collect(rows, err, func(row Row) (store.Span, error) {
 			var sp store.Span
 			err := row.Scan(&sp.RunID, &sp.Lane, &sp.Repeat, &sp.TurnIndex, &sp.ResponseID, &sp.Name, &sp.Kind,
@@ -195,10 +195,10 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, e
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	q += ` ORDER BY created_at DESC, id` + s.d.Bytewise + ` DESC LIMIT ?`
+	q += ` ORDER BY created_at DESC, id` + s.c.Dialect.Bytewise + ` DESC LIMIT ?`
 	args = append(args, clamp(f.Limit, 50, 1000))
 
-	rows, err := s.reader.Query(ctx, s.q(q), args...)
+	rows, err := s.c.Reader.Query(ctx, s.q(q), args...)
 	runs, err := collect(rows, err, func(row Row) (store.Run, error) {
 		r, err := scanRun(row)
 		if err != nil {
@@ -207,14 +207,14 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, e
 		return *r, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: list runs: %w", s.d.Classify(err))
+		return nil, fmt.Errorf("store: list runs: %w", s.c.Dialect.Classify(err))
 	}
 	return runs, nil
 }
 
 // DeleteRun deletes a run with its lanes, turns and spans.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		n, err := c.Exec(ctx, s.q(`DELETE FROM runs WHERE id = ?`), id)
 		return expectOne(n, err, "run "+id)
 	})
@@ -227,7 +227,7 @@ func (s *Store) DeleteRun(ctx context.Context, id string) error {
 // It returns how many runs changed.
 func (s *Store) MarkInterrupted(ctx context.Context, replica string, staleBefore time.Time) (int, error) {
 	var n int64
-	err := s.write(ctx, func(c Conn) error {
+	err := s.c.Write(ctx, func(c Conn) error {
 		var err error
 		n, err = c.Exec(ctx, s.q(`UPDATE runs SET status = 'interrupted', updated_at = ?
 			WHERE status IN ('queued', 'running') AND (replica = ? OR created_at < ?)`),

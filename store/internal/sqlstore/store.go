@@ -11,14 +11,7 @@ import (
 
 // Store implements the parts of store.Backend both backends share. A
 // backend embeds it, so its methods are the backend's.
-type Store struct {
-	d      Dialect
-	sql    SQL
-	reader Conn
-	read   TxFunc
-	write  TxFunc
-	cfg    Config
-}
+type Store struct{ c Config }
 
 // Config is what a backend gives New.
 type Config struct {
@@ -50,7 +43,8 @@ type Config struct {
 }
 
 // SQL holds the statements whose text differs between the backends
-// beyond placeholders. They are used as they are, not rebound.
+// beyond placeholders, in the backend's own placeholders (not rebound);
+// $n below is the n-th argument.
 type SQL struct {
 	// FindOutputItem selects key, item_id, type, json of the newest output
 	// item with the wire id $1, by the partial index on output items.
@@ -69,14 +63,14 @@ type SQL struct {
 
 // New returns the shared store over a backend.
 func New(c Config) *Store {
-	return &Store{d: c.Dialect, sql: c.SQL, reader: c.Reader, read: c.Read, write: c.Write, cfg: c}
+	return &Store{c: c}
 }
 
 // unixNano reads a time stored as Unix nanoseconds.
 func unixNano(ns int64) time.Time { return time.Unix(0, ns) }
 
 // isNoRows says a QueryRow found nothing.
-func (s *Store) isNoRows(err error) bool { return errors.Is(err, s.d.NoRows) }
+func (s *Store) isNoRows(err error) bool { return errors.Is(err, s.c.Dialect.NoRows) }
 
 // q rebinds shared SQL for the backend.
-func (s *Store) q(query string) string { return s.d.Rebind(query) }
+func (s *Store) q(query string) string { return s.c.Dialect.Rebind(query) }
