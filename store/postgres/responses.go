@@ -23,62 +23,28 @@ func (db *DB) saveResponse(ctx context.Context, r *store.Response, ledger store.
 		if err != nil {
 			return err
 		}
-		// Which items get a new row: those never stored, and those whose
-		// key went stale (each stale key once).
-		var fresh []*store.Item
-		var output []bool
-		pending := map[int64]bool{}
-		for _, list := range []struct {
-			items  []store.Item
-			output bool
-		}{{r.Context, false}, {r.Output, true}} {
-			for i := range list.items {
-				it := &list.items[i]
-				if it.Key != 0 {
-					if _, isStale := stale[it.Key]; !isStale || pending[it.Key] {
-						continue
-					}
-					pending[it.Key] = true
-				}
-				fresh = append(fresh, it)
-				output = append(output, list.output)
-			}
-		}
-		newKeys, err := allocateKeys(ctx, tx, len(fresh))
+		newKeys, err := allocateKeys(ctx, tx, sqlstore.NewItems(r, stale))
 		if err != nil {
 			return err
 		}
-		// The keys each fresh item gets, in order, then each stale key's
-		// replacement.
-		assigned := map[*store.Item]int64{}
-		for i, it := range fresh {
-			assigned[it] = newKeys[i]
-			if it.Key != 0 {
-				stale[it.Key] = newKeys[i]
-			}
+		// The new items' columns, as arrays for one insert.
+		var (
+			ids, types []string
+			jsons      [][]byte
+			output     []bool
+		)
+		err = sqlstore.AssignKeys(r, stale, contextKeys, outputKeys, func(it store.Item, isOutput bool) (int64, error) {
+			key := newKeys[len(ids)]
+			ids, types = append(ids, it.ItemID), append(types, it.Type)
+			jsons, output = append(jsons, sqlstore.NonNil(it.JSON)), append(output, isOutput)
+			return key, nil
+		})
+		if err != nil {
+			return err
 		}
-		fill := func(items []store.Item, keys []int64) {
-			for i := range items {
-				it := &items[i]
-				switch k, ok := assigned[it]; {
-				case ok:
-					keys[i] = k
-				case stale[it.Key] != 0:
-					keys[i] = stale[it.Key]
-				default:
-					keys[i] = it.Key
-				}
-			}
-		}
-		fill(r.Context, contextKeys)
-		fill(r.Output, outputKeys)
 
 		b := &pgx.Batch{}
-		if len(fresh) > 0 {
-			ids, types, jsons := make([]string, len(fresh)), make([]string, len(fresh)), make([][]byte, len(fresh))
-			for i, it := range fresh {
-				ids[i], types[i], jsons[i] = it.ItemID, it.Type, sqlstore.NonNil(it.JSON)
-			}
+		if len(newKeys) > 0 {
 			b.Queue(`INSERT INTO items (key, item_id, type, json, is_output) OVERRIDING SYSTEM VALUE
 				SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::boolean[])`, newKeys, ids, types, jsons, output)
 			b.Queue(`INSERT INTO item_refs (key, refs) SELECT unnest($1::bigint[]), 1`, newKeys)

@@ -26,37 +26,16 @@ func (db *DB) saveResponse(ctx context.Context, r *store.Response, ledger store.
 		}
 		defer insert.Close()
 		var added []int64
-		assign := func(items []store.Item, keys []int64, output bool) error {
-			for i, it := range items {
-				if it.Key != 0 {
-					replacement, isStale := stale[it.Key]
-					if !isStale {
-						keys[i] = it.Key
-						continue
-					}
-					if replacement != 0 {
-						keys[i] = replacement
-						continue
-					}
-				}
-				res, err := insert.ExecContext(ctx, it.ItemID, it.Type, sqlstore.NonNil(it.JSON), output)
-				if err != nil {
-					return err
-				}
-				if keys[i], err = res.LastInsertId(); err != nil {
-					return err
-				}
-				added = append(added, keys[i])
-				if it.Key != 0 {
-					stale[it.Key] = keys[i]
-				}
+		err = sqlstore.AssignKeys(r, stale, contextKeys, outputKeys, func(it store.Item, output bool) (int64, error) {
+			res, err := insert.ExecContext(ctx, it.ItemID, it.Type, sqlstore.NonNil(it.JSON), output)
+			if err != nil {
+				return 0, err
 			}
-			return nil
-		}
-		if err := assign(r.Context, contextKeys, false); err != nil {
-			return err
-		}
-		if err := assign(r.Output, outputKeys, true); err != nil {
+			key, err := res.LastInsertId()
+			added = append(added, key)
+			return key, err
+		})
+		if err != nil {
 			return err
 		}
 		if len(added) > 0 {

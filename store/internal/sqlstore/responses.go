@@ -189,6 +189,57 @@ func ReusedKeys(lists ...[]store.Item) []int64 {
 	return keys
 }
 
+// AssignKeys puts the key of every item of r, in order, in contextKeys and
+// outputKeys. A reused key (Key != 0) stays, unless stale lists it: its
+// item was removed since, so the first item that lists it gets a new key
+// and the others that list it the same one. Every other item gets a new
+// key from newKey, which stores it. stale maps the stale keys of r to 0
+// (see NewItems) and ends mapping each to its replacement.
+func AssignKeys(r *store.Response, stale map[int64]int64, contextKeys, outputKeys []int64, newKey func(it store.Item, output bool) (int64, error)) error {
+	assign := func(items []store.Item, keys []int64, output bool) error {
+		for i, it := range items {
+			if it.Key != 0 {
+				replacement, isStale := stale[it.Key]
+				if !isStale {
+					keys[i] = it.Key
+					continue
+				}
+				if replacement != 0 {
+					keys[i] = replacement
+					continue
+				}
+			}
+			k, err := newKey(it, output)
+			if err != nil {
+				return err
+			}
+			keys[i] = k
+			if it.Key != 0 {
+				stale[it.Key] = k
+			}
+		}
+		return nil
+	}
+	if err := assign(r.Context, contextKeys, false); err != nil {
+		return err
+	}
+	return assign(r.Output, outputKeys, true)
+}
+
+// NewItems is how many new keys AssignKeys asks for: one per item never
+// stored, and one per stale key (stale holds only keys r lists).
+func NewItems(r *store.Response, stale map[int64]int64) int {
+	n := len(stale)
+	for _, items := range [][]store.Item{r.Context, r.Output} {
+		for _, it := range items {
+			if it.Key == 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // NonNil keeps NOT NULL blob columns satisfied when a caller passes nil.
 func NonNil(b []byte) []byte {
 	if b == nil {
