@@ -156,19 +156,19 @@ func (s *Store) ListedItems(ctx context.Context, c Conn, keys any, lo, hi int64,
 		var (
 			it               store.Item
 			pos              int64
-			itemID, itemType *string
+			itemID, itemType nullString
 		)
 		if err := row.Scan(&pos, &it.Key, &itemID, &itemType, &it.JSON); err != nil {
 			return it, err
 		}
-		if itemType == nil {
+		if !itemType.valid {
 			return it, fmt.Errorf("item %d is listed but not stored", it.Key)
 		}
 		if sorted && pos <= prevPos {
 			return it, fmt.Errorf("key list read out of order at position %d", pos)
 		}
 		prevPos = pos
-		it.ItemID, it.Type = *itemID, *itemType
+		it.ItemID, it.Type = itemID.s, itemType.s
 		return it, nil
 	})
 }
@@ -238,6 +238,28 @@ func NewItems(r *store.Response, stale map[int64]int64) int {
 		}
 	}
 	return n
+}
+
+// nullString scans a text column that may be NULL. Both drivers call
+// its Scan (it is a database/sql Scanner), which spares database/sql the
+// reflection and the allocations of scanning into a *string.
+type nullString struct {
+	s     string
+	valid bool
+}
+
+func (n *nullString) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*n = nullString{}
+	case string:
+		*n = nullString{s: v, valid: true}
+	case []byte:
+		*n = nullString{s: string(v), valid: true}
+	default:
+		return fmt.Errorf("cannot scan %T into a string", src)
+	}
+	return nil
 }
 
 // NonNil keeps NOT NULL blob columns satisfied when a caller passes nil.
