@@ -23,16 +23,13 @@ func (db *DB) saveResponse(ctx context.Context, r *store.Response, ledger store.
 		if err != nil {
 			return err
 		}
-		newKeys, err := allocateKeys(ctx, tx, sqlstore.NewItems(r, stale))
+		n := sqlstore.NewItems(r, stale)
+		newKeys, err := allocateKeys(ctx, tx, n)
 		if err != nil {
 			return err
 		}
 		// The new items' columns, as arrays for one insert.
-		var (
-			ids, types []string
-			jsons      [][]byte
-			output     []bool
-		)
+		ids, types, jsons, output := make([]string, 0, n), make([]string, 0, n), make([][]byte, 0, n), make([]bool, 0, n)
 		err = sqlstore.AssignKeys(r, stale, contextKeys, outputKeys, func(it store.Item, isOutput bool) (int64, error) {
 			key := newKeys[len(ids)]
 			ids, types = append(ids, it.ItemID), append(types, it.Type)
