@@ -61,11 +61,7 @@ func (db *DB) saveResponse(ctx context.Context, r *store.Response, ledger store.
 // returns those whose items no longer exist, each mapped to 0 until
 // SaveResponse stores the item again.
 func countReuse(ctx context.Context, tx pgx.Tx, lists ...[]store.Item) (map[int64]int64, error) {
-	reused := sqlstore.ReusedKeys(lists...)
-	stale := make(map[int64]int64, len(reused))
-	for _, k := range reused {
-		stale[k] = 0
-	}
+	reused, stale := sqlstore.ReusedKeys(lists...)
 	if len(reused) == 0 {
 		return stale, nil
 	}

@@ -61,7 +61,7 @@ func (db *DB) saveResponse(ctx context.Context, r *store.Response, ledger store.
 // SaveResponse stores the item again.
 func countReuse(ctx context.Context, tx *sql.Tx, lists ...[]store.Item) (map[int64]int64, error) {
 	stale := map[int64]int64{}
-	reused := sqlstore.ReusedKeys(lists...)
+	reused, _ := sqlstore.ReusedKeys(lists...)
 	if len(reused) == 0 {
 		return stale, nil
 	}

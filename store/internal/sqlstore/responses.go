@@ -150,15 +150,19 @@ func (s *Store) ListedItems(ctx context.Context, c Conn, keys any, lo, hi int64,
 		q += fmt.Sprintf(s.c.SQL.ListedOrder, dir)
 		args = append(args, limit)
 	}
-	prevPos := int64(-1)
+	// One set of scan targets for every row: a Scan through an interface
+	// would otherwise allocate them, and its arguments, row by row.
+	var (
+		it               store.Item
+		pos              int64
+		itemID, itemType nullString
+		prevPos          = int64(-1)
+	)
+	dest := []any{&pos, &it.Key, &itemID, &itemType, &it.JSON}
 	rows, err := c.Query(ctx, q, args...)
 	return collect(rows, err, func(row Row) (store.Item, error) {
-		var (
-			it               store.Item
-			pos              int64
-			itemID, itemType nullString
-		)
-		if err := row.Scan(&pos, &it.Key, &itemID, &itemType, &it.JSON); err != nil {
+		it = store.Item{}
+		if err := row.Scan(dest...); err != nil {
 			return it, err
 		}
 		if !itemType.valid {
@@ -174,19 +178,19 @@ func (s *Store) ListedItems(ctx context.Context, c Conn, keys any, lo, hi int64,
 }
 
 // ReusedKeys returns the distinct keys (Key != 0) of the items in lists,
-// in first-seen order: the items a save reuses from its ancestors.
-func ReusedKeys(lists ...[]store.Item) []int64 {
-	seen := map[int64]bool{}
-	var keys []int64
+// in first-seen order: the items a save reuses from its ancestors. listed
+// maps each of them to 0, for a backend to prune to the stale ones.
+func ReusedKeys(lists ...[]store.Item) (keys []int64, listed map[int64]int64) {
+	listed = map[int64]int64{}
 	for _, items := range lists {
 		for _, it := range items {
-			if it.Key != 0 && !seen[it.Key] {
-				seen[it.Key] = true
+			if _, dup := listed[it.Key]; it.Key != 0 && !dup {
+				listed[it.Key] = 0
 				keys = append(keys, it.Key)
 			}
 		}
 	}
-	return keys
+	return keys, listed
 }
 
 // AssignKeys puts the key of every item of r, in order, in contextKeys and
