@@ -11,8 +11,8 @@ import (
 )
 
 // records is the store code both backends share; DB embeds it, so its
-// methods (runs, sessions, workloads, the inspector's records, ...) are
-// DB's.
+// methods (runs, login sessions, workloads, the inspector's records, ...)
+// are DB's.
 type records = sqlstore.Store
 
 // dialect is PostgreSQL's: numbered placeholders, and text ordered by

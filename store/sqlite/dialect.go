@@ -10,8 +10,8 @@ import (
 )
 
 // records is the store code both backends share; DB embeds it, so its
-// methods (runs, sessions, workloads, the inspector's records, ...) are
-// DB's.
+// methods (runs, login sessions, workloads, the inspector's records, ...)
+// are DB's.
 type records = sqlstore.Store
 
 // dialect is SQLite's: ? placeholders, and the default BINARY collation
