@@ -8,7 +8,9 @@
 // It holds types and sentinels only, no driver and no SQL, so the engine,
 // rollout, web and any backend use it without importing a database. The
 // backends live in packages named after their technology (store/sqlite,
-// store/postgres) and pass one contract suite (store/storetest);
+// store/postgres), share what is not SQL text or driver
+// (store/internal/sqlstore, store/internal/ledger), and pass one contract
+// suite (store/storetest);
 // the consumers declare the small interfaces they need (server.Store,
 // rollout.RunStore, web.RunDB).
 //

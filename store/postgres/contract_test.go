@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"log/slog"
-	"strings"
 	"testing"
 
 	"agentloop/store"
@@ -30,7 +28,7 @@ func TestContract(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		Open: openContract,
 		OpenUnreachable: func(t testing.TB) error {
-			db, err := open(context.Background(), pgtest.Unreachable(t), testLog(t), defaultOptions())
+			db, err := open(context.Background(), pgtest.Unreachable(t), storetest.Log(t), defaultOptions())
 			if err == nil {
 				db.Close()
 			}
@@ -58,32 +56,11 @@ func openContract(t testing.TB, so storetest.Options) *storetest.Database {
 	}
 }
 
-// testLog sends the store's log to t.Log.
-func testLog(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
 // openAt opens the database at dsn, closed at cleanup.
 func openAt(t testing.TB, dsn string, o options) *DB {
 	t.Helper()
-	db, err := open(context.Background(), dsn, testLog(t), o)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return db
+	db, err := open(context.Background(), dsn, storetest.Log(t), o)
+	return storetest.Opened(t, db, err)
 }
 
 func countRows(t testing.TB, db *DB, table string) int {

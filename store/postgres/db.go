@@ -14,6 +14,7 @@ import (
 
 	"agentloop/store"
 	"agentloop/store/internal/ledger"
+	"agentloop/store/internal/sqlstore"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -22,6 +23,8 @@ import (
 
 // DB is the agentloop database in PostgreSQL. It is safe for concurrent use.
 type DB struct {
+	*records
+
 	pool   *pgxpool.Pool
 	log    *slog.Logger
 	ledger *ledger.Writer
@@ -85,6 +88,12 @@ func open(ctx context.Context, dsn string, log *slog.Logger, o options) (*DB, er
 	}
 	db := &DB{pool: pool, log: log}
 	db.ledger = ledger.New(db.writeLedger, log, o.ledger)
+	db.records = sqlstore.New(sqlstore.Config{
+		Dialect: dialect, SQL: queries, Reader: conn{pool},
+		Read: db.readConn, Write: db.writeConn,
+		SaveResponse: db.saveResponse, DeleteResponse: deleteResponse,
+		Sweeps: []sqlstore.Sweep{traceSweep}, IntegrityChecks: integrityChecks, Ledger: db.ledger,
+	})
 	return db, nil
 }
 
@@ -109,42 +118,20 @@ func (db *DB) Close() error {
 // Ping checks that the database answers, for a readiness probe.
 func (db *DB) Ping(ctx context.Context) error { return classify(db.pool.Ping(ctx)) }
 
-// IntegrityCheck verifies that every item's reference count matches the
+// integrityChecks verify that every item's reference count matches the
 // responses that list it, and that every listed item exists (foreign keys
-// PostgreSQL enforces itself). It reads the whole database.
-func (db *DB) IntegrityCheck(ctx context.Context) error {
-	var problems []string
-	err := db.readTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, refCountCheck)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var key, listed, counted int64
-			var stored bool
-			if err := rows.Scan(&key, &listed, &counted, &stored); err != nil {
-				return err
-			}
-			if len(problems) >= 20 {
-				continue
-			}
-			if !stored {
-				problems = append(problems, fmt.Sprintf("item %d: listed by %d responses, missing items", key, listed))
-				continue
-			}
-			problems = append(problems, fmt.Sprintf("item %d: listed by %d responses, counted %d", key, listed, counted))
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return fmt.Errorf("store: integrity check: %w", err)
+// PostgreSQL enforces itself).
+var integrityChecks = []sqlstore.IntegrityCheck{{Query: refCountCheck, Problem: func(row sqlstore.Row) (string, error) {
+	var key, listed, counted int64
+	var stored bool
+	if err := row.Scan(&key, &listed, &counted, &stored); err != nil {
+		return "", err
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("store: integrity check failed: %s", strings.Join(problems, "; "))
+	if !stored {
+		return fmt.Sprintf("item %d: listed by %d responses, missing items", key, listed), nil
 	}
-	return nil
-}
+	return fmt.Sprintf("item %d: listed by %d responses, counted %d", key, listed, counted), nil
+}}}
 
 // refCountCheck lists items whose reference count disagrees with the key
 // lists of the stored responses (-1: no count), and listed keys with no
@@ -165,32 +152,14 @@ SELECT COALESCE(l.key, x.key, i.key), COALESCE(l.n, 0), COALESCE(x.refs, -1), i.
 // driver. The driver's error stays in the chain and the message is
 // unchanged. Every error of a call that reached PostgreSQL passes through
 // here.
-func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	var kind error
-	switch {
-	case isBusy(err):
-		kind = store.ErrBusy
-	case isFull(err):
-		kind = store.ErrFull
-	case isUnavailable(err):
-		kind = store.ErrUnavailable
-	default:
-		return err
-	}
-	if errors.Is(err, kind) {
-		return err
-	}
-	return &classified{kind: kind, err: err}
+func classify(err error) error { return sqlstore.Classify(err, errorKinds) }
+
+// errorKinds tell the driver errors apart, first match wins.
+var errorKinds = []sqlstore.ErrorKind{
+	{Kind: store.ErrBusy, Is: isBusy},
+	{Kind: store.ErrFull, Is: isFull},
+	{Kind: store.ErrUnavailable, Is: isUnavailable},
 }
-
-// classified is a driver error marked with a store sentinel.
-type classified struct{ kind, err error }
-
-func (e *classified) Error() string   { return e.err.Error() }
-func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
 
 // SQLSTATE codes the backend tells apart.
 const (

@@ -48,8 +48,8 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
 			return err
 		}
-		if known := ms[len(ms)-1].Version; newest > known {
-			return fmt.Errorf("database schema version %d is newer than this binary's %d", newest, known)
+		if err := migrations.CheckSchema(ms, newest); err != nil {
+			return err
 		}
 		for _, m := range ms {
 			if m.Version <= newest {

@@ -28,7 +28,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range replicas {
 		wg.Go(func() {
-			db, err := open(context.Background(), dsn, testLog(t), defaultOptions())
+			db, err := open(context.Background(), dsn, storetest.Log(t), defaultOptions())
 			if err != nil {
 				t.Errorf("open #%d: %v", i, err)
 				return
@@ -59,18 +59,12 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 	if _, err := db.pool.Exec(context.Background(), `INSERT INTO schema_migrations (version, name, applied_at) VALUES (9999, 'future.sql', 0)`); err != nil {
 		t.Fatal(err)
 	}
-	db2, err := open(context.Background(), dsn, testLog(t), defaultOptions())
-	if err == nil {
-		db2.Close()
-		t.Fatal("open of a database from a newer binary succeeded")
-	}
-	if !strings.Contains(err.Error(), "newer") {
-		t.Errorf("error %q does not say the schema is newer", err)
-	}
+	db2, err := open(context.Background(), dsn, storetest.Log(t), defaultOptions())
+	storetest.RefusesNewerSchema(t, db2, err)
 }
 
 func TestOpenErrorsNameTheDatabaseNotThePassword(t *testing.T) {
-	_, err := open(context.Background(), "postgres://agentloop:s3cret@127.0.0.1:1/agentloop?sslmode=disable&connect_timeout=5", testLog(t), defaultOptions())
+	_, err := open(context.Background(), "postgres://agentloop:s3cret@127.0.0.1:1/agentloop?sslmode=disable&connect_timeout=5", storetest.Log(t), defaultOptions())
 	if err == nil {
 		t.Fatal("open of port 1 succeeded")
 	}
@@ -80,7 +74,7 @@ func TestOpenErrorsNameTheDatabaseNotThePassword(t *testing.T) {
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("error %q is not store.ErrUnavailable", err)
 	}
-	if _, err := open(context.Background(), "postgres://a:s3cret@host:notaport/x", testLog(t), defaultOptions()); err == nil || strings.Contains(err.Error(), "s3cret") {
+	if _, err := open(context.Background(), "postgres://a:s3cret@host:notaport/x", storetest.Log(t), defaultOptions()); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("a URL that does not parse: %v", err)
 	}
 }
@@ -124,34 +118,19 @@ func TestErrorClassifiers(t *testing.T) {
 }
 
 func TestIntegrityCheckFindsBadReferenceCounts(t *testing.T) {
-	cases := []struct {
-		name, corrupt, want string
-	}{
-		{"count too high", `UPDATE item_refs SET refs = refs + 1 WHERE key = (SELECT MIN(key) FROM item_refs)`, "listed by 1 responses, counted 2"},
-		{"count missing", `DELETE FROM item_refs WHERE key = (SELECT MIN(key) FROM item_refs)`, "counted -1"},
-		{"item missing", `DELETE FROM items WHERE key = (SELECT MIN(key) FROM items)`, "missing items"},
-		{"item listed by no one", `INSERT INTO items (item_id, type, json) VALUES ('x', 'message', '')`, "listed by 0 responses, counted -1"},
+	cases := []storetest.Corruption{
+		{Name: "count too high", SQL: `UPDATE item_refs SET refs = refs + 1 WHERE key = (SELECT MIN(key) FROM item_refs)`, Want: "listed by 1 responses, counted 2"},
+		{Name: "count missing", SQL: `DELETE FROM item_refs WHERE key = (SELECT MIN(key) FROM item_refs)`, Want: "counted -1"},
+		{Name: "item missing", SQL: `DELETE FROM items WHERE key = (SELECT MIN(key) FROM items)`, Want: "missing items"},
+		{Name: "item listed by no one", SQL: `INSERT INTO items (item_id, type, json) VALUES ('x', 'message', '')`, Want: "listed by 0 responses, counted -1"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			db := openAt(t, pgtest.Database(t), defaultOptions())
-			ctx := context.Background()
-			r := &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []store.Item{storetest.Message("msg_1", "user", "hi")}}
-			if err := db.SaveResponse(ctx, r, store.LedgerRow{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.IntegrityCheck(ctx); err != nil {
-				t.Fatalf("before corruption: %v", err)
-			}
-			if _, err := db.pool.Exec(ctx, c.corrupt); err != nil {
-				t.Fatal(err)
-			}
-			err := db.IntegrityCheck(ctx)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("got %v, want an error mentioning %q", err, c.want)
-			}
-		})
-	}
+	storetest.IntegrityCatches(t, cases, func(t testing.TB) (store.Backend, func(string) error) {
+		db := openAt(t, pgtest.Database(t), defaultOptions())
+		return db, func(q string) error {
+			_, err := db.pool.Exec(context.Background(), q)
+			return err
+		}
+	})
 }
 
 // Two replicas on one database continue the same parent while another

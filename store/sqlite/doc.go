@@ -9,12 +9,16 @@
 // store/postgres, it imports its database driver so no one else does:
 // driver errors leave it marked with store.ErrBusy or store.ErrFull
 // (classify), so no caller needs the driver to tell a locked database from
-// a full one. The group-commit ledger writer is shared with store/postgres
-// (store/internal/ledger).
+// a full one. What is the same in both backends lives once: the
+// group-commit ledger writer in store/internal/ledger, and the store code
+// over SQL in store/internal/sqlstore, which DB embeds. This package keeps
+// SQLite's SQL text, its driver, its way of storing a response's items
+// (JSON key lists, read with json_each), its migrations and its integrity
+// checks.
 //
-// sqlite must never import an agentloop package but store (and its
-// internal ledger writer): it treats wire
-// JSON (items, snapshots, run summaries) as opaque bytes. It never calls
+// sqlite must never import an agentloop package but store and its internal
+// packages: it treats wire JSON (items, snapshots, run summaries) as opaque
+// bytes. It never calls
 // inference, and never holds a transaction open across anything but SQLite
 // work.
 package sqlite

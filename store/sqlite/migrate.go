@@ -36,8 +36,8 @@ func migrate(ctx context.Context, w *sql.DB, log *slog.Logger) error {
 	if err := w.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if known := ms[len(ms)-1].Version; newest > known {
-		return fmt.Errorf("migrate: database schema version %d is newer than this binary's %d", newest, known)
+	if err := migrations.CheckSchema(ms, newest); err != nil {
+		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, m := range ms {
 		applied, err := applyMigration(ctx, w, m)

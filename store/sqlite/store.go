@@ -16,6 +16,7 @@ import (
 
 	"agentloop/store"
 	"agentloop/store/internal/ledger"
+	"agentloop/store/internal/sqlstore"
 
 	driver "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -23,6 +24,8 @@ import (
 
 // DB is the agentloop database. It is safe for concurrent use.
 type DB struct {
+	*records
+
 	// w has exactly one connection: SQLite allows one writer at a time, so
 	// writers queue in Go (context-aware) instead of spinning in busy_timeout.
 	w *sql.DB
@@ -115,6 +118,12 @@ func open(ctx context.Context, path string, log *slog.Logger, o options) (*DB, e
 
 	db := &DB{w: w, r: r, log: log}
 	db.ledger = ledger.New(db.writeLedger, log, o.ledger)
+	db.records = sqlstore.New(sqlstore.Config{
+		Dialect: dialect, SQL: queries, Reader: conn{r},
+		Read: db.readConn, Write: db.writeConn,
+		SaveResponse: db.saveResponse, DeleteResponse: deleteResponse,
+		AfterSweep: db.reclaimPages, IntegrityChecks: integrityChecks, Ledger: db.ledger,
+	})
 	return db, nil
 }
 
@@ -144,10 +153,10 @@ func dataSourceName(path string, busy time.Duration, writer bool) string {
 	return b.String()
 }
 
-// Close flushes the ledger writer, then closes both pools.
 // Ping checks that the database answers, for a readiness probe.
 func (db *DB) Ping(ctx context.Context) error { return db.r.PingContext(ctx) }
 
+// Close flushes the ledger writer, then closes both pools.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		var errs []error
@@ -169,69 +178,33 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// IntegrityCheck runs PRAGMA integrity_check (which must say "ok") and
-// PRAGMA foreign_key_check, and verifies that every item's reference count
-// matches the responses that list it. It reads the whole database.
-func (db *DB) IntegrityCheck(ctx context.Context) error {
-	var problems []string
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		checks := []struct {
-			query string
-			line  func(*sql.Rows) (string, error)
-		}{
-			{`PRAGMA integrity_check`, func(rows *sql.Rows) (string, error) {
-				var line string
-				if err := rows.Scan(&line); err != nil || line == "ok" {
-					return "", err
-				}
-				return line, nil
-			}},
-			{`PRAGMA foreign_key_check`, func(rows *sql.Rows) (string, error) {
-				var table, parent string
-				var rowid sql.NullInt64
-				var fk int
-				if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
-					return "", err
-				}
-				return fmt.Sprintf("%s row %d: missing %s", table, rowid.Int64, parent), nil
-			}},
-			{refCountCheck, func(rows *sql.Rows) (string, error) {
-				var key, listed, counted int64
-				if err := rows.Scan(&key, &listed, &counted); err != nil {
-					return "", err
-				}
-				return fmt.Sprintf("item %d: listed by %d responses, counted %d", key, listed, counted), nil
-			}},
+// integrityChecks run PRAGMA integrity_check (which must say "ok") and
+// PRAGMA foreign_key_check, and verify that every item's reference count
+// matches the responses that list it.
+var integrityChecks = []sqlstore.IntegrityCheck{
+	{Query: `PRAGMA integrity_check`, Problem: func(row sqlstore.Row) (string, error) {
+		var line string
+		if err := row.Scan(&line); err != nil || line == "ok" {
+			return "", err
 		}
-		for _, c := range checks {
-			rows, err := tx.QueryContext(ctx, c.query)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				line, err := c.line(rows)
-				if err != nil {
-					rows.Close()
-					return err
-				}
-				if line != "" && len(problems) < 20 {
-					problems = append(problems, line)
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+		return line, nil
+	}},
+	{Query: `PRAGMA foreign_key_check`, Problem: func(row sqlstore.Row) (string, error) {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := row.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return "", err
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("store: integrity check: %w", err)
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("store: integrity check failed: %s", strings.Join(problems, "; "))
-	}
-	return nil
+		return fmt.Sprintf("%s row %d: missing %s", table, rowid.Int64, parent), nil
+	}},
+	{Query: refCountCheck, Problem: func(row sqlstore.Row) (string, error) {
+		var key, listed, counted int64
+		if err := row.Scan(&key, &listed, &counted); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("item %d: listed by %d responses, counted %d", key, listed, counted), nil
+	}},
 }
 
 // refCountCheck lists items whose reference count disagrees with the key
@@ -258,27 +231,13 @@ SELECT l.key, l.n, -1 FROM listings AS l WHERE l.key NOT IN (SELECT key FROM ite
 // and without the driver. The driver's error stays in the chain and the
 // message is unchanged. Every error of a call that reached SQLite passes
 // through here.
-func classify(err error) error {
-	var kind error
-	switch {
-	case isBusy(err):
-		kind = store.ErrBusy
-	case isFull(err):
-		kind = store.ErrFull
-	default:
-		return err
-	}
-	if errors.Is(err, kind) {
-		return err
-	}
-	return &classified{kind: kind, err: err}
+func classify(err error) error { return sqlstore.Classify(err, errorKinds) }
+
+// errorKinds tell the driver errors apart, first match wins.
+var errorKinds = []sqlstore.ErrorKind{
+	{Kind: store.ErrBusy, Is: isBusy},
+	{Kind: store.ErrFull, Is: isFull},
 }
-
-// classified is a driver error marked with a store sentinel.
-type classified struct{ kind, err error }
-
-func (e *classified) Error() string   { return e.err.Error() }
-func (e *classified) Unwrap() []error { return []error{e.kind, e.err} }
 
 func isBusy(err error) bool {
 	switch primaryCode(err) {

@@ -5,29 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"agentloop/store"
 	"agentloop/store/storetest"
 )
-
-// testLog sends the store's log to t.Log.
-func testLog(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
 
 // openTest opens a fresh database file in t.TempDir, closed at cleanup.
 func openTest(t testing.TB, tune ...func(*options)) (*DB, string) {
@@ -43,16 +28,8 @@ func openAt(t testing.TB, path string, tune ...func(*options)) *DB {
 	for _, f := range tune {
 		f(&o)
 	}
-	db, err := open(context.Background(), path, testLog(t), o)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return db
+	db, err := open(context.Background(), path, storetest.Log(t), o)
+	return storetest.Opened(t, db, err)
 }
 
 func countRows(t testing.TB, db *DB, table string) int {
@@ -135,7 +112,7 @@ func TestOpenCreatesFileAndMigrationsAreIdempotent(t *testing.T) {
 
 // openUnmanaged opens path without a cleanup: the caller closes it.
 func openUnmanaged(t testing.TB, path string) (*DB, error) {
-	return open(context.Background(), path, testLog(t), defaultOptions())
+	return open(context.Background(), path, storetest.Log(t), defaultOptions())
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {
@@ -147,13 +124,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	db2, err := openUnmanaged(t, path)
-	if err == nil {
-		db2.Close()
-		t.Fatal("open of a database from a newer binary succeeded")
-	}
-	if !strings.Contains(err.Error(), "newer") {
-		t.Errorf("error %q does not say the schema is newer", err)
-	}
+	storetest.RefusesNewerSchema(t, db2, err)
 }
 
 func TestPragmasOnBothPools(t *testing.T) {
@@ -272,31 +243,16 @@ func TestDataSourceNameEscapesPath(t *testing.T) {
 }
 
 func TestIntegrityCheckFindsBadReferenceCounts(t *testing.T) {
-	cases := []struct {
-		name, corrupt, want string
-	}{
-		{"count too high", `UPDATE item_refs SET refs = refs + 1 WHERE key = (SELECT MIN(key) FROM item_refs)`, "listed by 1 responses, counted 2"},
-		{"count missing", `DELETE FROM item_refs WHERE key = (SELECT MIN(key) FROM item_refs)`, "counted -1"},
-		{"item missing", `PRAGMA foreign_keys = OFF; DELETE FROM items WHERE key = (SELECT MIN(key) FROM items); PRAGMA foreign_keys = ON;`, "missing items"},
+	cases := []storetest.Corruption{
+		{Name: "count too high", SQL: `UPDATE item_refs SET refs = refs + 1 WHERE key = (SELECT MIN(key) FROM item_refs)`, Want: "listed by 1 responses, counted 2"},
+		{Name: "count missing", SQL: `DELETE FROM item_refs WHERE key = (SELECT MIN(key) FROM item_refs)`, Want: "counted -1"},
+		{Name: "item missing", SQL: `PRAGMA foreign_keys = OFF; DELETE FROM items WHERE key = (SELECT MIN(key) FROM items); PRAGMA foreign_keys = ON;`, Want: "missing items"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			db, _ := openTest(t)
-			ctx := context.Background()
-			r := &store.Response{ID: "resp_1", Snapshot: []byte(`{}`), Context: []store.Item{storetest.Message("msg_1", "user", "hi")}}
-			if err := db.SaveResponse(ctx, r, store.LedgerRow{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.IntegrityCheck(ctx); err != nil {
-				t.Fatalf("before corruption: %v", err)
-			}
-			if _, err := db.w.Exec(c.corrupt); err != nil {
-				t.Fatal(err)
-			}
-			err := db.IntegrityCheck(ctx)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("got %v, want an error mentioning %q", err, c.want)
-			}
-		})
-	}
+	storetest.IntegrityCatches(t, cases, func(t testing.TB) (store.Backend, func(string) error) {
+		db, _ := openTest(t)
+		return db, func(q string) error {
+			_, err := db.w.Exec(q)
+			return err
+		}
+	})
 }

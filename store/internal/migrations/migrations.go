@@ -1,7 +1,7 @@
 // Package migrations reads a backend's embedded schema steps: files named
 // by version and what they do (0001_init.sql) in a migrations directory,
-// in version order. Each backend keeps its own steps and applies them its
-// own way.
+// in version order, and refuses a database a newer binary migrated. Each
+// backend keeps its own steps and applies them its own way.
 package migrations
 
 import (
@@ -53,4 +53,13 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 	return ms, nil
+}
+
+// CheckSchema fails when the database's newest applied version is past
+// the last of ms: a newer binary wrote it, and this one must not touch it.
+func CheckSchema(ms []Migration, newest int) error {
+	if known := ms[len(ms)-1].Version; newest > known {
+		return fmt.Errorf("database schema version %d is newer than this binary's %d", newest, known)
+	}
+	return nil
 }
