@@ -53,10 +53,15 @@ type LaneShown struct {
 	VsHTTP string `json:"vs_http"`
 }
 
-// Show labels the summary's lanes and phrases their rows. It runs when a
+// Show labels the summary's lanes and phrases their rows, and says when
+// they are medians. It runs when a
 // summary is built and when a stored one is read, so a run stored before
 // gets them too.
 func (s *Summary) Show() {
+	s.Medians = ""
+	if s.Repeats > 1 {
+		s.Medians = fmt.Sprintf("Each lane shows its median of %d repeats, with the fastest and slowest in brackets.", s.Repeats)
+	}
 	for i := range s.Lanes {
 		l := &s.Lanes[i]
 		l.Label = LaneLabel(l.Lane)

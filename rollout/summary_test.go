@@ -31,6 +31,9 @@ func TestSummaryPhrasesItsRows(t *testing.T) {
 	}
 	s := summarize(cfg, res)
 	h, w := s.Lanes[0], s.Lanes[1]
+	if s.Medians != "Each lane shows its median of 3 repeats, with the fastest and slowest in brackets." {
+		t.Errorf("medians: %q", s.Medians)
+	}
 	if h.Label != "HTTP" || w.Label != "WebSocket" {
 		t.Errorf("labels %q, %q", h.Label, w.Label)
 	}

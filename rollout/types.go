@@ -249,6 +249,9 @@ type Summary struct {
 	// lane and repeat included: the race view's "Elapsed", live and
 	// stored alike.
 	ElapsedNS int64 `json:"elapsed_ns,omitempty"`
+	// Medians says, with repeats, that each lane shows its median repeat
+	// and its spread (Show phrases it).
+	Medians string `json:"medians,omitempty"`
 	// TimeWent says in one sentence where each lane's time went: its two
 	// biggest stages, e.g. "ws: queue+prefill 52%, tool 22%".
 	TimeWent string `json:"time_went,omitempty"`

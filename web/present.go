@@ -154,15 +154,15 @@ func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summa
 	}
 	v := &views.Summary{Headline: s.Headline, Split: s.Split, StackDoc: s.StackDoc, Note: fairness(cfg, cores, true), TimeWent: s.TimeWent, WhatItWouldTake: s.WhatItTakes,
 		SameRace: sameRaceLinks(cfg)}
-	if s.Repeats > 1 {
-		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats, with the fastest and slowest in brackets.", s.Repeats)
-	}
 	// The rows' cells are the summary's own, phrased once in rollout
 	// (Summary.Show), here on a copy so that a summary built without them
 	// gets them too.
 	shown := *s
 	shown.Lanes = slices.Clone(s.Lanes)
 	shown.Show()
+	if shown.Medians != "" {
+		v.Note += " " + shown.Medians
+	}
 	for _, l := range shown.Lanes {
 		v.Rows = append(v.Rows, views.SummaryRow{Lane: l.Lane, Label: laneLabel(l.Lane), Status: l.Status, Total: l.Shown.Total,
 			Turns: l.Shown.Turns, Input: l.Shown.Input, Cached: l.Shown.Cached,

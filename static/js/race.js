@@ -523,8 +523,7 @@
     split.hidden = !s.split;
     document.getElementById("race-stack-doc").href = s.stack_doc || "/docs/stack";
     sameRace(snap.config || {});
-    const reps = (snap.config || {}).repeats > 1 ? " Each lane shows its median of " + snap.config.repeats + " repeats, with the fastest and slowest in brackets." : "";
-    document.getElementById("race-summary-detail").textContent = reps.trim();
+    document.getElementById("race-summary-detail").textContent = s.medians || "";
     const went = document.getElementById("race-time-went");
     went.textContent = s.time_went || "";
     went.hidden = !s.time_went;
@@ -559,8 +558,8 @@
     drawOverheadChart();
   }
 
-  // showOverlap says in the result when other races ran alongside;
-  // web/overlap.go phrases it the same way on the run page.
+  // showOverlap says in the result when other races ran alongside, in the
+  // server's words (web/overlap.go, as on the run page).
   let overlapAsked = "";
   async function showOverlap(id) {
     if (overlapAsked === id) return;
@@ -569,9 +568,8 @@
     box.hidden = true;
     try {
       const r = await A.getJSON("/ui/runs/" + encodeURIComponent(id) + "/overlaps");
-      const ids = r.overlapped_with || [];
-      if (ids.length === 0 || id !== runID) return;
-      box.textContent = "This race overlapped " + ids.join(", ") + ": they shared the machine, so each measured slower than it would alone.";
+      if (!r.note || id !== runID) return;
+      box.textContent = r.note;
       box.hidden = false;
     } catch (_) { /* the result stands without it */ }
   }
