@@ -261,3 +261,41 @@ func TestTextPrefixIsTextsPrefix(t *testing.T) {
 		t.Errorf("a message's TextPrefix(7) = %q", got)
 	}
 }
+
+// Every engine span falls in one waterfall group, and the JSON a page gets
+// carries it.
+func TestSpanGroup(t *testing.T) {
+	want := map[string]string{
+		StageParse: GroupOverhead, StageValidate: GroupOverhead, StageResolve: GroupOverhead, StageLoad: GroupOverhead,
+		StageRender: GroupOverhead, StageSafety: GroupOverhead, StageFinalize: GroupOverhead,
+		StageStackClassify: GroupAPIStack, StageStackStateLoad: GroupAPIStack, StageStackConfigHop: GroupAPIStack,
+		StageStackSprintHops: GroupAPIStack, StageStackBilling: GroupAPIStack,
+		StageQueue: GroupQueuePrefill, StagePrefill: GroupQueuePrefill, StageGenerate: GroupDecode,
+		SpanDrill: GroupRecovery, "no-such-stage": "",
+	}
+	for name, g := range want {
+		if got := SpanGroup(name); got != g {
+			t.Errorf("SpanGroup(%q) = %q, want %q", name, got, g)
+		}
+	}
+	named := map[string]bool{}
+	for _, g := range WaterfallGroups {
+		named[g.Name] = true
+	}
+	for name, g := range want {
+		if g != "" && !named[g] {
+			t.Errorf("group %q of %s is not in WaterfallGroups", g, name)
+		}
+	}
+	b, err := json.Marshal(Trace{Spans: []Span{{Name: StageStackClassify, DurationNS: 5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"group":"api_stack"`) {
+		t.Errorf("a span's JSON has no group: %s", b)
+	}
+	var back Trace
+	if err := json.Unmarshal(b, &back); err != nil || back.Spans[0].DurationNS != 5 {
+		t.Errorf("the span does not read back: %v %+v", err, back)
+	}
+}

@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Stage names of the trace contract, in the order the pipeline runs them
 // (docs/decisions.md, "Stage order"): validate follows resolve and load,
@@ -39,6 +42,19 @@ type Span struct {
 	// WebSocket prototype) the span belongs to; 0, and omitted, for the
 	// first segment and for every other response.
 	Segment int `json:"segment,omitempty"`
+	// Group is the span's waterfall group, SpanGroup(Name): JSON carries
+	// it so that no page decides a group from a span's name. MarshalJSON
+	// fills it.
+	Group string `json:"group,omitempty"`
+}
+
+// spanFields encodes a Span's fields without its MarshalJSON.
+type spanFields Span
+
+// MarshalJSON writes the span with its group.
+func (s Span) MarshalJSON() ([]byte, error) {
+	s.Group = SpanGroup(s.Name)
+	return json.Marshal(spanFields(s))
 }
 
 // Trace is the engine's record of one response: timings and counts, never
@@ -160,4 +176,72 @@ func (t *Trace) Span(name string) (Span, bool) {
 		}
 	}
 	return Span{}, false
+}
+
+// Waterfall groups: the parts a response's time is drawn and split in, on
+// every page and in a race's split. SpanGroup puts each engine span in one;
+// a race adds what the client sees beyond the engine (connect, network,
+// tool) and what a fault cost it (recovery).
+const (
+	GroupConnect      = "connect"
+	GroupOverhead     = "overhead"      // measured API work: parse..safety and finalize
+	GroupAPIStack     = "api_stack"     // the modelled API stack: the stack_* spans
+	GroupQueuePrefill = "queue_prefill" // modelled queue and prefill
+	GroupDecode       = "decode"        // modelled generation
+	GroupNetwork      = "network"
+	GroupTool         = "tool"
+	// GroupRecovery is time a fault cost: a race's failed attempts and
+	// waits, and the time a drill held a stream (SpanDrill).
+	GroupRecovery = "recovery"
+)
+
+// SpanGroup is the waterfall group of an engine span, by its name: the one
+// place that decides it, for the race's merge, the inspector and the pages
+// (each span a page gets carries it as "group"). A name of no group gives "".
+func SpanGroup(name string) string {
+	switch {
+	case IsOverhead(name):
+		return GroupOverhead
+	case IsStackStage(name):
+		return GroupAPIStack
+	case name == StageQueue || name == StagePrefill:
+		return GroupQueuePrefill
+	case name == StageGenerate:
+		return GroupDecode
+	case name == SpanDrill:
+		return GroupRecovery
+	}
+	return ""
+}
+
+// WaterfallGroup is how a page names a group: Label in a table or a
+// tooltip, Legend in the waterfall's legend (empty: not in the legend).
+// Modelled groups are always modelled time, drawn hatched.
+type WaterfallGroup struct {
+	Name     string `json:"name"`
+	Label    string `json:"label"`
+	Legend   string `json:"legend,omitempty"`
+	Modelled bool   `json:"modelled,omitempty"`
+}
+
+// GroupPending is what the live race draws before a turn's trace arrives
+// (the time to the first token, not yet split), and GroupOther what no
+// group holds (the client's own work, waiting).
+const (
+	GroupPending = "pending"
+	GroupOther   = "other"
+)
+
+// WaterfallGroups are the groups in the order a turn meets them.
+var WaterfallGroups = []WaterfallGroup{
+	{Name: GroupConnect, Label: "Connect", Legend: "connect"},
+	{Name: GroupOverhead, Label: "API overhead", Legend: "API overhead (measured)"},
+	{Name: GroupAPIStack, Label: "API stack", Legend: "API stack (modelled)", Modelled: true},
+	{Name: GroupQueuePrefill, Label: "Queue + prefill", Legend: "queue + prefill", Modelled: true},
+	{Name: GroupDecode, Label: "Decode", Legend: "decode", Modelled: true},
+	{Name: GroupNetwork, Label: "Network", Legend: "network"},
+	{Name: GroupTool, Label: "Tool", Legend: "tool"},
+	{Name: GroupRecovery, Label: "Recovery", Legend: "recovery (a fault drill: failed attempts, backoff, a held stream)"},
+	{Name: GroupPending, Label: "Waiting for the first token", Legend: "waiting for the first token (split once the engine trace arrives)"},
+	{Name: GroupOther, Label: "Other (client, waiting)"},
 }

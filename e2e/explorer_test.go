@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentloop/api"
 	"agentloop/app/apptest"
 
 	"github.com/mxschmitt/playwright-go"
@@ -67,6 +68,22 @@ func TestExplorerRoundTrips(t *testing.T) {
 	check(t, expect.Locator(created).ToHaveText([]string{"0", "0", "0", "0"}), "sequence numbers restart per response")
 	// The engine's trace of the newest response is shown.
 	check(t, expect.Locator(page.Locator(".response").First().Locator(".trace-table")).ToContainText("parse"), "trace shown")
+	// Each span's bar is coloured by the group the server gave it.
+	bars, err := page.Locator(".response").First().Locator(".trace-bar rect").EvaluateAll(`(rs) => rs.map((r) => r.getAttribute("class"))`)
+	check(t, err, "read the trace bars")
+	groups := map[string]bool{}
+	for _, g := range api.WaterfallGroups {
+		groups["stage-"+g.Name] = true
+	}
+	if list, _ := bars.([]any); len(list) == 0 {
+		t.Error("the trace has no bars")
+	} else {
+		for _, c := range list {
+			if s, _ := c.(string); !groups[s] {
+				t.Errorf("a trace bar's class %q is no waterfall group", c)
+			}
+		}
+	}
 	// Copy as code reflects the body.
 	check(t, page.GetByText("Copy as code").Click(), "open copy as code")
 	choose(t, page.Locator("#copy-lang"), "go", "choose Go")

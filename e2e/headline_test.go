@@ -24,6 +24,11 @@ type runJSON struct {
 		Parts    []struct {
 			NS int64 `json:"ns"`
 		} `json:"split_parts"`
+		Lanes []struct {
+			Lane  string            `json:"lane"`
+			Label string            `json:"label"`
+			Shown map[string]string `json:"shown"`
+		} `json:"lanes"`
 	} `json:"summary"`
 }
 
@@ -65,7 +70,9 @@ func TestHeadlineIsOneSentenceEverywhere(t *testing.T) {
 		goTo(t, page, a.URL()+v.url)
 		check(t, expect.Locator(page.Locator(v.headline)).ToHaveText(head), v.name+": the headline")
 		check(t, expect.Locator(page.Locator(v.split)).ToHaveText(split), v.name+": the split")
+		pageShowsWhatTheServerComputed(t, page, v.name, run)
 	}
+	formatsAgree(t, page)
 
 	// The same race, lean: one click from the permalink.
 	check(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "The same race, lean", Exact: playwright.Bool(true)}).Click(), "the same race, lean")

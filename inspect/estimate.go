@@ -98,10 +98,10 @@ func estimateTurn(t, prev *Turn, ref *reference) *TurnEstimate {
 		case api.StageStackClassify:
 			d = classifyNS(t.Stack, s, newTokens)
 		}
-		switch {
-		case api.IsOverhead(s.Name):
+		switch api.SpanGroup(s.Name) {
+		case api.GroupOverhead:
 			e.OverheadNS += d
-		case api.IsStackStage(s.Name):
+		case api.GroupAPIStack:
 			e.StackNS += d
 		}
 	}

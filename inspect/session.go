@@ -109,7 +109,7 @@ func turnOf(t *api.Trace, index int) Turn {
 		OverheadNS: t.Overhead().Nanoseconds(), Spans: t.Spans, Shape: t.Shape}
 	for _, s := range t.Spans {
 		tu.DurationNS = max(tu.DurationNS, s.StartNS+s.DurationNS)
-		if api.IsStackStage(s.Name) {
+		if api.SpanGroup(s.Name) == api.GroupAPIStack {
 			tu.StackNS += s.DurationNS
 		}
 	}

@@ -64,8 +64,8 @@ func checkDrills(cfg *Config) *api.Error {
 		if d.AfterTurns < 0 || d.AfterTurns > maxTurns {
 			return api.BadRequest(param+".after_turns", api.CodeInvalidValue, "after_turns must be between 0 and %d.", maxTurns)
 		}
-		if d.Times < 0 || d.Times > 10 {
-			return api.BadRequest(param+".times", api.CodeInvalidValue, "times must be between 1 and 10 (leave it out for 1).")
+		if d.Times < 0 || d.Times > MaxDrillTimes {
+			return api.BadRequest(param+".times", api.CodeInvalidValue, "times must be between 1 and %d (leave it out for 1).", MaxDrillTimes)
 		}
 		if d.DurationMS < 0 || d.DurationMS > 60_000 {
 			return api.BadRequest(param+".duration_ms", api.CodeInvalidValue, "duration_ms must be between 1 and 60000.")

@@ -434,15 +434,3 @@ func TrimFloat(v float64) string {
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
 }
-
-// laneLabels name the lanes in a sentence.
-var laneLabels = map[string]string{LaneHTTP: "HTTP", LaneHTTPOptimized: "HTTP optimized", LaneHTTPChained: "HTTP chained",
-	LaneWS: "WebSocket", LanePrototype: "Prototype"}
-
-// LaneLabel is how a lane is named on screen and in the headline.
-func LaneLabel(lane string) string {
-	if l, ok := laneLabels[lane]; ok {
-		return l
-	}
-	return lane
-}

@@ -66,17 +66,17 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 		if t.Lane == LanePrototype && s.Segment != t.Index {
 			continue
 		}
-		switch {
-		case api.IsOverhead(s.Name):
+		switch api.SpanGroup(s.Name) {
+		case api.GroupOverhead:
 			overhead += s.DurationNS
-		case api.IsStackStage(s.Name): // the modelled API stack (api.StageStack*)
+		case api.GroupAPIStack:
 			stack += s.DurationNS
 			work = append(work, api.StackWorkOf(tr, s))
-		case s.Name == api.StageQueue || s.Name == api.StagePrefill:
+		case api.GroupQueuePrefill:
 			prefill += s.DurationNS
-		case s.Name == api.StageGenerate:
+		case api.GroupDecode:
 			decode += s.DurationNS
-		case s.Name == api.SpanDrill: // a drill held the stream
+		case api.GroupRecovery: // a drill held the stream
 			held += s.DurationNS
 		}
 	}

@@ -42,6 +42,7 @@ func decodeRun(r *store.Run, lanes []store.Lane) RunRecord {
 	if len(r.Summary) > 0 {
 		var s Summary
 		if json.Unmarshal(r.Summary, &s) == nil {
+			s.Show() // a run stored before its rows were phrased
 			rec.Summary = &s
 		}
 	}
@@ -50,7 +51,7 @@ func decodeRun(r *store.Run, lanes []store.Lane) RunRecord {
 		if len(l.Summary) > 0 {
 			_ = json.Unmarshal(l.Summary, &ls)
 		}
-		ls.Lane, ls.Status = l.Name, l.Status
+		ls.Lane, ls.Status, ls.Label = l.Name, l.Status, LaneLabel(l.Name)
 		rec.Lanes = append(rec.Lanes, ls)
 	}
 	return rec

@@ -65,14 +65,14 @@ func Normalize(cfg *Config) *api.Error {
 	if !api.IsBuiltinModel(cfg.Profile) {
 		return api.BadRequest("profile", api.CodeInvalidValue, "Unknown profile '%s'. Supported values are: %s.", cfg.Profile, strings.Join(api.ModelNames(), ", "))
 	}
-	if cfg.RTTms < 0 || cfg.RTTms > 5000 {
-		return api.BadRequest("rtt_ms", api.CodeInvalidValue, "rtt_ms must be between 0 and 5000.")
+	if cfg.RTTms < 0 || cfg.RTTms > MaxRTTms {
+		return api.BadRequest("rtt_ms", api.CodeInvalidValue, "rtt_ms must be between 0 and %d.", MaxRTTms)
 	}
-	if cfg.ToolTimeMs < 0 || cfg.ToolTimeMs > 60000 {
-		return api.BadRequest("tool_time_ms", api.CodeInvalidValue, "tool_time_ms must be between 0 and 60000.")
+	if cfg.ToolTimeMs < 0 || cfg.ToolTimeMs > MaxToolTimeMs {
+		return api.BadRequest("tool_time_ms", api.CodeInvalidValue, "tool_time_ms must be between 0 and %d.", MaxToolTimeMs)
 	}
-	if cfg.BandwidthKbps != 0 && (cfg.BandwidthKbps < MinBandwidthKbps || cfg.BandwidthKbps > 10_000_000) {
-		return api.BadRequest("bandwidth_kbps", api.CodeInvalidValue, "bandwidth_kbps must be 0 (unlimited) or from %d to 10000000: below that a full-history request cannot cross the proxy in time.", MinBandwidthKbps)
+	if cfg.BandwidthKbps != 0 && (cfg.BandwidthKbps < MinBandwidthKbps || cfg.BandwidthKbps > MaxBandwidthKbps) {
+		return api.BadRequest("bandwidth_kbps", api.CodeInvalidValue, "bandwidth_kbps must be 0 (unlimited) or from %d to %d: below that a full-history request cannot cross the proxy in time.", MinBandwidthKbps, MaxBandwidthKbps)
 	}
 	if len(cfg.Lanes) == 0 {
 		cfg.Lanes = slices.Clone(DefaultLanes)
@@ -109,8 +109,8 @@ func Normalize(cfg *Config) *api.Error {
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
 	}
-	if cfg.Repeats < 1 || cfg.Repeats > 20 {
-		return api.BadRequest("repeats", api.CodeInvalidValue, "repeats must be between 1 and 20.")
+	if cfg.Repeats < 1 || cfg.Repeats > MaxRepeats {
+		return api.BadRequest("repeats", api.CodeInvalidValue, "repeats must be between 1 and %d.", MaxRepeats)
 	}
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
@@ -118,10 +118,20 @@ func Normalize(cfg *Config) *api.Error {
 	return nil
 }
 
-// MinBandwidthKbps is the slowest link a race may model: a full-history
-// request (about 0.4 MB at the largest scenario's end) then still crosses
-// the proxy in a few seconds.
-const MinBandwidthKbps = 1000
+// The limits of a race's config: Normalize refuses what lies outside them,
+// and the race form renders them as its fields' min and max.
+const (
+	MaxRTTms      = 5000  // a modelled round trip, ms
+	MaxToolTimeMs = 60000 // a modelled tool time, ms
+	MaxRepeats    = 20
+	// MinBandwidthKbps is the slowest link a race may model: a
+	// full-history request (about 0.4 MB at the largest scenario's end)
+	// then still crosses the proxy in a few seconds.
+	MinBandwidthKbps = 1000
+	MaxBandwidthKbps = 10_000_000
+	// MaxDrillTimes is how often one drill of the schedule may fire.
+	MaxDrillTimes = 10
+)
 
 // Race limits of a Runner that starts races in the background (Start).
 const (
@@ -335,7 +345,7 @@ func (r *Runner) create(ctx context.Context, cfg Config, onSnapshot func(Snapsho
 	rc := &race{r: r, id: id, cfg: cfg, sc: sc, onSnapshot: onSnapshot, status: StatusQueued, lanes: map[string]*LaneSnapshot{},
 		saves: make(chan Turn, 1024), mergeSlots: make(chan struct{}, 2)}
 	for _, l := range cfg.Lanes {
-		rc.lanes[l] = &LaneSnapshot{Lane: l, Status: StatusQueued}
+		rc.lanes[l] = &LaneSnapshot{Lane: l, Label: LaneLabel(l), Status: StatusQueued}
 		if err := r.db.SaveLane(ctx, &store.Lane{RunID: id, Name: l, Status: StatusQueued}); err != nil {
 			return nil, err
 		}

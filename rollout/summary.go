@@ -170,5 +170,6 @@ func summarize(cfg Config, results map[string][]LaneSummary) *Summary {
 	if okO && okW {
 		sum.WhatItWouldTake = whatItWouldTake(o, w, SaveTarget)
 	}
+	sum.Show()
 	return sum
 }

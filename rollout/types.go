@@ -95,23 +95,22 @@ func (c Config) ToolTime() time.Duration {
 	return time.Duration(c.ToolTimeMs * float64(time.Millisecond))
 }
 
-// Stage names of a turn's waterfall, in order. Engine stages are grouped:
-// overhead = parse..safety + finalize (measured), api_stack = the modelled
-// API stack's stack_* spans, queue/prefill and decode (modelled). connect
-// and network come from the client and the proxy; tool is the client's tool
-// execution (measured) plus --tool-time (modelled).
+// Stage names of a turn's waterfall, in order: the waterfall groups of
+// api (api.WaterfallGroups). Engine spans are grouped by api.SpanGroup;
+// connect and network come from the client and the proxy; tool is the
+// client's tool execution (measured) plus --tool-time (modelled).
 const (
-	StageConnect  = "connect"
-	StageOverhead = "overhead"
-	StageAPIStack = "api_stack" // the modelled API stack: the sum of the trace's stack_* spans
-	StagePrefill  = "queue_prefill"
-	StageDecode   = "decode"
-	StageTool     = "tool"
-	StageNetwork  = "network"
+	StageConnect  = api.GroupConnect
+	StageOverhead = api.GroupOverhead
+	StageAPIStack = api.GroupAPIStack
+	StagePrefill  = api.GroupQueuePrefill
+	StageDecode   = api.GroupDecode
+	StageTool     = api.GroupTool
+	StageNetwork  = api.GroupNetwork
 	// StageRecovery is time a fault cost the turn: the client's failed
 	// attempts and its waits before retrying (measured), and the time a
 	// drill held the stream (stall, slow-first-token; modelled).
-	StageRecovery = "recovery"
+	StageRecovery = api.GroupRecovery
 )
 
 // StageTime is one part of a turn.
@@ -172,9 +171,14 @@ type Call struct {
 
 // LaneSummary sums up one lane of one repeat (or the median over repeats).
 type LaneSummary struct {
-	Lane    string `json:"lane"`
-	Status  string `json:"status"`
-	TotalNS int64  `json:"total_ns"`
+	Lane string `json:"lane"`
+	// Label names the lane on screen (LaneLabel), and Shown is its row of
+	// the result table, phrased (summary lanes only): both are set when the
+	// summary is built or read, never by a page.
+	Label   string     `json:"label,omitempty"`
+	Shown   *LaneShown `json:"shown,omitempty"`
+	Status  string     `json:"status"`
+	TotalNS int64      `json:"total_ns"`
 	// MinTotalNS and MaxTotalNS are the spread of TotalNS over the
 	// repeats; with repeats, TotalNS is the median repeat's.
 	MinTotalNS    int64            `json:"min_total_ns,omitempty"`
@@ -247,6 +251,9 @@ type Summary struct {
 	// lane and repeat included: the race view's "Elapsed", live and
 	// stored alike.
 	ElapsedNS int64 `json:"elapsed_ns,omitempty"`
+	// Medians says, with repeats, that each lane shows its median repeat
+	// and its spread (Show phrases it).
+	Medians string `json:"medians,omitempty"`
 	// TimeWent says in one sentence where each lane's time went: its two
 	// biggest stages, e.g. "ws: queue+prefill 52%, tool 22%".
 	TimeWent string `json:"time_went,omitempty"`
@@ -294,6 +301,7 @@ func Ended(status string) bool {
 // LaneSnapshot is a lane's live state.
 type LaneSnapshot struct {
 	Lane         string  `json:"lane"`
+	Label        string  `json:"label"` // LaneLabel(Lane)
 	Status       string  `json:"status"`
 	Repeat       int     `json:"repeat"`
 	Turn         int     `json:"turn"`

@@ -62,14 +62,23 @@ type Race struct {
 	StackPresets string
 	// DecodeTPS is the optional decode rate ("" for the profile's own).
 	DecodeTPS string
+	// Limits are the form's min and max, the run API's own (rollout's
+	// limits, checked by Normalize).
+	Limits RaceLimits
 	// RunID is the run to show (from ?run=), "" for none.
 	RunID string
 	// RunLanes are the lane cards rendered for RunID before the feed opens.
 	RunLanes []LaneCard
+	// LaneTemplates are every lane's card, named and explained by the
+	// server, which race.js clones for a race it starts.
+	LaneTemplates []LaneCard
 	// Cores is how many CPU cores the lanes share.
 	Cores int
 	// Stages is the waterfall legend.
 	Stages []Stage
+	// Groups are the waterfall groups as JSON (api.WaterfallGroups): the
+	// charts' labels.
+	Groups string
 	// Present is presenter mode: the three-step story and shortcuts.
 	Present bool
 	// Drills are the drills the schedule offers (api.DrillNames);
@@ -162,6 +171,7 @@ type RunDetail struct {
 	Permalink           string
 	Repeats             int
 	Stages              []Stage
+	Groups              string // as Race.Groups
 	// WorkloadAnswer is a workload race's answer in one sentence
 	// (rollout.WorkloadAnswer); WorkloadHref the workload's permalink.
 	WorkloadAnswer, WorkloadHref string
@@ -316,4 +326,11 @@ type SensitivityPoint struct {
 type SweepReference struct {
 	Date, Command, Machine string
 	Charts                 []SweepChart
+}
+
+// RaceLimits are the race form's number limits, as the run API checks them.
+type RaceLimits struct {
+	MaxRTTms, MaxToolTimeMs, MaxRepeats string
+	MinDecodeTPS, MaxDecodeTPS          string
+	MaxDrillTimes                       string
 }

@@ -866,7 +866,7 @@ func RunPage(p Page, d RunDetail) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = StageLegend(d.Stages).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = StageLegend(d.Stages, d.Groups).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

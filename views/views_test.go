@@ -46,7 +46,7 @@ func TestGolden(t *testing.T) {
 			Rows: []SummaryRow{{Lane: "http", Label: "HTTP", Status: "passed", Total: "6.60 s", Turns: "30", Input: "1,123,689", Cached: "1,038,848 (92%)",
 				Output: "1,468", BytesSent: "3.92 MiB", MedianOverhead: "96.0 ms", StackPerTurn: "1.50 ms", APICPU: "2.90 s", RolloutsPerCore: "2", SavedVsHTTP: "–"}}})},
 		{"lane-card", LaneCardView(LaneCard{Name: "http-chained", Label: "HTTP chained", How: "previous_response_id, store: true · /v1", Status: "running"})},
-		{"legend", StageLegend([]Stage{{Name: "overhead", Label: "API overhead (measured)"}, {Name: "api_stack", Label: "API stack (modelled)", Kind: "modelled"}, {Name: "decode", Label: "decode"}})},
+		{"legend", StageLegend([]Stage{{Name: "overhead", Label: "API overhead (measured)"}, {Name: "api_stack", Label: "API stack (modelled)", Kind: "modelled"}, {Name: "decode", Label: "decode"}}, `[{"name":"decode","label":"Decode"}]`)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -128,7 +128,7 @@ func storedSnapshot(rec *rollout.RunRecord) rollout.Snapshot {
 				last = t.Repeat
 			}
 		}
-		ls := rollout.LaneSnapshot{Lane: name, Status: status[name].Status, Error: status[name].Error, Repeat: max(last, 0)}
+		ls := rollout.LaneSnapshot{Lane: name, Label: rollout.LaneLabel(name), Status: status[name].Status, Error: status[name].Error, Repeat: max(last, 0)}
 		if ls.Status == "" {
 			ls.Status = rec.Status
 		}

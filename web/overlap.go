@@ -73,8 +73,15 @@ func (p *Playground) overlapping(ctx context.Context, rec rollout.RunRecord) ([]
 	return out, nil
 }
 
-// overlaps is GET /ui/runs/{id}/overlaps → {"overlapped_with": [ids]}, for
-// the race page to say so in a result.
+// overlapJSON is the runs that ran alongside one, and the sentence that
+// says so (overlapNote), which the race page shows as it is.
+type overlapJSON struct {
+	OverlappedWith []string `json:"overlapped_with"`
+	Note           string   `json:"note,omitempty"`
+}
+
+// overlaps is GET /ui/runs/{id}/overlaps → {"overlapped_with": [ids],
+// "note": sentence}, for the race page to say so in a result.
 func (p *Playground) overlaps(c echo.Context) error {
 	rec, err := p.runs.LoadRun(c.Request().Context(), c.Param("id"))
 	if err != nil {
@@ -86,11 +93,11 @@ func (p *Playground) overlaps(c echo.Context) error {
 		ids = nil
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, map[string][]string{"overlapped_with": append([]string{}, ids...)})
+	return c.JSON(http.StatusOK, overlapJSON{OverlappedWith: append([]string{}, ids...), Note: overlapNote(ids)})
 }
 
-// overlapNote says in one sentence which runs ran alongside; race.js
-// phrases it the same way.
+// overlapNote says in one sentence which runs ran alongside, on the run
+// page and (through overlaps) the race page.
 func overlapNote(ids []string) string {
 	if len(ids) == 0 {
 		return ""

@@ -105,7 +105,7 @@ func (p *Playground) race(c echo.Context) error {
 	if all := rollout.Scenarios(); len(all) > 0 {
 		cfg.Scenario = all[0].Name
 	}
-	v := views.Race{Cores: p.cores, Stages: raceStages, Present: c.QueryParams().Has("present")}
+	v := views.Race{Cores: p.cores, Stages: raceStages, Groups: groupsJSON, Present: c.QueryParams().Has("present")}
 	if v.Present {
 		// Presenter mode starts from the home page's ready-made race.
 		cfg = p.preset
@@ -130,12 +130,16 @@ func (p *Playground) race(c echo.Context) error {
 			if st == "" {
 				st = rec.Status
 			}
-			v.RunLanes = append(v.RunLanes, views.LaneCard{Name: l, Label: laneLabel(l), How: laneInfo[l].how, Status: st})
+			v.RunLanes = append(v.RunLanes, laneCard(l, st))
 		}
 	}
 	v.Scenarios = scenarioOptions(cfg.Scenario)
 	v.Profiles = profileOptions(cfg.Profile)
 	v.Lanes = laneChoices(cfg.Lanes)
+	v.Limits = raceLimits
+	for _, l := range rollout.AllLanes {
+		v.LaneTemplates = append(v.LaneTemplates, laneCard(l, rollout.StatusQueued))
+	}
 	v.RTTms = strconv.FormatFloat(cfg.RTTms, 'f', -1, 64)
 	v.ToolTimeMs = strconv.FormatFloat(cfg.ToolTimeMs, 'f', -1, 64)
 	v.Seed = strconv.FormatInt(max(cfg.Seed, 1), 10)

@@ -25,7 +25,7 @@ func TestPages(t *testing.T) {
 		{"/docs", 200, []string{"http://example.com/v1", "ws://example.com/v1/responses", "supports_websockets = true", "/api/traces/{id}", "createOpenAI",
 			`websocket_base_url=&#34;ws://example.com/v1&#34;`, "curl -sN http://example.com/v1/responses", "websocat -H", `html[data-ready=&#34;race&#34;]`, "race-summary"}, nil},
 		{"/race", 200, []string{`data-testid="race-scenario"`, `data-testid="race-profile"`, `data-testid="race-rtt"`, `data-testid="race-start"`,
-			`data-testid="race-summary"`, `<template id="lane-template">`, `data-testid="lane-status"`,
+			`data-testid="race-summary"`, `<template data-lane-template="ws">`, `<h3 class="lane-label">WebSocket</h3>`, `max="5000"`, `data-groups="[{`, `data-testid="lane-status"`,
 			`data-testid="race-stack"`, `<option value="hosted-post-sprint" selected`, `<option value="lean"`, `id="race-stack-hop_ms"`, `name="stack.hop_ms"`, `value="2.65"`,
 			`id="race-stack-billing_hops"`, `data-stack-param="hop_ms" type="number" min="0" max="10000"`,
 			`data-stack-param="state_load_mbps" type="number" min="0" max="1000000"`, `data-testid="race-decode-tps"`, `name="sequential" checked`, `swatch-hatched`, "API stack (modelled)"}, nil},

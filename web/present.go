@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,32 +13,37 @@ import (
 	"agentloop/views"
 )
 
-// laneInfo is how each lane is named and explained on screen.
-var laneInfo = map[string]struct{ how string }{
-	rollout.LaneHTTP:          {"full input every turn · /baseline/v1, no request caches"},
-	rollout.LaneHTTPOptimized: {"full input every turn · /v1 with request caches"},
-	rollout.LaneHTTPChained:   {"previous_response_id, store: true · /v1"},
-	rollout.LaneWS:            {"one connection, previous_response_id, store: false · /v1"},
-	rollout.LanePrototype:     {"experimental: one long-running response, response.append, store: false · /v1"},
-}
-
 // laneLabel names a lane as the headline does (rollout.LaneLabel).
 func laneLabel(name string) string { return rollout.LaneLabel(name) }
 
-// stages is the waterfall legend, in the order bars are drawn.
-var stages = []views.Stage{
-	{Name: rollout.StageConnect, Label: "connect"},
-	{Name: rollout.StageOverhead, Label: "API overhead (measured)"},
-	{Name: rollout.StageAPIStack, Label: "API stack (modelled)", Kind: "modelled"},
-	{Name: rollout.StagePrefill, Label: "queue + prefill"},
-	{Name: rollout.StageDecode, Label: "decode"},
-	{Name: rollout.StageNetwork, Label: "network"},
-	{Name: rollout.StageTool, Label: "tool"},
-	{Name: rollout.StageRecovery, Label: "recovery (a fault drill: failed attempts, backoff, a held stream)"},
-}
+// stages is the waterfall legend (api.WaterfallGroups), in the order bars
+// are drawn.
+var stages = legend(api.GroupPending)
 
 // raceStages adds what the live view draws before a lane's traces merge.
-var raceStages = append(slices.Clone(stages), views.Stage{Name: "pending", Label: "waiting for the first token (split once the engine trace arrives)"})
+var raceStages = legend()
+
+// groupsJSON is api.WaterfallGroups for the charts (views.Race.Groups).
+var groupsJSON = func() string {
+	b, _ := json.Marshal(api.WaterfallGroups)
+	return string(b)
+}()
+
+// legend lists the waterfall groups a legend names, but those left out.
+func legend(leftOut ...string) []views.Stage {
+	var out []views.Stage
+	for _, g := range api.WaterfallGroups {
+		if g.Legend == "" || slices.Contains(leftOut, g.Name) {
+			continue
+		}
+		kind := ""
+		if g.Modelled {
+			kind = api.Modelled
+		}
+		out = append(out, views.Stage{Name: g.Name, Label: g.Legend, Kind: kind})
+	}
+	return out
+}
 
 // profileOptions offers api's built-in model names, each with its rate:
 // "spark (1,000 tok/s)".
@@ -77,10 +81,20 @@ func scenarioOptions(selected string) []views.Option {
 	return out
 }
 
+// raceLimits are the race form's limits: rollout's, which Normalize checks.
+var raceLimits = views.RaceLimits{MaxRTTms: strconv.Itoa(rollout.MaxRTTms), MaxToolTimeMs: strconv.Itoa(rollout.MaxToolTimeMs),
+	MaxRepeats: strconv.Itoa(rollout.MaxRepeats), MinDecodeTPS: strconv.Itoa(api.MinCustomTPS), MaxDecodeTPS: strconv.Itoa(api.MaxCustomTPS),
+	MaxDrillTimes: strconv.Itoa(rollout.MaxDrillTimes)}
+
+// laneCard is a lane's card on the race page, named and explained.
+func laneCard(lane, status string) views.LaneCard {
+	return views.LaneCard{Name: lane, Label: laneLabel(lane), How: rollout.LaneHow(lane), Status: status}
+}
+
 func laneChoices(checked []string) []views.LaneChoice {
 	out := make([]views.LaneChoice, 0, len(rollout.AllLanes))
 	for _, l := range rollout.AllLanes {
-		out = append(out, views.LaneChoice{Name: l, Label: laneLabel(l), How: laneInfo[l].how,
+		out = append(out, views.LaneChoice{Name: l, Label: laneLabel(l), How: rollout.LaneHow(l),
 			Checked: len(checked) == 0 || slices.Contains(checked, l)})
 	}
 	return out
@@ -92,22 +106,7 @@ func fmtNS(ns int64) string { return rollout.FormatNS(ns) }
 func trimFloat(v float64) string { return rollout.TrimFloat(v) }
 
 // fmtInt writes n with thousands separators.
-func fmtInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func fmtInt(n int64) string { return rollout.FormatInt(n) }
 
 func fmtBytes(n int64) string {
 	switch {
@@ -149,48 +148,29 @@ func sameRaceLinks(cfg rollout.Config) []views.SameRace {
 	return out
 }
 
-// perCore phrases rollouts per core: how many such rollouts one core's API
-// work could serve concurrently.
-func perCore(v float64) string {
-	if v <= 0 {
-		return "–"
-	}
-	return fmtInt(int64(math.Round(v)))
-}
-
 func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summary {
 	if s == nil {
 		return nil
 	}
 	v := &views.Summary{Headline: s.Headline, Split: s.Split, StackDoc: s.StackDoc, Note: fairness(cfg, cores, true), TimeWent: s.TimeWent, WhatItWouldTake: s.WhatItTakes,
 		SameRace: sameRaceLinks(cfg)}
-	if s.Repeats > 1 {
-		v.Note += fmt.Sprintf(" Each lane shows its median of %d repeats, with the fastest and slowest in brackets.", s.Repeats)
+	// The rows' cells are the summary's own, phrased once in rollout
+	// (Summary.Show), here on a copy so that a summary built without them
+	// gets them too.
+	shown := *s
+	shown.Lanes = slices.Clone(s.Lanes)
+	shown.Show()
+	if shown.Medians != "" {
+		v.Note += " " + shown.Medians
 	}
-	for _, l := range s.Lanes {
-		row := views.SummaryRow{Lane: l.Lane, Label: laneLabel(l.Lane), Status: l.Status, Total: fmtNS(l.TotalNS),
-			Turns: strconv.Itoa(l.Turns), Input: fmtInt(int64(l.InputTokens)),
-			Cached: fmt.Sprintf("%s (%d%%)", fmtInt(int64(l.CachedTokens)), int(math.Round(l.CachedShare*100))),
-			Output: fmtInt(int64(l.OutputTokens)), BytesSent: fmtBytes(l.BytesSent), MedianOverhead: fmtNS(l.MedianOverNS),
-			StackPerTurn: fmtNS(l.StackPerTurnNS), APICPU: fmtNS(l.APICPUNS), RolloutsPerCore: perCore(l.RolloutsPerCore),
-			SavedVsHTTP: "–", Error: l.Error}
-		if v, ok := s.SavedVsHTTP[l.Lane]; ok && l.Lane != rollout.LaneHTTP {
-			row.SavedVsHTTP = sooner(v)
-		}
-		row.Total = totalWithSpread(l)
-		v.Rows = append(v.Rows, row)
+	for _, l := range shown.Lanes {
+		v.Rows = append(v.Rows, views.SummaryRow{Lane: l.Lane, Label: laneLabel(l.Lane), Status: l.Status, Total: l.Shown.Total,
+			Turns: l.Shown.Turns, Input: l.Shown.Input, Cached: l.Shown.Cached,
+			Output: fmtInt(int64(l.OutputTokens)), BytesSent: fmtBytes(l.BytesSent), MedianOverhead: l.Shown.MedianOverhead,
+			StackPerTurn: l.Shown.StackPerTurn, APICPU: l.Shown.APICPU, RolloutsPerCore: l.Shown.RolloutsPerCore,
+			SavedVsHTTP: l.Shown.VsHTTP, Error: l.Error})
 	}
 	return v
-}
-
-// totalWithSpread is a lane's total, with the spread over its repeats
-// next to the median when it has some: "1.20 s (1.10 s – 1.31 s)".
-// race.js phrases it the same way.
-func totalWithSpread(l rollout.LaneSummary) string {
-	if l.MaxTotalNS <= 0 {
-		return fmtNS(l.TotalNS)
-	}
-	return fmtNS(l.TotalNS) + " (" + fmtNS(l.MinTotalNS) + " – " + fmtNS(l.MaxTotalNS) + ")"
 }
 
 // fairness says how the lanes shared the machine.
@@ -287,7 +267,7 @@ func runDetail(rec *rollout.RunRecord, permalink string, cores int) views.RunDet
 	d := views.RunDetail{ID: rec.ID, Status: rec.Status, Created: fmtTime(rec.CreatedAt), CreatedISO: rec.CreatedAt.UTC().Format(time.RFC3339),
 		Config: configFields(rec.Config), Summary: summaryView(rec.Summary, rec.Config, cores),
 		RaceHref: "/race?run=" + rec.ID, ExportHref: "/api/runs/" + rec.ID, Permalink: permalink,
-		Repeats: max(rec.Config.Repeats, 1), Stages: stages}
+		Repeats: max(rec.Config.Repeats, 1), Stages: stages, Groups: groupsJSON}
 	status := map[string]rollout.LaneSummary{}
 	for _, l := range rec.Lanes {
 		status[l.Lane] = l
@@ -324,7 +304,7 @@ func runRow(r rollout.RunRecord) views.RunRow {
 				var parts []string
 				for _, l := range r.Summary.Lanes {
 					if l.Lane == rollout.LaneHTTP || l.Lane == rollout.LaneWS {
-						parts = append(parts, laneLabel(l.Lane)+" "+totalWithSpread(l))
+						parts = append(parts, laneLabel(l.Lane)+" "+rollout.TotalWithSpread(l))
 					}
 				}
 				saving += " (medians of " + strconv.Itoa(r.Summary.Repeats) + " repeats: " + strings.Join(parts, ", ") + ")"

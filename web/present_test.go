@@ -1,7 +1,9 @@
 package web
 
 import (
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,10 +64,10 @@ func TestConfigFieldsShowTheStack(t *testing.T) {
 }
 
 func TestTotalWithSpread(t *testing.T) {
-	if got := totalWithSpread(rollout.LaneSummary{TotalNS: 1.2e9}); got != "1.20 s" {
+	if got := rollout.TotalWithSpread(rollout.LaneSummary{TotalNS: 1.2e9}); got != "1.20 s" {
 		t.Errorf("single run: %q", got)
 	}
-	if got := totalWithSpread(rollout.LaneSummary{TotalNS: 1.2e9, MinTotalNS: 1.1e9, MaxTotalNS: 1.31e9}); got != "1.20 s (1.10 s – 1.31 s)" {
+	if got := rollout.TotalWithSpread(rollout.LaneSummary{TotalNS: 1.2e9, MinTotalNS: 1.1e9, MaxTotalNS: 1.31e9}); got != "1.20 s (1.10 s – 1.31 s)" {
 		t.Errorf("repeats: %q", got)
 	}
 }
@@ -81,5 +83,33 @@ func TestRunRowShowsTheSpread(t *testing.T) {
 	}
 	if !strings.Contains(row.Settings, "3 repeats") {
 		t.Errorf("settings %q", row.Settings)
+	}
+}
+
+// TestRaceFormIsTheTables: the race form's stack inputs are api.StackParams,
+// one each with its label and range, and its other limits are the ones
+// rollout.Normalize checks; the page writes none of them by hand.
+func TestRaceFormIsTheTables(t *testing.T) {
+	tp := newTestPlayground(t)
+	body := tp.do(http.MethodGet, "/race", "", nil).Body.String()
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	want := []string{}
+	for _, p := range api.StackParams {
+		want = append(want, `<label for="race-stack-`+p.Key+`">`+p.Label+`</label>`,
+			`data-stack-param="`+p.Key+`" type="number" min="`+num(p.FormMin())+`" max="`+num(p.Max)+`"`)
+	}
+	if got := strings.Count(body, "data-stack-param="); got != len(api.StackParams) {
+		t.Errorf("%d stack inputs, want one per parameter (%d)", got, len(api.StackParams))
+	}
+	want = append(want,
+		`id="race-rtt" name="rtt_ms" type="number" min="0" max="`+strconv.Itoa(rollout.MaxRTTms)+`"`,
+		`id="race-tool" name="tool_time_ms" type="number" min="0" max="`+strconv.Itoa(rollout.MaxToolTimeMs)+`"`,
+		`id="race-repeats" name="repeats" type="number" min="1" max="`+strconv.Itoa(rollout.MaxRepeats)+`"`,
+		`name="decode_tps" type="number" min="`+strconv.Itoa(api.MinCustomTPS)+`" max="`+strconv.Itoa(api.MaxCustomTPS)+`"`,
+		`data-key="times" type="number" min="1" max="`+strconv.Itoa(rollout.MaxDrillTimes)+`"`)
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			t.Errorf("the race form lacks %q", w)
+		}
 	}
 }

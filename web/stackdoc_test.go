@@ -1,10 +1,17 @@
 package web
 
 import (
+	"math"
 	"net/http"
 	"os"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"agentloop/api"
+	"agentloop/docs"
 )
 
 // TestStackDocRendersTheMarkdown: /docs/stack is docs/stack.md rendered,
@@ -47,4 +54,77 @@ func TestSensitivityChartIsDrawnFromTheTable(t *testing.T) {
 	if strings.Count(html, `data-testid="sensitivity-line"`) != 2 {
 		t.Errorf("want one line per table row:\n%s", html)
 	}
+}
+
+// TestStackDocRangesAreTheTable: docs/stack.md's table of ranges says
+// what api.StackParams enforces: every parameter in one row, with its
+// minimum, maximum, unit and whether 0 turns its work off. Editing either
+// alone fails here.
+func TestStackDocRangesAreTheTable(t *testing.T) {
+	rows := stackDocRanges(t, string(docs.Stack()))
+	for _, p := range api.StackParams {
+		cell, ok := rows[p.Key]
+		if !ok {
+			t.Errorf("docs/stack.md's ranges lack %s", p.Key)
+			continue
+		}
+		delete(rows, p.Key)
+		m := rangeCell.FindStringSubmatch(cell)
+		if m == nil {
+			t.Errorf("%s: cannot read the range %q", p.Key, cell)
+			continue
+		}
+		if lo, hi := docNumber(t, m[1]), docNumber(t, m[2]); lo != p.Min || hi != p.Max {
+			t.Errorf("%s: the doc says %g – %g, the table %g – %g", p.Key, lo, hi, p.Min, p.Max)
+		}
+		// A count of hops goes without its unit.
+		if unit := strings.TrimSpace(m[3]); p.Unit != "hops" && unit != p.Unit {
+			t.Errorf("%s: the doc's unit is %q, the table's %q", p.Key, unit, p.Unit)
+		}
+		if off := strings.Contains(cell, "or 0"); off != p.Off {
+			t.Errorf("%s: the doc says 0 turns it off: %v, the table: %v", p.Key, off, p.Off)
+		}
+	}
+	for k := range rows {
+		t.Errorf("docs/stack.md gives a range for %s, which api.StackParams lacks", k)
+	}
+}
+
+// rangeCell reads "20,000 – 10⁹ tok/s, or 0 (no classifier)".
+var rangeCell = regexp.MustCompile(`^(10[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[0-9,]+) – (10[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[0-9,]+)([^,]*)`)
+
+// stackDocRanges reads the rows of the table under "| parameter | range |":
+// each parameter key in the first cell, with the second cell.
+func stackDocRanges(t *testing.T, doc string) map[string]string {
+	_, table, ok := strings.Cut(doc, "| parameter | range |")
+	if !ok {
+		t.Fatal("docs/stack.md has no table of ranges")
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(table, "\n")[2:] {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		for _, k := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(cells[1], -1) {
+			rows[k[1]] = strings.TrimSpace(cells[2])
+		}
+	}
+	return rows
+}
+
+// docNumber reads "10,000" or "10⁹".
+func docNumber(t *testing.T, s string) float64 {
+	if exp, ok := strings.CutPrefix(s, "10"); ok && exp != "" && !strings.ContainsAny(exp, "0123456789,") {
+		n := 0
+		for _, r := range exp {
+			n = n*10 + slices.Index([]rune("⁰¹²³⁴⁵⁶⁷⁸⁹"), r)
+		}
+		return math.Pow(10, float64(n))
+	}
+	v, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return v
 }

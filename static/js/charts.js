@@ -2,7 +2,7 @@
 // chart, drawn as SVG sized to their box (no library).
 "use strict";
 (function () {
-  const { el, svg, clear, fmtNS, fmtInt, laneLabel } = window.agentloop;
+  const { el, svg, clear, fmtNS, fmtInt } = window.agentloop;
   let uid = 0;
 
   function widthOf(node, fallback) {
@@ -170,6 +170,7 @@
     const W = widthOf(root, 600);
     const points = series.map((s) => ({
       lane: s.lane,
+      label: s.label,
       pts: s.turns.filter((t) => t.index >= 0 && t.overhead_ns > 0 && (!byContext || t.input_tokens > 0))
         .map((t) => [byContext ? t.input_tokens : t.index + 1, t.overhead_ns]),
     })).filter((s) => s.pts.length > 0);
@@ -179,9 +180,9 @@
     const legend = [];
     let lx = left, row = 0;
     for (const s of points) {
-      const w = 28 + laneLabel(s.lane).length * fs * 0.62;
+      const w = 28 + s.label.length * fs * 0.62;
       if (lx + w > W - right && lx > left) { lx = left; row++; }
-      legend.push({ lane: s.lane, x: lx, row });
+      legend.push({ lane: s.lane, label: s.label, x: lx, row });
       lx += w;
     }
     const lineH = Math.round(fs * 1.45);
@@ -216,7 +217,7 @@
       const grp = svg("g", { class: "series series-" + s.lane });
       grp.append(svg("path", { d, class: "line" }));
       for (const p of s.pts) {
-        grp.append(svg("circle", { cx: x(p[0]), cy: y(p[1]), r: 2.5 }, svg("title", null, laneLabel(s.lane) + (byContext ? ", " + fmtInt(p[0]) + " input tokens: " : ", turn " + p[0] + ": ") + fmtNS(p[1]))));
+        grp.append(svg("circle", { cx: x(p[0]), cy: y(p[1]), r: 2.5 }, svg("title", null, s.label + (byContext ? ", " + fmtInt(p[0]) + " input tokens: " : ", turn " + p[0] + ": ") + fmtNS(p[1]))));
       }
       root.append(grp);
     }
@@ -224,7 +225,7 @@
       const ly = H - bottom + 46 + l.row * lineH;
       root.append(svg("g", { class: "series series-" + l.lane },
         svg("line", { x1: l.x, x2: l.x + 16, y1: ly - 4, y2: ly - 4, class: "line" }),
-        svg("text", { x: l.x + 20, y: ly, class: "legend-text" }, laneLabel(l.lane))));
+        svg("text", { x: l.x + 20, y: ly, class: "legend-text" }, l.label)));
     }
   }
 
@@ -235,10 +236,12 @@
     return String(t.index + 1);
   }
 
-  const stageNames = {
-    connect: "Connect", overhead: "API overhead", api_stack: "API stack", queue_prefill: "Queue + prefill",
-    decode: "Decode", network: "Network", pending: "Waiting for the first token", tool: "Tool", other: "Other (client, waiting)",
-  };
+  // The waterfall groups, in the order a turn meets them, with their
+  // labels: api.WaterfallGroups, as the server sent them with the legend.
+  const legendData = document.querySelector("[data-groups]");
+  const groups = legendData ? JSON.parse(legendData.dataset.groups) : [];
+  const groupLabel = (name) => (groups.find((g) => g.name === name) || { label: name }).label;
+  const modelledStages = new Set(groups.filter((g) => g.modelled).map((g) => g.name));
 
   // table fills a chart's data alternative (a details block's .table-wrap).
   function table(box, head, rows) {
@@ -262,11 +265,12 @@
       }
       return by;
     });
-    const names = Object.keys(stageNames).filter((n) => per.some((b) => b[n]));
+    // A drill's recovery is told in its own column, not as a stage.
+    const names = groups.map((g) => g.name).filter((n) => n !== "recovery" && per.some((b) => b[n]));
     const kinds = {};
     for (const b of per) for (const n of names) if (b[n]) kinds[n] = b[n].kind;
     const drilled = turns.some(recovered);
-    const head = ["Turn", "Sent at", ...(drilled ? ["Drill and recovery"] : []), ...names.map((n) => stageNames[n] + " (" + kinds[n] + ")")];
+    const head = ["Turn", "Sent at", ...(drilled ? ["Drill and recovery"] : []), ...names.map((n) => groupLabel(n) + " (" + kinds[n] + ")")];
     table(box, head, turns.map((t, i) => [turnName(t), t.error ? "error: " + t.error : fmtNS(t.sent_ns),
       ...(drilled ? [recovered(t) ? recoveryText(t) : "–"] : []),
       ...names.map((n) => (per[i][n] ? fmtNS(per[i][n].dur) : "–"))]));
@@ -285,13 +289,14 @@
         return t && t.overhead_ns > 0 ? fmtNS(t.overhead_ns) : "–";
       })]);
     }
-    table(box, ["Turn", ...series.map((s) => laneLabel(s.lane))], rows);
+    table(box, ["Turn", ...series.map((s) => s.label)], rows);
   }
 
   // The stages of "where the time goes", in the order a turn meets them;
   // what no stage accounts for (the client's own work, waiting) is "other".
-  const timeStages = ["connect", "overhead", "api_stack", "queue_prefill", "decode", "network", "tool"];
-  const modelledStages = new Set(["api_stack", "queue_prefill", "decode"]);
+  // A drill's recovery counts with "other" here, and "pending" is only
+  // ever drawn live.
+  const timeStages = groups.map((g) => g.name).filter((n) => !["recovery", "pending", "other"].includes(n));
 
   function timeParts(l) {
     const by = l.stage_ns || {};
@@ -317,12 +322,12 @@
     const fill = hatch(root);
     lanes.forEach((l, i) => {
       const y = top + i * (barH + gap);
-      root.append(svg("text", { x: left - 6, y: y + barH / 2 + fs * 0.35, class: "tick", "text-anchor": "end" }, laneLabel(l.lane)));
+      root.append(svg("text", { x: left - 6, y: y + barH / 2 + fs * 0.35, class: "tick", "text-anchor": "end" }, l.label));
       root.append(svg("text", { x: x(l.total_ns || 0) + 4, y: y + barH / 2 + fs * 0.35, class: "tick bar-total" }, fmtNS(l.total_ns)));
       let at = 0;
       for (const p of timeParts(l)) {
         const w = Math.max(x(at + p.ns) - x(at), 0.5);
-        const label = laneLabel(l.lane) + ": " + (stageNames[p.name] || "other") + " " + fmtNS(p.ns);
+        const label = l.label + ": " + groupLabel(p.name) + " " + fmtNS(p.ns);
         root.append(svg("rect", { x: x(at), y, width: w, height: barH, class: "stage-" + p.name }, svg("title", null, label)));
         if (modelledStages.has(p.name)) root.append(svg("rect", { x: x(at), y, width: w, height: barH, fill, class: "modelled" }));
         at += p.ns;
@@ -334,10 +339,10 @@
   // timeBarsTable is the bars' data: one row per lane, one column per stage.
   function timeBarsTable(box, lanes) {
     const names = [...timeStages, "other"].filter((n) => lanes.some((l) => timeParts(l).some((p) => p.name === n)));
-    const head = ["Lane", ...names.map((n) => (stageNames[n] || "Other (client, waiting)") + (modelledStages.has(n) ? " (modelled)" : "")), "Total"];
+    const head = ["Lane", ...names.map((n) => groupLabel(n) + (modelledStages.has(n) ? " (modelled)" : "")), "Total"];
     table(box, head, lanes.map((l) => {
       const parts = timeParts(l);
-      return [laneLabel(l.lane), ...names.map((n) => {
+      return [l.label, ...names.map((n) => {
         const p = parts.find((q) => q.name === n);
         return p ? fmtNS(p.ns) + " (" + Math.round((p.ns / Math.max(l.total_ns, 1)) * 100) + "%)" : "–";
       }), fmtNS(l.total_ns)];

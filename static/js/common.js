@@ -39,7 +39,12 @@
     while (e.firstChild) e.removeChild(e.firstChild);
   }
 
-  // fmtNS formats nanoseconds with three significant digits.
+  // fmtNS formats nanoseconds with three significant digits, as Go's
+  // rollout.FormatNS does. It formats only numbers the browser makes or
+  // ticks itself: chart axes and tooltips, live clocks and counters, a
+  // trace's spans as they arrive. Every duration in a sentence or a result
+  // row is the server's (e2e TestPagesShowWhatTheServerComputed checks
+  // that the two formats agree).
   function fmtNS(ns) {
     if (!(ns > 0)) return "0 ms";
     if (ns >= 1e9) return sig(ns / 1e9) + " s";
@@ -56,27 +61,6 @@
   function fmtInt(n) {
     return Math.round(n || 0).toLocaleString("en-US");
   }
-
-  // sooner phrases a saved share: 0.4 → "40% sooner", -0.1 → "10% later".
-  function sooner(saved) {
-    const pct = Math.round(Math.abs(saved) * 100);
-    return saved < 0 ? pct + "% later" : pct + "% sooner";
-  }
-
-  const lanes = {
-    "http": { label: "HTTP", how: "full input every turn · /baseline/v1, no request caches" },
-    "http-optimized": { label: "HTTP optimized", how: "full input every turn · /v1 with request caches" },
-    "http-chained": { label: "HTTP chained", how: "previous_response_id, store: true · /v1" },
-    "ws": { label: "WebSocket", how: "one connection, previous_response_id, store: false · /v1" },
-    "prototype": { label: "Prototype", how: "experimental: one long-running response, response.append, store: false · /v1" },
-  };
-
-  function laneLabel(name) {
-    return lanes[name] ? lanes[name].label : name;
-  }
-
-  // stackParams are the stack parameters' keys, as the config spells them.
-  const stackParams = ["hop_ms", "classify_tps", "classify_tps_baseline", "state_load_ms", "state_load_mbps", "config_hops", "sprint_hops", "billing_hops"];
 
   // apiError reads an OpenAI-shaped error body into an Error.
   async function apiError(res) {
@@ -187,7 +171,7 @@
   });
 
   window.agentloop = {
-    el, svg, clear, fmtNS, fmtInt, sooner, lanes, laneLabel, stackParams,
+    el, svg, clear, fmtNS, fmtInt,
     sendJSON, getJSON, showError, setFieldError, wsURL, terminal, labelCells,
   };
 })();

@@ -608,11 +608,6 @@
 
   // --- traces --------------------------------------------------------------
 
-  const stageOf = {
-    parse: "overhead", validate: "overhead", resolve: "overhead", load: "overhead", render: "overhead", safety: "overhead",
-    finalize: "overhead", queue: "queue_prefill", prefill: "queue_prefill", generate: "decode",
-  };
-
   async function loadTrace(item, id) {
     const box = el("details", { class: "trace" }, el("summary", null, "Engine trace"));
     item.append(box);
@@ -627,7 +622,7 @@
       const tb = el("tbody");
       for (const s of spans) {
         const bar = svg("svg", { viewBox: "0 0 100 8", preserveAspectRatio: "none", class: "trace-bar", "aria-hidden": "true" },
-          svg("rect", { x: (s.start_ns / end) * 100, y: 0, width: Math.max((s.duration_ns / end) * 100, 0.4), height: 8, class: "stage-" + (stageOf[s.name] || "network") }));
+          svg("rect", { x: (s.start_ns / end) * 100, y: 0, width: Math.max((s.duration_ns / end) * 100, 0.4), height: 8, class: "stage-" + s.group }));
         tb.append(el("tr", null,
           el("td", null, s.name, s.note ? el("span", { class: "muted" }, " · " + s.note) : null),
           el("td", null, s.kind),

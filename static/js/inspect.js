@@ -265,14 +265,6 @@
   }
 
   // ---- /inspect/{id} ----
-  // Stage groups of the waterfall: colour and label.
-  function stageClass(name) {
-    if (name.startsWith("stack_")) return "stage-api_stack";
-    if (name === "queue" || name === "prefill") return "stage-queue_prefill";
-    if (name === "generate") return "stage-decode";
-    return "stage-overhead";
-  }
-
   function sessionPage(root) {
     const id = root.dataset.session;
     const state = document.getElementById("session-state");
@@ -375,7 +367,7 @@
         for (const s of t.spans || []) {
           if (!(s.duration_ns > 0)) continue;
           const w = Math.max(x(s.start_ns + s.duration_ns) - x(s.start_ns), 0.5);
-          root.append(svg("rect", { x: x(s.start_ns), y, width: w, height: rowH, class: stageClass(s.name) },
+          root.append(svg("rect", { x: x(s.start_ns), y, width: w, height: rowH, class: "stage-" + s.group },
             svg("title", null, s.name + " " + fmtNS(s.duration_ns) + " (" + s.kind + ")")));
           if (s.kind === "modelled") {
             root.append(svg("rect", { x: x(s.start_ns), y, width: w, height: rowH, fill: "url(#" + pat + ")", class: "modelled" }));

@@ -4,7 +4,7 @@
 "use strict";
 (function () {
   const A = window.agentloop;
-  const { el, clear, fmtNS, fmtInt, laneLabel, lanes: laneInfo, setFieldError } = A;
+  const { el, clear, fmtNS, fmtInt, setFieldError } = A;
   const form = document.getElementById("race-form");
   const view = document.getElementById("race-view");
   if (!form || !view) return;
@@ -22,18 +22,13 @@
   let retries = 0;
   let retryTimer = 0;
 
+  // laneCard is the lane's card, cloned from the one the server rendered
+  // for it, named and explained (views.LaneCardView).
   function laneCard(name) {
     let card = lanesBox.querySelector('[data-lane="' + CSS.escape(name) + '"]');
     if (card) return card;
-    const tpl = document.getElementById("lane-template");
+    const tpl = document.querySelector('template[data-lane-template="' + CSS.escape(name) + '"]');
     card = tpl.content.firstElementChild.cloneNode(true);
-    card.dataset.lane = name;
-    card.dataset.testid = "lane-" + name;
-    card.classList.add("lane-" + name);
-    card.querySelector(".lane-label").textContent = laneLabel(name);
-    card.querySelector(".lane-how").textContent = laneInfo[name] ? laneInfo[name].how : "";
-    card.querySelector(".waterfall").setAttribute("aria-label", "Per-turn waterfall of " + laneLabel(name));
-    card.querySelector(".chart-data .table-wrap").setAttribute("aria-label", "Turns of " + laneLabel(name));
     lanesBox.append(card);
     return card;
   }
@@ -63,15 +58,20 @@
   }
 
   // The form's numbers: each is refused when empty or out of range, never
-  // quietly changed. Optional ones may be left empty.
+  // quietly changed. Optional ones may be left empty. Their ranges are the
+  // inputs' min and max, which the server renders from the run API's own
+  // limits (rollout's, api.StackParams); fieldProblem reads them there.
   const numberFields = [
-    { id: "race-rtt", key: "rtt_ms", min: 0, max: 5000 },
-    { id: "race-tool", key: "tool_time_ms", min: 0, max: 60000 },
-    { id: "race-seed", key: "seed", min: 1, integer: true },
-    { id: "race-repeats", key: "repeats", min: 1, max: 20, integer: true },
-    { id: "race-decode-tps", key: "decode_tps", min: 1, max: 100000, optional: true },
+    { id: "race-rtt", key: "rtt_ms" },
+    { id: "race-tool", key: "tool_time_ms" },
+    { id: "race-seed", key: "seed", integer: true },
+    { id: "race-repeats", key: "repeats", integer: true },
+    { id: "race-decode-tps", key: "decode_tps", optional: true },
   ];
-  for (const k of A.stackParams) numberFields.push({ id: "race-stack-" + k, key: "stack." + k, min: 0 });
+  // The stack's parameters are the inputs the server rendered, one per
+  // parameter (data-stack-param: its key).
+  const stackKeys = [...form.querySelectorAll("[data-stack-param]")].map((i) => i.dataset.stackParam);
+  for (const k of stackKeys) numberFields.push({ id: "race-stack-" + k, key: "stack." + k });
 
   function labelOf(input) {
     const l = form.querySelector('label[for="' + CSS.escape(input.id) + '"]');
@@ -143,8 +143,8 @@
   // drillNumberFields are the schedule's number fields, as numberFields.
   function drillNumberFields() {
     return drillRows().flatMap((row, i) => [
-      { id: "race-drill-" + i + "-after_turns", key: "drills[" + i + "].after_turns", row: i, field: "after_turns", min: 0, integer: true },
-      { id: "race-drill-" + i + "-times", key: "drills[" + i + "].times", row: i, field: "times", min: 1, max: 10, integer: true },
+      { id: "race-drill-" + i + "-after_turns", key: "drills[" + i + "].after_turns", row: i, field: "after_turns", integer: true },
+      { id: "race-drill-" + i + "-times", key: "drills[" + i + "].times", row: i, field: "times", integer: true },
     ]);
   }
 
@@ -152,14 +152,16 @@
   function fieldProblem(f, text) {
     const input = document.getElementById(f.id);
     const name = labelOf(input);
-    const range = f.max === undefined ? f.min + " or more" : "from " + f.min + " to " + f.max;
+    const min = Number(input.min);
+    const max = input.max === "" ? undefined : Number(input.max);
+    const range = max === undefined ? min + " or more" : "from " + min + " to " + max;
     const want = (f.integer ? "a whole number " : "a number ") + range;
     if (input.validity && input.validity.badInput) return name + " is not a number: enter " + want + ".";
     if (text === "") return f.optional ? "" : name + " is empty: enter " + want + ".";
     const v = Number(text);
     if (!Number.isFinite(v)) return name + " must be " + want + "; it is “" + text + "”.";
     if (f.integer && !Number.isInteger(v)) return name + " must be " + want + "; it is " + text + ".";
-    if (v < f.min || (f.max !== undefined && v > f.max)) return name + " must be " + want + "; it is " + text + ".";
+    if (v < min || (max !== undefined && v > max)) return name + " must be " + want + "; it is " + text + ".";
     return "";
   }
 
@@ -205,7 +207,7 @@
     // The stack goes as an object: its preset and every parameter (the
     // server names it after the preset when nothing was changed).
     const stack = { preset: String(fd.get("stack") || "lean") };
-    for (const k of A.stackParams) stack[k] = values["stack." + k];
+    for (const k of stackKeys) stack[k] = values["stack." + k];
     const cfg = {
       scenario: String(fd.get("scenario") || ""),
       profile: String(fd.get("profile") || ""),
@@ -521,8 +523,7 @@
     split.hidden = !s.split;
     document.getElementById("race-stack-doc").href = s.stack_doc || "/docs/stack";
     sameRace(snap.config || {});
-    const reps = (snap.config || {}).repeats > 1 ? " Each lane shows its median of " + snap.config.repeats + " repeats, with the fastest and slowest in brackets." : "";
-    document.getElementById("race-summary-detail").textContent = reps.trim();
+    document.getElementById("race-summary-detail").textContent = s.medians || "";
     const went = document.getElementById("race-time-went");
     went.textContent = s.time_went || "";
     went.hidden = !s.time_went;
@@ -531,20 +532,22 @@
     takes.hidden = !s.what_it_takes;
     const body = document.querySelector("#race-summary-table tbody");
     clear(body);
+    // Each row's cells are the summary's own, phrased once in Go
+    // (rollout.LaneShown).
     for (const l of s.lanes || []) {
-      const vs = (s.saved_vs_http || {})[l.lane];
+      const c = l.shown || {};
       body.append(el("tr", null,
-        el("th", { scope: "row" }, laneLabel(l.lane)),
+        el("th", { scope: "row" }, l.label),
         el("td", null, el("span", { class: "status", "data-status": l.status }, l.status)),
-        el("td", null, fmtNS(l.total_ns) + (l.max_total_ns > 0 ? " (" + fmtNS(l.min_total_ns) + " – " + fmtNS(l.max_total_ns) + ")" : "")),
-        el("td", null, String(l.turns)),
-        el("td", null, fmtInt(l.input_tokens)),
-        el("td", null, fmtInt(l.cached_tokens) + " (" + Math.round((l.cached_share || 0) * 100) + "%)"),
-        el("td", null, fmtNS(l.median_overhead_ns)),
-        el("td", null, fmtNS(l.stack_per_turn_ns)),
-        el("td", null, fmtNS(l.api_cpu_ns)),
-        el("td", null, l.rollouts_per_core > 0 ? fmtInt(l.rollouts_per_core) : "–"),
-        el("td", null, l.lane === "http" || vs === undefined ? "–" : A.sooner(vs))));
+        el("td", null, c.total),
+        el("td", null, c.turns),
+        el("td", null, c.input),
+        el("td", null, c.cached),
+        el("td", null, c.median_overhead),
+        el("td", null, c.stack_per_turn),
+        el("td", null, c.api_cpu),
+        el("td", null, c.rollouts_per_core),
+        el("td", null, c.vs_http)));
     }
     A.labelCells(document.getElementById("race-summary-table"));
     document.getElementById("race-replay").hidden = !replayOffered();
@@ -555,8 +558,8 @@
     drawOverheadChart();
   }
 
-  // showOverlap says in the result when other races ran alongside;
-  // web/overlap.go phrases it the same way on the run page.
+  // showOverlap says in the result when other races ran alongside, in the
+  // server's words (web/overlap.go, as on the run page).
   let overlapAsked = "";
   async function showOverlap(id) {
     if (overlapAsked === id) return;
@@ -565,16 +568,15 @@
     box.hidden = true;
     try {
       const r = await A.getJSON("/ui/runs/" + encodeURIComponent(id) + "/overlaps");
-      const ids = r.overlapped_with || [];
-      if (ids.length === 0 || id !== runID) return;
-      box.textContent = "This race overlapped " + ids.join(", ") + ": they shared the machine, so each measured slower than it would alone.";
+      if (!r.note || id !== runID) return;
+      box.textContent = r.note;
       box.hidden = false;
     } catch (_) { /* the result stands without it */ }
   }
 
   function drawOverheadChart() {
     if (!last) return;
-    const series = last.lanes.map((l) => ({ lane: l.lane, turns: l.turns || [] }));
+    const series = last.lanes.map((l) => ({ lane: l.lane, label: l.label, turns: l.turns || [] }));
     A.charts.drawOverhead(document.getElementById("overhead-chart"), series, { x: document.getElementById("overhead-x").value });
     A.charts.overheadTable(document.getElementById("overhead-data"), series);
   }

@@ -3,7 +3,7 @@
 "use strict";
 (function () {
   const A = window.agentloop;
-  const { el, clear, fmtNS, laneLabel } = A;
+  const { el, clear, fmtNS } = A;
   const box = document.getElementById("timeline");
   if (!box) return;
   const id = box.dataset.run;
@@ -18,7 +18,9 @@
   function lanesOf(r) {
     const names = (r.config && r.config.lanes && r.config.lanes.length) ? r.config.lanes : (r.lanes || []).map((l) => l.lane);
     const rep = repeatSel ? Number(repeatSel.value) : 0;
-    return names.map((name) => ({ lane: name, turns: (r.turns || []).filter((t) => t.lane === name && t.repeat === rep) }));
+    // Each lane's label is the run's own (rollout.LaneLabel).
+    const label = (name) => ((r.lanes || []).find((l) => l.lane === name) || { label: name }).label;
+    return names.map((name) => ({ lane: name, label: label(name), turns: (r.turns || []).filter((t) => t.lane === name && t.repeat === rep) }));
   }
 
   function span(lanes) {
@@ -33,10 +35,10 @@
       clear(lanesBox);
       for (const l of lanes) {
         lanesBox.append(el("div", { class: "timeline-lane", "data-lane": l.lane },
-          el("h3", null, laneLabel(l.lane)),
-          A.svg("svg", { class: "waterfall", role: "img", "aria-label": "Per-turn waterfall of " + laneLabel(l.lane) }),
+          el("h3", null, l.label),
+          A.svg("svg", { class: "waterfall", role: "img", "aria-label": "Per-turn waterfall of " + l.label }),
           el("details", { class: "chart-data" }, el("summary", null, "Turns as a table"),
-            el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Turns of " + laneLabel(l.lane) }))));
+            el("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Turns of " + l.label }))));
       }
       lanes.forEach((l, i) => A.charts.waterfallTable(lanesBox.children[i].querySelector(".chart-data"), l.turns));
     }
