@@ -62,14 +62,26 @@ func TestHeadlineIsOneSentenceEverywhere(t *testing.T) {
 	t.Logf("split: %s", split)
 
 	page := newPage(t)
-	for _, v := range []struct{ name, url, headline, split string }{
-		{"race page", "/race?run=" + id, `[data-testid="race-summary"]`, `[data-testid="race-split"]`},
-		{"presenter mode", "/race?present&run=" + id, `[data-testid="race-summary"]`, `[data-testid="race-split"]`},
-		{"permalink", "/runs/" + id, `[data-testid="run-headline"]`, `[data-testid="run-split"]`},
+	// The fairness sentence and the same-race buttons are phrased once, in
+	// Go: the permalink renders them and the race page's feed carries them.
+	goTo(t, page, a.URL()+"/runs/"+id)
+	fair, err := page.Locator(`[data-testid="run-fairness"]`).TextContent()
+	check(t, err, "the permalink's fairness sentence")
+	same, err := page.Locator(`[data-testid="same-race"] button`).AllTextContents()
+	check(t, err, "the permalink's same-race buttons")
+	if !strings.Contains(fair, "one after another") || len(same) == 0 {
+		t.Fatalf("the permalink's fairness %q and same-race buttons %q", fair, same)
+	}
+	for _, v := range []struct{ name, url, headline, split, fairness, same string }{
+		{"race page", "/race?run=" + id, `[data-testid="race-summary"]`, `[data-testid="race-split"]`, "#race-fairness", "#race-same button"},
+		{"presenter mode", "/race?present&run=" + id, `[data-testid="race-summary"]`, `[data-testid="race-split"]`, "#race-fairness", "#race-same button"},
+		{"permalink", "/runs/" + id, `[data-testid="run-headline"]`, `[data-testid="run-split"]`, `[data-testid="run-fairness"]`, `[data-testid="same-race"] button`},
 	} {
 		goTo(t, page, a.URL()+v.url)
 		check(t, expect.Locator(page.Locator(v.headline)).ToHaveText(head), v.name+": the headline")
 		check(t, expect.Locator(page.Locator(v.split)).ToHaveText(split), v.name+": the split")
+		check(t, expect.Locator(page.Locator(v.fairness)).ToHaveText(fair), v.name+": the fairness sentence")
+		check(t, expect.Locator(page.Locator(v.same)).ToHaveText(same), v.name+": the same-race buttons")
 		pageShowsWhatTheServerComputed(t, page, v.name, run)
 	}
 	formatsAgree(t, page)

@@ -206,8 +206,8 @@ type Summary struct {
 // SameRace is a button that starts a race with Config (JSON): the run's
 // config with only its stack changed.
 type SameRace struct {
-	Label  string
-	Config string
+	Label  string `json:"label"`
+	Config string `json:"config"`
 }
 
 // SummaryRow is one lane's line of the summary table.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"agentloop/rollout"
+	"agentloop/views"
 )
 
 // subscriberBuffer is how many snapshots a live page may fall behind (at
@@ -20,6 +21,8 @@ const subscriberBuffer = 16
 // closed) rather than slowing the others. A race nobody watches costs an
 // empty map lookup per snapshot.
 type hub struct {
+	// frame is what a page receives for a snapshot (Playground.liveFrame).
+	frame   func(rollout.Snapshot) any
 	running func(runID string) bool
 	log     *slog.Logger
 	buf     int
@@ -43,8 +46,8 @@ type subscriber struct {
 
 // newHub returns a hub; running says whether a feed's source is live in
 // this process (a race running here, or the inspector).
-func newHub(running func(runID string) bool, log *slog.Logger, buf int) *hub {
-	return &hub{running: running, log: log, buf: buf, feeds: map[string]*feed{}}
+func newHub(running func(runID string) bool, frame func(rollout.Snapshot) any, log *slog.Logger, buf int) *hub {
+	return &hub{running: running, frame: frame, log: log, buf: buf, feeds: map[string]*feed{}}
 }
 
 // subscribe joins runID's feed; ok is false when the race is not running in
@@ -81,7 +84,7 @@ func (h *hub) publish(snap rollout.Snapshot) {
 	if f == nil {
 		return // nobody watches
 	}
-	b, err := json.Marshal(liveSnapshot(snap))
+	b, err := json.Marshal(h.frame(snap))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.feeds[snap.RunID] != f {
@@ -171,4 +174,22 @@ func liveSnapshot(s rollout.Snapshot) rollout.Snapshot {
 	}
 	s.Lanes = lanes
 	return s
+}
+
+// liveFrame is one frame of a race's live feed: the snapshot without
+// content, and the sentences the race page shows about it, phrased here so
+// the page builds none: whether the lanes shared the CPU, and, once the
+// race ended, the same race under the other stacks.
+type liveFrame struct {
+	rollout.Snapshot
+	Fairness string           `json:"fairness"`
+	SameRace []views.SameRace `json:"same_race,omitempty"`
+}
+
+func (p *Playground) liveFrame(s rollout.Snapshot) any {
+	f := liveFrame{Snapshot: liveSnapshot(s), Fairness: fairness(s.Config, p.cores, s.Final())}
+	if s.Final() {
+		f.SameRace = sameRaceLinks(s.Config)
+	}
+	return f
 }

@@ -53,7 +53,7 @@ func (h *hub) watchers(runID string) int {
 func TestHubDropsSlowSubscriber(t *testing.T) {
 	const buf = 3
 	races := &fakeRaces{running: map[string]bool{"run_x": true}}
-	h := newHub(races.Running, slog.New(slog.DiscardHandler), buf)
+	h := newHub(races.Running, func(s rollout.Snapshot) any { return liveSnapshot(s) }, slog.New(slog.DiscardHandler), buf)
 	fast, leaveFast, ok := h.subscribe("run_x")
 	if !ok {
 		t.Fatal("not live")
@@ -92,7 +92,7 @@ func TestHubDropsSlowSubscriber(t *testing.T) {
 
 func TestHubLateJoinerAndLastLeave(t *testing.T) {
 	races := &fakeRaces{running: map[string]bool{"run_x": true}}
-	h := newHub(races.Running, slog.New(slog.DiscardHandler), 4)
+	h := newHub(races.Running, func(s rollout.Snapshot) any { return liveSnapshot(s) }, slog.New(slog.DiscardHandler), 4)
 	h.publish(snap("run_x", 1, rollout.StatusRunning)) // nobody watches yet: dropped
 	first, leaveFirst, _ := h.subscribe("run_x")
 	select {

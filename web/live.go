@@ -38,7 +38,7 @@ func (p *Playground) live(c echo.Context) error {
 		if err != nil {
 			return storeError(err, "Run", id)
 		}
-		if stored, err = json.Marshal(liveSnapshot(storedSnapshot(rec))); err != nil {
+		if stored, err = json.Marshal(p.liveFrame(storedSnapshot(rec))); err != nil {
 			return storeError(err, "Run", id)
 		}
 	} else {

@@ -89,7 +89,7 @@ func New(d Deps) *Playground {
 			return p.inspector != nil
 		}
 		return d.Races.Running(id)
-	}, d.Log, subscriberBuffer)
+	}, p.liveFrame, d.Log, subscriberBuffer)
 	if p.inspector != nil {
 		go p.inspectFeed()
 	} else {

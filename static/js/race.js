@@ -13,7 +13,6 @@
   const errorBox = document.getElementById("race-error");
   const startBtn = document.getElementById("race-start");
   const cancelBtn = document.getElementById("race-cancel");
-  const cores = Number(view.dataset.cores) || 2;
 
   let runID = "";
   let socket = null;
@@ -418,14 +417,7 @@
     startBtn.disabled = running;
     if (cancelBtn) cancelBtn.hidden = !running;
     document.getElementById("race-elapsed").textContent = fmtNS(snap.elapsed_ns);
-    const fair = document.getElementById("race-fairness");
-    if (snap.config.sequential) {
-      fair.textContent = running ? "Lanes run one after another, so none competes for the CPU." : "The lanes ran one after another, so none competed for the CPU.";
-    } else {
-      fair.textContent = running
-        ? "Lanes run together and share the " + cores + " cores of this machine."
-        : "The lanes ran together and shared the " + cores + " cores of this machine; for fair timing, run them one after another.";
-    }
+    document.getElementById("race-fairness").textContent = snap.fairness || "";
     let maxNS = 0;
     for (const l of snap.lanes) {
       maxNS = Math.max(maxNS, l.elapsed_ns || 0, ...(l.turns || []).map(A.charts.turnEnd));
@@ -499,18 +491,13 @@
     if (dd.textContent !== text) dd.textContent = text;
   }
 
-  // sameRace offers the finished race again under lean and under each
-  // reading's preset: the same config, only the stack changed.
-  function sameRace(cfg) {
+  // sameRace offers the finished race again under the other stacks, as the
+  // feed phrased them: the same config, only the stack changed.
+  function sameRace(links) {
     const box = document.getElementById("race-same");
     clear(box);
-    const sel = document.getElementById("race-stack");
-    const presets = JSON.parse((sel && sel.dataset.presets) || "{}");
-    const own = (cfg.stack && cfg.stack.preset) || "lean";
-    for (const name of Object.keys(presets)) {
-      if (name === own) continue;
-      const label = name === "lean" ? "The same race, lean" : "The same race, " + name;
-      box.append(el("button", { type: "button", "data-start-race": JSON.stringify(Object.assign({}, cfg, { stack: presets[name] })) }, label));
+    for (const l of links || []) {
+      box.append(el("button", { type: "button", "data-start-race": l.config }, l.label));
     }
   }
 
@@ -522,7 +509,7 @@
     split.textContent = s.split || "";
     split.hidden = !s.split;
     document.getElementById("race-stack-doc").href = s.stack_doc || "/docs/stack";
-    sameRace(snap.config || {});
+    sameRace(snap.same_race);
     document.getElementById("race-summary-detail").textContent = s.medians || "";
     const went = document.getElementById("race-time-went");
     went.textContent = s.time_went || "";
