@@ -325,9 +325,9 @@ func (t *trace) scopeOf(partition string) string {
 }
 
 // fireOn fires a drill of hook on a request and names it in its trace.
-func (e *Engine) fireOn(hook drillHook, tu *turn) *api.Drill {
-	t := tu.trace
-	dr := e.sh.Drills.fire(hook, t.Session, t.scopeOf(tu.partition), api.DrillFiring{ResponseID: t.ResponseID, Session: t.Session})
+func (e *Engine) fireOn(hook drillHook, fl *flight) *api.Drill {
+	t := fl.trace
+	dr := e.sh.Drills.fire(hook, t.Session, t.scopeOf(fl.partition), api.DrillFiring{ResponseID: t.ResponseID, Session: t.Session})
 	if dr != nil {
 		t.Drill = dr.Drill
 	}
@@ -363,18 +363,18 @@ func (e *Engine) upgradeDrill(r *http.Request) *api.Error {
 
 // evictDrill is evict-cache: load forgets the connection's cached
 // response, so a store:false continuation gets previous_response_not_found.
-func (e *Engine) evictDrill(tu *turn) bool {
-	return !e.sh.Drills.idle() && e.fireOn(hookEvict, tu) != nil
+func (e *Engine) evictDrill(fl *flight) bool {
+	return !e.sh.Drills.idle() && e.fireOn(hookEvict, fl) != nil
 }
 
 // limitDrill is connection-limit: a prepared create is answered with
 // websocket_connection_limit_reached and the connection closes with 1000.
-func (wc *wsConn) limitDrill(l *lane, tu *turn) *api.Error {
+func (wc *wsConn) limitDrill(l *lane, fl *flight) *api.Error {
 	e := wc.e
 	if e.sh.Drills.idle() {
 		return nil
 	}
-	dr := e.fireOn(hookWSCreate, tu)
+	dr := e.fireOn(hookWSCreate, fl)
 	if dr == nil {
 		return nil
 	}
@@ -389,12 +389,12 @@ func (wc *wsConn) limitDrill(l *lane, tu *turn) *api.Error {
 // httpDrill is http-429 and http-503: a prepared create is answered with
 // that status, Retry-After (whole seconds, rounded up) and retry-after-ms.
 // It also takes the request's scope header, for the stream drills.
-func (e *Engine) httpDrill(tu *turn, r *http.Request) *api.Error {
-	tu.trace.scope = r.Header.Get(api.HeaderScope)
+func (e *Engine) httpDrill(fl *flight, r *http.Request) *api.Error {
+	fl.trace.scope = r.Header.Get(api.HeaderScope)
 	if e.sh.Drills.idle() {
 		return nil
 	}
-	dr := e.fireOn(hookHTTPCreate, tu)
+	dr := e.fireOn(hookHTTPCreate, fl)
 	if dr == nil {
 		return nil
 	}
@@ -429,19 +429,19 @@ func (s *laneSink) dropConnection() { s.ls.wc.dropConnection() }
 // streamDrill fires drop-mid-stream, stall or slow-first-token on a
 // response that generates and streams, and returns the sink that applies
 // it (out itself otherwise).
-func (e *Engine) streamDrill(ctx context.Context, tu *turn, out sink) sink {
-	if e.sh.Drills.idle() || !tu.req.Generates() {
+func (e *Engine) streamDrill(ctx context.Context, fl *flight, out sink) sink {
+	if e.sh.Drills.idle() || !fl.req.Generates() {
 		return out
 	}
 	if _, quiet := out.(discard); quiet {
 		return out
 	}
-	dr := e.fireOn(hookStream, tu)
+	dr := e.fireOn(hookStream, fl)
 	if dr == nil {
 		return out
 	}
 	return &drillSink{sink: out, drill: dr.Drill, hold: time.Duration(dr.DurationMS) * time.Millisecond,
-		ctx: ctx, stop: e.stopCtx, t: tu.trace}
+		ctx: ctx, stop: e.stopCtx, t: fl.trace}
 }
 
 // drillSink applies a stream drill to a response's events:

@@ -86,10 +86,10 @@ func (p *plannedItem) expand() *api.Item {
 
 // plan turns the policy's reply into output items with ids and pieces, cut
 // at max_output_tokens.
-func (e *Engine) plan(tu *turn, reply policy.Reply) (items []plannedItem, total int, truncated bool) {
+func (e *Engine) plan(fl *flight, reply policy.Reply) (items []plannedItem, total int, truncated bool) {
 	limit := -1
-	if tu.req.MaxOutputTokens != nil {
-		limit = max(*tu.req.MaxOutputTokens-tu.seg.sent, 0) // a resumed segment gets what is left
+	if fl.req.MaxOutputTokens != nil {
+		limit = max(*fl.req.MaxOutputTokens-fl.seg.sent, 0) // a resumed segment gets what is left
 	}
 	for _, out := range reply.Items {
 		var it api.Item
@@ -333,13 +333,13 @@ func (g *streamed) pauses() bool {
 
 // generate runs queue, prefill and generate, streams the events to out and
 // finalizes. It returns the final state for the connection cache.
-func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
-	t := tu.trace
-	req := tu.req
+func (e *Engine) generate(ctx context.Context, fl *flight, out sink) outcome {
+	t := fl.trace
+	req := fl.req
 	resp := api.NewResponse(api.NewID("resp"), time.Now().Unix(), req)
-	tu.response = resp
+	fl.response = resp
 	t.ResponseID = resp.ID
-	out = e.streamDrill(ctx, tu, out)
+	out = e.streamDrill(ctx, fl, out)
 
 	running := e.sh.Metrics.generating(t.Transport)
 	running.Inc()
@@ -350,23 +350,23 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 
 	// The model decides, then the accelerator paces it.
 	ready := time.Now()
-	g := &tu.stream
+	g := &fl.stream
 	if req.Generates() {
-		g.items, g.total, g.truncated = e.plan(tu, e.sh.Policy.Respond(tu.policyRequest()))
+		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest()))
 	}
-	g.matched = e.sh.Prefix.Match(tu.partition, tu.tokens)
-	e.sh.Metrics.prefixLookup(len(tu.tokens), g.matched)
-	job := inference.Job{Profile: tu.model.profile, PrefillTokens: len(tu.tokens) - g.matched, OutputTokens: g.total,
-		JitterSeed: jitterSeed(tu)}
+	g.matched = e.sh.Prefix.Match(fl.partition, fl.tokens)
+	e.sh.Metrics.prefixLookup(len(fl.tokens), g.matched)
+	job := inference.Job{Profile: fl.model.profile, PrefillTokens: len(fl.tokens) - g.matched, OutputTokens: g.total,
+		JitterSeed: jitterSeed(fl)}
 	var gen *inference.Generation
 	var first inference.GenerationTimings
 	// One segment, or on a prototype connection one per function call:
 	// the response pauses after the call and resumes with the appended
-	// outputs (proto.go).
+	// outputs (prototype.go).
 	for {
-		job.Hold = tu.proto != nil && g.pauses()
-		if tu.seg.held != nil {
-			gen = e.sh.Scheduler.Resume(tu.seg.held, job)
+		job.Hold = fl.proto != nil && g.pauses()
+		if fl.seg.held != nil {
+			gen = e.sh.Scheduler.Resume(fl.seg.held, job)
 		} else {
 			gen = e.sh.Scheduler.Submit(job)
 		}
@@ -376,16 +376,16 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 		g.cancelled, g.stopped = cancelled || writeErr != nil, stopped
 		g.sent, g.cur = st.sent, st.cur
 		tm := gen.Timings()
-		if tu.trace.segment == 0 {
+		if fl.trace.segment == 0 {
 			first = tm
 		}
 		e.recordModelled(t, ready, tm, job)
 		if !job.Hold || g.cancelled || g.stopped {
 			break
 		}
-		tu.seg.held = gen
+		fl.seg.held = gen
 		var ok bool
-		if job, ready, ok = e.resume(ctx, tu, st); !ok {
+		if job, ready, ok = e.resume(ctx, fl, st); !ok {
 			break
 		}
 	}
@@ -395,14 +395,14 @@ func (e *Engine) generate(ctx context.Context, tu *turn, out sink) outcome {
 	gen.Release()
 
 	// Finalize reports a failure in the outcome, never as an error.
-	_ = e.runStages(ctx, tu, postInference, time.Now())
-	res := tu.outcome
+	_ = e.runStages(ctx, fl, postInference, time.Now())
+	res := fl.outcome
 	e.sh.Traces.Add(&t.Trace)
 	e.sh.Drills.finished(t.Session)
-	if tu.trace.segment > 0 {
+	if fl.trace.segment > 0 {
 		first.LastToken = time.Time{} // no per-token time across pauses
 	}
-	e.sh.Metrics.observe(t, first, tu.seg.sent+st.sent, resp.Status)
+	e.sh.Metrics.observe(t, first, fl.seg.sent+st.sent, resp.Status)
 	e.sh.Metrics.itl.merge(t.Transport, &st.gaps)
 
 	if res.terminal != "" && !quiet {
@@ -478,42 +478,42 @@ func (e *Engine) cutShort(ctx context.Context, gen *inference.Generation) (cance
 // finalize settles the response from how its stream ended, keeps what a
 // continuation needs, and stores the response (store:true) and its ledger
 // row before the terminal event goes out.
-func (e *Engine) finalize(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	g, resp := &tu.stream, tu.response
+func (e *Engine) finalize(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	g, resp := &fl.stream, fl.response
 	output := g.output()
-	resp.Output = make([]api.Item, 0, len(tu.seg.earlier)+len(output))
-	for _, items := range [][]ctxItem{tu.seg.earlier, output} {
+	resp.Output = make([]api.Item, 0, len(fl.seg.earlier)+len(output))
+	for _, items := range [][]ctxItem{fl.seg.earlier, output} {
 		for i := range items {
 			resp.Output = append(resp.Output, items[i].Item)
 		}
 	}
-	usage := &api.Usage{InputTokens: len(tu.tokens), OutputTokens: tu.seg.sent + g.sent}
-	if tu.trace.segment > 0 {
-		usage.InputTokens = tu.seg.input // every segment's prefilled prompt, not its output again
+	usage := &api.Usage{InputTokens: len(fl.tokens), OutputTokens: fl.seg.sent + g.sent}
+	if fl.trace.segment > 0 {
+		usage.InputTokens = fl.seg.input // every segment's prefilled prompt, not its output again
 	}
 	usage.InputTokensDetails.CachedTokens = inference.BillableCached(g.matched)
 	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	resp.Usage = usage
 	counts := *usage
-	tu.trace.Usage = &counts
-	tu.trace.Shape = tu.shape()
+	fl.trace.Usage = &counts
+	fl.trace.Shape = fl.shape()
 	terminal, failure := settle(resp, g)
 
-	state, outTokens := e.chain(tu, output)
+	state, outTokens := e.chain(fl, output)
 	kept := terminal == api.EventCompleted || terminal == api.EventIncomplete
 	if kept {
-		e.sh.Prefix.Insert(tu.partition, state.tokens)
+		e.sh.Prefix.Insert(fl.partition, state.tokens)
 	}
 	snapshot := api.MarshalResponse(resp)
-	if err := e.save(ctx, tu, state, snapshot, kept); err != nil {
+	if err := e.save(ctx, fl, state, snapshot, kept); err != nil {
 		failure = fail(resp, "The response could not be stored: "+storeReason(err))
 		terminal = api.EventFailed
 		snapshot = api.MarshalResponse(resp)
 		kept = false
 	}
-	tu.outcome = outcome{response: resp, snapshot: snapshot, err: failure, terminal: terminal}
+	fl.outcome = outcome{response: resp, snapshot: snapshot, err: failure, terminal: terminal}
 	if kept {
-		tu.outcome.state = state
+		fl.outcome.state = state
 	}
 	return stageResult{items: len(output), tokens: outTokens, bytes: len(snapshot)}, nil
 }
@@ -562,16 +562,16 @@ func fail(resp *api.Response, msg string) *api.Error {
 
 // chain builds the state a continuation needs, context and output with
 // their tokens, and returns it with the number of output tokens rendered.
-func (e *Engine) chain(tu *turn, output []ctxItem) (*chainState, int) {
-	state := &chainState{id: tu.response.ID, response: tu.response, context: tu.context, output: output,
-		stored: tu.req.Stored(), model: tu.model, instructions: tu.instructions(), tokens: tu.tokens, callIDs: tu.callIDs}
+func (e *Engine) chain(fl *flight, output []ctxItem) (*chainState, int) {
+	state := &chainState{id: fl.response.ID, response: fl.response, context: fl.context, output: output,
+		stored: fl.req.Stored(), model: fl.model, instructions: fl.instructions(), tokens: fl.tokens, callIDs: fl.callIDs}
 	if len(output) == 0 {
 		return state, 0
 	}
 	before := len(state.tokens)
 	// The output was just generated: rendering it finishes even if the
 	// client has gone, so the state stays whole.
-	state.tokens, _, _ = e.renderItems(context.Background(), state.tokens, tu.partition, output)
+	state.tokens, _, _ = e.renderItems(context.Background(), state.tokens, fl.partition, output)
 	for i := range output {
 		if output[i].Type == api.TypeFunctionCall {
 			state.callIDs[output[i].CallID] = struct{}{}
@@ -583,21 +583,21 @@ func (e *Engine) chain(tu *turn, output []ctxItem) (*chainState, int) {
 // save appends the response's ledger row; a kept store:true response is
 // persisted with it, in one transaction. The tokens were spent either way,
 // so a failed persist still appends the row, and returns the error.
-func (e *Engine) save(ctx context.Context, tu *turn, state *chainState, snapshot []byte, kept bool) error {
+func (e *Engine) save(ctx context.Context, fl *flight, state *chainState, snapshot []byte, kept bool) error {
 	if e.sh.Store == nil {
 		return nil
 	}
-	resp, t := tu.response, tu.trace
+	resp, t := fl.response, fl.trace
 	usage := resp.Usage
-	ledger := store.LedgerRow{ResponseID: resp.ID, CreatedAt: resp.CreatedAt, Model: tu.req.Model, Transport: t.Transport,
+	ledger := store.LedgerRow{ResponseID: resp.ID, CreatedAt: resp.CreatedAt, Model: fl.req.Model, Transport: t.Transport,
 		Engine: t.Engine, InputTokens: usage.InputTokens, CachedTokens: usage.InputTokensDetails.CachedTokens,
 		OutputTokens: usage.OutputTokens}
-	if !kept || !tu.req.Stored() {
+	if !kept || !fl.req.Stored() {
 		e.sh.Store.AppendLedger(ledger)
 		return nil
 	}
 	ledger.Stored = true
-	err := e.persist(ctx, tu, state, snapshot, ledger)
+	err := e.persist(ctx, fl, state, snapshot, ledger)
 	if err != nil {
 		e.sh.Log.Error("persist response", "id", resp.ID, "err", err)
 		ledger.Stored = false
@@ -622,7 +622,7 @@ func storeReason(err error) string {
 
 // persist stores a store:true response with its ledger row, in one
 // transaction, before its terminal event goes out.
-func (e *Engine) persist(ctx context.Context, tu *turn, state *chainState, snapshot []byte, ledger store.LedgerRow) error {
+func (e *Engine) persist(ctx context.Context, fl *flight, state *chainState, snapshot []byte, ledger store.LedgerRow) error {
 	toStore := func(items []ctxItem, input bool) []store.Item {
 		out := make([]store.Item, len(items))
 		for i := range items {
@@ -642,9 +642,9 @@ func (e *Engine) persist(ctx context.Context, tu *turn, state *chainState, snaps
 		}
 		return out
 	}
-	rec := &store.Response{ID: state.id, CreatedAt: state.response.CreatedAt, Model: tu.req.Model,
-		PreviousResponseID: tu.req.PreviousResponseID, Snapshot: snapshot, Tools: tu.req.Tools,
-		Context: toStore(state.context, true), InputStart: tu.inputStart, Output: toStore(state.output, false),
+	rec := &store.Response{ID: state.id, CreatedAt: state.response.CreatedAt, Model: fl.req.Model,
+		PreviousResponseID: fl.req.PreviousResponseID, Snapshot: snapshot, Tools: fl.req.Tools,
+		Context: toStore(state.context, true), InputStart: fl.inputStart, Output: toStore(state.output, false),
 		RenderedTokens: len(state.tokens)}
 	// Storing must finish even if the client has gone: the response exists.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -673,12 +673,12 @@ func idPrefix(typ string) string {
 	return "msg"
 }
 
-func jitterSeed(tu *turn) uint64 {
+func jitterSeed(fl *flight) uint64 {
 	last := ""
-	if n := len(tu.context); n > 0 {
-		last = tu.context[n-1].TextPrefix(256)
+	if n := len(fl.context); n > 0 {
+		last = fl.context[n-1].TextPrefix(256)
 	}
-	return inference.JitterSeed(tu.seed, strconv.Itoa(len(tu.context)), last)
+	return inference.JitterSeed(fl.seed, strconv.Itoa(len(fl.context)), last)
 }
 
 func (e *Engine) recordModelled(t *trace, ready time.Time, tm inference.GenerationTimings, job inference.Job) {

@@ -98,16 +98,16 @@ func (e *Engine) readLimited(c echo.Context) ([]byte, *api.Error) {
 func (e *Engine) handleCreate(c echo.Context) (err error) {
 	started := time.Now()
 	r := c.Request()
-	tu := &turn{trace: e.newTrace("http", started), admit: admitHTTP}
-	tu.trace.Client = clientOf(r)
+	fl := &flight{trace: e.newTrace("http", started), admit: admitHTTP}
+	fl.trace.Client = clientOf(r)
 	closeTurn := func() {}
 	defer func() {
-		if tu.trace.Session == "" {
-			tu.trace.Session = httpSession(r, "")
+		if fl.trace.Session == "" {
+			fl.trace.Session = httpSession(r, "")
 		}
 		var aerr *api.Error
 		errors.As(err, &aerr)
-		e.observe(tu.trace, aerr)
+		e.observe(fl.trace, aerr)
 		closeTurn()
 	}()
 	body, release, aerr := e.readBody(c)
@@ -116,25 +116,25 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	}
 	defer release()
 	ctx := r.Context()
-	tu.body = body
+	fl.body = body
 	// In flight for the inspector from the moment the body names its
 	// session until its trace is observed.
-	tu.parsed = func() { closeTurn = e.observeOpen(httpSession(r, tu.partition)) }
-	if aerr := e.chooseStack(tu, r); aerr != nil {
+	fl.parsed = func() { closeTurn = e.observeOpen(httpSession(r, fl.partition)) }
+	if aerr := e.chooseStack(fl, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
-	aerr = e.prepare(ctx, tu)
-	tu.trace.Session = httpSession(r, tu.partition) // before generate shares the trace
+	aerr = e.prepare(ctx, fl)
+	fl.trace.Session = httpSession(r, fl.partition) // before generate shares the trace
 	if aerr == nil {
-		aerr = e.httpDrill(tu, r)
+		aerr = e.httpDrill(fl, r)
 	}
 	if aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
-	if !tu.req.Streaming() {
-		res := e.generate(ctx, tu, discard{})
+	if !fl.req.Streaming() {
+		res := e.generate(ctx, fl, discard{})
 		if res.err != nil {
 			return res.err
 		}
@@ -153,7 +153,7 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	c.Response().WriteHeader(http.StatusOK)
 	s := newSSESink(c.Response(), e.cfg.WriteStall)
 	s.stalled = e.sh.Metrics.stallAborted
-	e.generate(ctx, tu, s)
+	e.generate(ctx, fl, s)
 	return nil
 }
 

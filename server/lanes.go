@@ -198,11 +198,11 @@ func (ls *lanes) run(l *lane) {
 
 // admit is the parse-stage rule of a create on lane l: the transport's
 // message rules (inner), the lane it must name, and its connection-cache
-// parent, set on tu as the request's previous_response_id asks (see
-// parentFor). taken is set when tu took l's own latest response.
-func (ls *lanes) admit(l *lane, tu *turn, inner func(*api.CreateRequest) *api.Error, taken **chainState) func(*api.CreateRequest) *api.Error {
+// parent, set on fl as the request's previous_response_id asks (see
+// parentFor). taken is set when fl took l's own latest response.
+func (ls *lanes) admit(l *lane, fl *flight, inner func(*api.CreateRequest) *api.Error, taken **chainState) func(*api.CreateRequest) *api.Error {
 	return func(req *api.CreateRequest) *api.Error {
-		tu.cached, *taken = ls.parentFor(l, req.PreviousResponseID)
+		fl.cached, *taken = ls.parentFor(l, req.PreviousResponseID)
 		if err := inner(req); err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ type chainState struct {
 
 // turn is one request going through the pipeline. The transport fills in
 // trace, body, cached and admit; the stages fill in the rest.
-type turn struct {
+type flight struct {
 	trace  *trace
 	body   []byte      // the request, until parse has decoded it
 	cached *chainState // the connection's latest response, or nil; only read
@@ -83,7 +83,7 @@ type turn struct {
 	stream  streamed // how streaming ended, for finalize
 	outcome outcome  // set by finalize
 
-	// The prototype (proto.go): the connection a paused response waits on
+	// The prototype (prototype.go): the connection a paused response waits on
 	// for response.append (nil elsewhere), and the segments so far.
 	proto *wsConn
 	seg   segments
@@ -95,7 +95,7 @@ type turn struct {
 type stage struct {
 	name string
 	kind string // api.Measured or api.Modelled
-	run  func(e *Engine, ctx context.Context, tu *turn) (stageResult, *api.Error)
+	run  func(e *Engine, ctx context.Context, fl *flight) (stageResult, *api.Error)
 }
 
 // stageResult is what a stage reports for its span.
@@ -139,10 +139,10 @@ var (
 // runStages runs stages in order and records each one's span, a failing
 // stage's included; it stops at the first error. The first span starts at
 // from, and each next one where the one before it ended.
-func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from time.Time) *api.Error {
+func (e *Engine) runStages(ctx context.Context, fl *flight, stages []stage, from time.Time) *api.Error {
 	for i := range stages {
 		s := &stages[i]
-		res, err := s.run(e, ctx, tu)
+		res, err := s.run(e, ctx, fl)
 		if res.skip {
 			continue
 		}
@@ -150,12 +150,12 @@ func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from t
 			// A stage cut short records what it really waited.
 			res.cost, err = e.waitModelled(ctx, s.name, res.cost)
 		}
-		from = tu.trace.record(s, from, &res)
+		from = fl.trace.record(s, from, &res)
 		if err != nil {
 			return err
 		}
-		if s.name == api.StageParse && tu.parsed != nil {
-			tu.parsed()
+		if s.name == api.StageParse && fl.parsed != nil {
+			fl.parsed()
 			from = time.Now()
 		}
 	}
@@ -164,47 +164,47 @@ func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from t
 
 // prepare runs the pre-inference stages, from the request's first byte to
 // a turn ready for the scheduler.
-func (e *Engine) prepare(ctx context.Context, tu *turn) *api.Error {
-	return e.runStages(ctx, tu, preInference, tu.trace.start)
+func (e *Engine) prepare(ctx context.Context, fl *flight) *api.Error {
+	return e.runStages(ctx, fl, preInference, fl.trace.start)
 }
 
 // parse decodes the body: the envelope and the items it carries.
-func (e *Engine) parse(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	res := stageResult{bytes: len(tu.body)}
-	req, err := api.DecodeCreate(tu.body)
+func (e *Engine) parse(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	res := stageResult{bytes: len(fl.body)}
+	req, err := api.DecodeCreate(fl.body)
 	if err != nil {
 		return res, err
 	}
-	tu.partition = req.PromptCacheKey // names the session even if the input is bad
+	fl.partition = req.PromptCacheKey // names the session even if the input is bad
 	items, err := req.DecodeInput()
 	res.items = len(items)
 	if err != nil {
 		return res, err
 	}
-	tu.body = nil
-	tu.req, tu.newItems = req, items
-	tu.seed = seedOf(req)
-	if tu.admit != nil {
-		err = tu.admit(req)
+	fl.body = nil
+	fl.req, fl.newItems = req, items
+	fl.seed = seedOf(req)
+	if fl.admit != nil {
+		err = fl.admit(req)
 	}
 	return res, err
 }
 
 // resolve finds the model configuration, reused from the connection's
 // latest response when that was resolved for the same model and tools.
-func (e *Engine) resolve(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	req, c := tu.req, tu.cached
+func (e *Engine) resolve(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	req, c := fl.req, fl.cached
 	if c != nil && req.PreviousResponseID == c.id && c.model != nil &&
-		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == tu.partition {
-		tu.model = c.model
+		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == fl.partition {
+		fl.model = c.model
 		e.sh.Metrics.cacheLookup("connection_model", true)
 		return stageResult{note: "connection cache"}, nil
 	}
-	m, hit, err := e.resolveModel(tu.partition, req)
+	m, hit, err := e.resolveModel(fl.partition, req)
 	if err != nil {
 		return stageResult{bytes: len(req.Tools)}, err
 	}
-	tu.model, tu.resolvedCold = m, !hit
+	fl.model, fl.resolvedCold = m, !hit
 	if e.models != nil {
 		e.sh.Metrics.cacheLookup("config", hit)
 	}
@@ -216,19 +216,19 @@ func (e *Engine) resolve(_ context.Context, tu *turn) (stageResult, *api.Error) 
 }
 
 // load finds the parent, in the connection cache or the store.
-func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	id, c := tu.req.PreviousResponseID, tu.cached
+func (e *Engine) load(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	id, c := fl.req.PreviousResponseID, fl.cached
 	if id == "" {
 		return stageResult{}, nil
 	}
-	evicted := c != nil && c.id == id && e.evictDrill(tu)
+	evicted := c != nil && c.id == id && e.evictDrill(fl)
 	if evicted {
 		c = nil // evict-cache: the connection forgets its cached response
 	}
 	if c != nil {
 		e.sh.Metrics.cacheLookup("connection", c.id == id)
 		if c.id == id {
-			tu.parent = c
+			fl.parent = c
 			return stageResult{note: "connection cache"}, nil
 		}
 	}
@@ -240,47 +240,47 @@ func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 		}
 		return res, err
 	}
-	tu.parent, tu.loadedBytes = p, n
+	fl.parent, fl.loadedBytes = p, n
 	res.note = "store"
 	return res, nil
 }
 
 // validate expands item references and checks that every tool output
 // answers a call, over the items that are new to this engine.
-func (e *Engine) validate(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	if err := e.buildContext(ctx, tu); err != nil {
-		return stageResult{items: len(tu.newItems)}, err
+func (e *Engine) validate(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	if err := e.buildContext(ctx, fl); err != nil {
+		return stageResult{items: len(fl.newItems)}, err
 	}
-	return stageResult{items: len(tu.context) - tu.freshFrom()}, nil
+	return stageResult{items: len(fl.context) - fl.freshFrom()}, nil
 }
 
 // render tokenizes instructions, tools and context. A parent built in
 // memory with the same instructions and tools already holds them.
-func (e *Engine) render(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	instructions := tu.instructions()
-	p := tu.parent
+func (e *Engine) render(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	instructions := fl.instructions()
+	p := fl.parent
 	var res stageResult
 	var hits int
 	var err error
-	if p != nil && p.tokens != nil && p.model == tu.model && p.instructions == instructions {
-		tu.fresh = tu.freshFrom()
-		tu.itemTokens, tu.instructionsTokens = make([]int, len(tu.context)-tu.fresh), -1
-		tu.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, tu.partition, tu.context[tu.fresh:], tu.itemTokens)
-		res = stageResult{items: len(tu.context) - tu.fresh, tokens: len(tu.tokens) - len(p.tokens), note: "appended to cached tokens"}
+	if p != nil && p.tokens != nil && p.model == fl.model && p.instructions == instructions {
+		fl.fresh = fl.freshFrom()
+		fl.itemTokens, fl.instructionsTokens = make([]int, len(fl.context)-fl.fresh), -1
+		fl.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, fl.partition, fl.context[fl.fresh:], fl.itemTokens)
+		res = stageResult{items: len(fl.context) - fl.fresh, tokens: len(fl.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
-		tu.fresh = 0
-		tu.itemTokens = make([]int, len(tu.context))
-		toks := make([]int, 0, len(tu.model.toolTokens)+64*len(tu.context))
+		fl.fresh = 0
+		fl.itemTokens = make([]int, len(fl.context))
+		toks := make([]int, 0, len(fl.model.toolTokens)+64*len(fl.context))
 		if instructions != "" {
 			toks, err = e.sh.Tokenizer.AppendEncodeWrapped(ctx, toks, "<|start|>system<|message|>", instructions, "<|end|>")
 		}
-		tu.instructionsTokens = len(toks)
+		fl.instructionsTokens = len(toks)
 		if err == nil {
-			toks = append(toks, tu.model.toolTokens...)
-			toks, hits, err = e.renderItemsCounted(ctx, toks, tu.partition, tu.context, tu.itemTokens)
+			toks = append(toks, fl.model.toolTokens...)
+			toks, hits, err = e.renderItemsCounted(ctx, toks, fl.partition, fl.context, fl.itemTokens)
 		}
-		tu.tokens = toks
-		res = stageResult{items: len(tu.context), tokens: len(toks)}
+		fl.tokens = toks
+		res = stageResult{items: len(fl.context), tokens: len(toks)}
 	}
 	if err != nil {
 		return res, clientGone()
@@ -288,23 +288,23 @@ func (e *Engine) render(ctx context.Context, tu *turn) (stageResult, *api.Error)
 	if hits > 0 {
 		res.addNote(strconv.Itoa(hits) + " token cache hits")
 	}
-	tu.renderedFresh = res.tokens
+	fl.renderedFresh = res.tokens
 	return res, nil
 }
 
 // classify runs the safety classifier over what render rendered anew: it
 // reads what it has not read before.
-func (e *Engine) classify(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	instructions := tu.instructions()
-	texts := make([]string, 0, len(tu.context)-tu.fresh+1)
-	if tu.fresh == 0 && instructions != "" {
+func (e *Engine) classify(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	instructions := fl.instructions()
+	texts := make([]string, 0, len(fl.context)-fl.fresh+1)
+	if fl.fresh == 0 && instructions != "" {
 		texts = append(texts, instructions)
 	}
-	for i := tu.fresh; i < len(tu.context); i++ {
-		texts = append(texts, tu.context[i].Text())
+	for i := fl.fresh; i < len(fl.context); i++ {
+		texts = append(texts, fl.context[i].Text())
 	}
 	flags, n, err := e.safety.Scan(ctx, texts)
-	tu.safety = flags
+	fl.safety = flags
 	res := stageResult{items: len(texts), bytes: n}
 	if err != nil {
 		return res, clientGone()
@@ -315,9 +315,9 @@ func (e *Engine) classify(ctx context.Context, tu *turn) (stageResult, *api.Erro
 	return res, nil
 }
 
-func (tu *turn) instructions() string {
-	if tu.req.Instructions != nil {
-		return *tu.req.Instructions
+func (fl *flight) instructions() string {
+	if fl.req.Instructions != nil {
+		return *fl.req.Instructions
 	}
 	return ""
 }
@@ -325,9 +325,9 @@ func (tu *turn) instructions() string {
 // freshFrom is the index of the first context item this engine has not
 // already rendered and classified: the new input after an in-memory parent,
 // or 0 when the whole context must be processed.
-func (tu *turn) freshFrom() int {
-	if tu.parent != nil && tu.parent.tokens != nil {
-		return tu.inputStart
+func (fl *flight) freshFrom() int {
+	if fl.parent != nil && fl.parent.tokens != nil {
+		return fl.inputStart
 	}
 	return 0
 }
@@ -384,33 +384,33 @@ func (e *Engine) hydrate(ctx context.Context, id string) (*chainState, int, *api
 }
 
 // buildContext builds the context and checks the new items against it.
-func (e *Engine) buildContext(ctx context.Context, tu *turn) *api.Error {
-	p := tu.parent
+func (e *Engine) buildContext(ctx context.Context, fl *flight) *api.Error {
+	p := fl.parent
 	var callIDs map[string]struct{}
 	if p != nil {
-		tu.context = make([]ctxItem, 0, len(p.context)+len(p.output)+len(tu.newItems))
-		tu.context = append(tu.context, p.context...)
-		tu.context = append(tu.context, p.output...)
+		fl.context = make([]ctxItem, 0, len(p.context)+len(p.output)+len(fl.newItems))
+		fl.context = append(fl.context, p.context...)
+		fl.context = append(fl.context, p.output...)
 		if p.callIDs != nil {
 			callIDs = p.callIDs
 		} else {
 			callIDs = map[string]struct{}{}
-			for i := range tu.context {
-				if tu.context[i].Type == api.TypeFunctionCall {
-					callIDs[tu.context[i].CallID] = struct{}{}
+			for i := range fl.context {
+				if fl.context[i].Type == api.TypeFunctionCall {
+					callIDs[fl.context[i].CallID] = struct{}{}
 				}
 			}
 		}
 	} else {
-		tu.context = make([]ctxItem, 0, len(tu.newItems))
+		fl.context = make([]ctxItem, 0, len(fl.newItems))
 		callIDs = map[string]struct{}{}
 	}
-	tu.inputStart = len(tu.context)
+	fl.inputStart = len(fl.context)
 	var err *api.Error
-	if tu.context, err = e.admitItems(ctx, tu.context, callIDs, tu.newItems); err != nil {
+	if fl.context, err = e.admitItems(ctx, fl.context, callIDs, fl.newItems); err != nil {
 		return err
 	}
-	tu.callIDs = callIDs
+	fl.callIDs = callIDs
 	return nil
 }
 
@@ -488,14 +488,14 @@ func seedOf(req *api.CreateRequest) int64 {
 }
 
 // policyRequest is what the model sees.
-func (tu *turn) policyRequest() *policy.Request {
-	pr := &policy.Request{Tools: tu.model.tools, ToolChoice: tu.req.ToolChoiceName(), Seed: tu.seed, Metadata: tu.req.Metadata}
-	if tu.req.Instructions != nil {
-		pr.Instructions = *tu.req.Instructions
+func (fl *flight) policyRequest() *policy.Request {
+	pr := &policy.Request{Tools: fl.model.tools, ToolChoice: fl.req.ToolChoiceName(), Seed: fl.seed, Metadata: fl.req.Metadata}
+	if fl.req.Instructions != nil {
+		pr.Instructions = *fl.req.Instructions
 	}
-	pr.Items = make([]policy.Item, len(tu.context))
-	for i := range tu.context {
-		it := &tu.context[i].Item
+	pr.Items = make([]policy.Item, len(fl.context))
+	for i := range fl.context {
+		it := &fl.context[i].Item
 		pr.Items[i] = policy.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
 			CallID: it.CallID, Namespace: it.Namespace}
 		switch it.Type {
@@ -505,8 +505,8 @@ func (tu *turn) policyRequest() *policy.Request {
 			pr.Items[i].Output = it.Text()
 		}
 	}
-	if tu.req.IgnoreEOS && tu.req.MaxOutputTokens != nil {
-		pr.ExactTokens = *tu.req.MaxOutputTokens
+	if fl.req.IgnoreEOS && fl.req.MaxOutputTokens != nil {
+		pr.ExactTokens = *fl.req.MaxOutputTokens
 	}
 	return pr
 }

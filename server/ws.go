@@ -37,7 +37,7 @@ type wsConn struct {
 	scope   string      // the upgrade's drill scope header (drill.go)
 	client  *api.Client // who opened the connection
 	stack   api.Stack   // the modelled API stack, chosen at the upgrade
-	proto   bool        // the upgrade asked for the prototype (proto.go)
+	proto   bool        // the upgrade asked for the prototype (prototype.go)
 }
 
 type wsEntry struct {
@@ -292,10 +292,10 @@ func lifetimeText(d time.Duration) string {
 // create through the pipeline. Every frame of a named lane names it.
 func (wc *wsConn) handle(l *lane, ent wsEntry) {
 	e := wc.e
-	tu := &turn{trace: e.newTrace("websocket", ent.started), body: ent.body}
-	tu.trace.Session, tu.trace.Client, tu.trace.scope = wc.session, wc.client, wc.scope
+	fl := &flight{trace: e.newTrace("websocket", ent.started), body: ent.body}
+	fl.trace.Session, fl.trace.Client, fl.trace.scope = wc.session, wc.client, wc.scope
 	var aerr *api.Error
-	defer func() { e.observe(tu.trace, aerr) }()
+	defer func() { e.observe(fl.trace, aerr) }()
 	if ent.reply != nil {
 		aerr = ent.reply
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, ent.reply.Status)
@@ -311,12 +311,12 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 	defer release()
 	inner := admitMessage
 	if wc.proto {
-		inner, tu.proto = admitPrototype, wc
+		inner, fl.proto = admitPrototype, wc
 	}
-	var taken *chainState // the lane's latest response, when tu continues it
-	tu.admit = wc.lanes.admit(l, tu, inner, &taken)
-	e.useStack(tu, wc.stack)
-	aerr = e.prepare(wc.ctx, tu)
+	var taken *chainState // the lane's latest response, when fl continues it
+	fl.admit = wc.lanes.admit(l, fl, inner, &taken)
+	e.useStack(fl, wc.stack)
+	aerr = e.prepare(wc.ctx, fl)
 	if aerr == errProcessed {
 		wc.lanes.keep(l, taken)
 		return
@@ -327,10 +327,10 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		wc.lanes.sendError(aerr, l.id)
 		return
 	}
-	if aerr = wc.limitDrill(l, tu); aerr != nil {
+	if aerr = wc.limitDrill(l, fl); aerr != nil {
 		return
 	}
-	res := e.generate(wc.ctx, tu, &l.out)
+	res := e.generate(wc.ctx, fl, &l.out)
 	wc.lanes.keep(l, res.state) // without a state, a taken parent stays out
 }
 

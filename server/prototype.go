@@ -78,31 +78,31 @@ var appendStages = []stage{
 // incremental stages and asks the policy again over the grown context. It
 // returns the next segment's job and when it became ready, or false when
 // the response ends while paused (the stream records why).
-func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.Job, time.Time, bool) {
-	g, resp := &tu.stream, tu.response
+func (e *Engine) resume(ctx context.Context, fl *flight, st *streamer) (inference.Job, time.Time, bool) {
+	g, resp := &fl.stream, fl.response
 	output := g.output()
-	if tu.trace.segment == 0 {
-		tu.seg.input = len(tu.tokens)
+	if fl.trace.segment == 0 {
+		fl.seg.input = len(fl.tokens)
 	}
-	tu.seg.earlier = append(tu.seg.earlier, output...)
-	tu.seg.sent += g.sent
+	fl.seg.earlier = append(fl.seg.earlier, output...)
+	fl.seg.sent += g.sent
 	st.base += len(output)
 	// What was sampled joins the context, as the model holds it.
-	tu.context = append(tu.context, output...)
+	fl.context = append(fl.context, output...)
 	// Sampled output is rendered whole, whatever the client does meanwhile.
-	tu.tokens, _, _ = e.renderItems(context.Background(), tu.tokens, tu.partition, output)
+	fl.tokens, _, _ = e.renderItems(context.Background(), fl.tokens, fl.partition, output)
 	for i := range output {
 		if output[i].Type == api.TypeFunctionCall {
-			tu.callIDs[output[i].CallID] = struct{}{}
+			fl.callIDs[output[i].CallID] = struct{}{}
 		}
 	}
 	g.items, g.total, g.sent, g.cur, g.truncated = nil, 0, 0, 0, false
 	st.lastDelta = time.Time{} // the pause is no inter-token gap
 
 	// response.done: the response so far, still in progress.
-	resp.Output = make([]api.Item, len(tu.seg.earlier))
-	for i := range tu.seg.earlier {
-		resp.Output[i] = tu.seg.earlier[i].Item
+	resp.Output = make([]api.Item, len(fl.seg.earlier))
+	for i := range fl.seg.earlier {
+		resp.Output[i] = fl.seg.earlier[i].Item
 	}
 	snapshot := api.MarshalResponse(resp)
 	resp.Output = []api.Item{}
@@ -118,7 +118,7 @@ func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	wc := tu.proto
+	wc := fl.proto
 	for {
 		ent, why := wc.next(ctx, e.stopCtx, timer.C)
 		switch why {
@@ -137,16 +137,16 @@ func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.
 			_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
 			continue
 		}
-		spans, segment := len(tu.trace.Spans), tu.trace.segment
-		tu.trace.segment = segment + 1
-		tu.body, ent.body = ent.body, nil
-		carried := e.sh.Budget.carry(len(tu.body))
-		aerr := e.runStages(ctx, tu, appendStages, ent.started)
+		spans, segment := len(fl.trace.Spans), fl.trace.segment
+		fl.trace.segment = segment + 1
+		fl.body, ent.body = ent.body, nil
+		carried := e.sh.Budget.carry(len(fl.body))
+		aerr := e.runStages(ctx, fl, appendStages, ent.started)
 		carried()
 		if aerr != nil {
 			// A failed append changes nothing: the response stays paused.
-			tu.trace.Spans, tu.trace.segment = tu.trace.Spans[:spans], segment
-			tu.body = nil
+			fl.trace.Spans, fl.trace.segment = fl.trace.Spans[:spans], segment
+			fl.body = nil
 			if aerr == errProcessed {
 				continue
 			}
@@ -164,11 +164,11 @@ func (e *Engine) resume(ctx context.Context, tu *turn, st *streamer) (inference.
 			}
 			continue
 		}
-		tu.seg.input += tu.renderedFresh
+		fl.seg.input += fl.renderedFresh
 		ready := time.Now()
-		g.items, g.total, g.truncated = e.plan(tu, e.sh.Policy.Respond(tu.policyRequest()))
-		job := inference.Job{Profile: tu.model.profile, PrefillTokens: tu.renderedFresh, OutputTokens: g.total,
-			JitterSeed: jitterSeed(tu), Resumed: true}
+		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest()))
+		job := inference.Job{Profile: fl.model.profile, PrefillTokens: fl.renderedFresh, OutputTokens: g.total,
+			JitterSeed: jitterSeed(fl), Resumed: true}
 		return job, ready, true
 	}
 }
@@ -203,9 +203,9 @@ func (wc *wsConn) next(ctx, stop context.Context, expired <-chan time.Time) (wsE
 
 // parseAppend decodes a message sent while a response is paused: only
 // response.append resumes it (response.processed is ignored).
-func (e *Engine) parseAppend(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	res := stageResult{bytes: len(tu.body)}
-	req, err := api.DecodeCreate(tu.body)
+func (e *Engine) parseAppend(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	res := stageResult{bytes: len(fl.body)}
+	req, err := api.DecodeCreate(fl.body)
 	if err != nil {
 		return res, err
 	}
@@ -227,37 +227,37 @@ func (e *Engine) parseAppend(_ context.Context, tu *turn) (stageResult, *api.Err
 	if len(items) == 0 {
 		return res, api.BadRequest("input", api.CodeMissingRequiredParameter, "response.append needs 'input': the outputs of the paused response's function calls.")
 	}
-	tu.body = nil
-	tu.newItems = items
+	fl.body = nil
+	fl.newItems = items
 	return res, nil
 }
 
 // validateAppend checks the appended items against the response's context
 // and output so far (each function_call_output must answer a call), and
 // appends them to the context.
-func (e *Engine) validateAppend(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	res := stageResult{items: len(tu.newItems)}
-	fresh := len(tu.context)
-	chain, err := e.admitItems(ctx, tu.context, tu.callIDs, tu.newItems)
+func (e *Engine) validateAppend(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	res := stageResult{items: len(fl.newItems)}
+	fresh := len(fl.context)
+	chain, err := e.admitItems(ctx, fl.context, fl.callIDs, fl.newItems)
 	if err != nil {
 		return res, err
 	}
-	tu.fresh, tu.context = fresh, chain
-	tu.newItems = nil
+	fl.fresh, fl.context = fresh, chain
+	fl.newItems = nil
 	return res, nil
 }
 
 // renderAppend renders the appended items onto the response's tokens.
-func (e *Engine) renderAppend(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	before := len(tu.tokens)
-	toks, hits, err := e.renderItems(ctx, tu.tokens, tu.partition, tu.context[tu.fresh:])
+func (e *Engine) renderAppend(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	before := len(fl.tokens)
+	toks, hits, err := e.renderItems(ctx, fl.tokens, fl.partition, fl.context[fl.fresh:])
 	if err != nil {
 		// The response's tokens stay as they were: the append is dropped.
-		return stageResult{items: len(tu.context) - tu.fresh}, clientGone()
+		return stageResult{items: len(fl.context) - fl.fresh}, clientGone()
 	}
-	tu.tokens = toks
-	tu.renderedFresh = len(tu.tokens) - before
-	res := stageResult{items: len(tu.context) - tu.fresh, tokens: tu.renderedFresh, note: "appended to the response's tokens"}
+	fl.tokens = toks
+	fl.renderedFresh = len(fl.tokens) - before
+	res := stageResult{items: len(fl.context) - fl.fresh, tokens: fl.renderedFresh, note: "appended to the response's tokens"}
 	if hits > 0 {
 		res.addNote(strconv.Itoa(hits) + " token cache hits")
 	}
