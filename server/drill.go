@@ -14,7 +14,6 @@ import (
 
 	"agentloop/api"
 
-	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -327,7 +326,7 @@ func (t *trace) scopeOf(partition string) string {
 // fireOn fires a drill of hook on a request and names it in its trace.
 func (e *Engine) fireOn(hook drillHook, fl *flight) *api.Drill {
 	t := fl.trace
-	dr := e.sh.Drills.fire(hook, t.Session, t.scopeOf(fl.partition), api.DrillFiring{ResponseID: t.ResponseID, Session: t.Session})
+	dr := e.sh.Drills.fire(hook, t.Session, t.scopeOf(fl.parsed.partition), api.DrillFiring{ResponseID: t.ResponseID, Session: t.Session})
 	if dr != nil {
 		t.Drill = dr.Drill
 	}
@@ -367,10 +366,10 @@ func (e *Engine) evictDrill(fl *flight) bool {
 	return !e.sh.Drills.idle() && e.fireOn(hookEvict, fl) != nil
 }
 
-// limitDrill is connection-limit: a prepared create is answered with
-// websocket_connection_limit_reached and the connection closes with 1000.
-func (wc *wsConn) limitDrill(l *lane, fl *flight) *api.Error {
-	e := wc.e
+// limitDrill is connection-limit: a prepared WebSocket create is answered
+// with websocket_connection_limit_reached, which it returns, and the
+// transport closes the connection with 1000.
+func (e *Engine) limitDrill(fl *flight) *api.Error {
 	if e.sh.Drills.idle() {
 		return nil
 	}
@@ -378,12 +377,7 @@ func (wc *wsConn) limitDrill(l *lane, fl *flight) *api.Error {
 	if dr == nil {
 		return nil
 	}
-	err := drillError(connectionLimitReached(e.cfg.WSLifetime), dr.Drill)
-	e.sh.Metrics.rejected("websocket", e.cfg.Name, err.Status)
-	wc.lanes.sendError(err, l.id)
-	wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
-	wc.cancel()
-	return err
+	return drillError(connectionLimitReached(e.cfg.WSLifetime), dr.Drill)
 }
 
 // httpDrill is http-429 and http-503: a prepared create is answered with
@@ -414,23 +408,11 @@ func (e *Engine) httpDrill(fl *flight, r *http.Request) *api.Error {
 // errDrillDropped ends a stream that drop-mid-stream cut.
 var errDrillDropped = errors.New("stream dropped by the drop-mid-stream drill")
 
-// dropper is a sink whose connection a drill can cut.
-type dropper interface{ dropConnection() }
-
-// dropConnection closes the socket at once, with no close frame: every
-// lane of the connection goes with it.
-func (wc *wsConn) dropConnection() {
-	wc.cancel()
-	wc.c.CloseNow()
-}
-
-func (s *laneSink) dropConnection() { s.ls.wc.dropConnection() }
-
 // streamDrill fires drop-mid-stream, stall or slow-first-token on a
 // response that generates and streams, and returns the sink that applies
 // it (out itself otherwise).
 func (e *Engine) streamDrill(ctx context.Context, fl *flight, out sink) sink {
-	if e.sh.Drills.idle() || !fl.req.Generates() {
+	if e.sh.Drills.idle() || !fl.parsed.req.Generates() {
 		return out
 	}
 	if _, quiet := out.(discard); quiet {
@@ -441,7 +423,7 @@ func (e *Engine) streamDrill(ctx context.Context, fl *flight, out sink) sink {
 		return out
 	}
 	return &drillSink{sink: out, drill: dr.Drill, hold: time.Duration(dr.DurationMS) * time.Millisecond,
-		ctx: ctx, stop: e.stopCtx, t: fl.trace}
+		ctx: ctx, stop: e.stopCtx, t: fl.trace, conn: fl.via.conn}
 }
 
 // drillSink applies a stream drill to a response's events:
@@ -454,8 +436,9 @@ type drillSink struct {
 	hold      time.Duration
 	ctx, stop context.Context
 	t         *trace
-	delta     bool // a delta has been written
-	done      bool // the drill has acted
+	conn      connection // the WebSocket connection drop-mid-stream cuts; nil over HTTP
+	delta     bool       // a delta has been written
+	done      bool       // the drill has acted
 }
 
 func (s *drillSink) event(typ string, b []byte) error {
@@ -465,8 +448,8 @@ func (s *drillSink) event(typ string, b []byte) error {
 			return err
 		}
 		if s.drill == api.DrillDropMidStream {
-			if d, ok := s.sink.(dropper); ok {
-				d.dropConnection()
+			if s.conn != nil {
+				s.conn.drop()
 			}
 			return errDrillDropped
 		}

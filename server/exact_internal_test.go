@@ -60,7 +60,7 @@ func TestExactReplyStreamsAsWrittenOut(t *testing.T) {
 // releasing step tokens at a time, and returns its events and its settled
 // output, with ids made stable.
 func streamReply(t *testing.T, e *Engine, reply policy.Reply, limit, step int) (events, output []byte) {
-	fl := &flight{req: &api.CreateRequest{MaxOutputTokens: &limit}}
+	fl := &flight{parsed: parseOut{req: &api.CreateRequest{MaxOutputTokens: &limit}}}
 	items, total, _ := e.plan(fl, reply)
 	for i := range items {
 		items[i].item.ID = fmt.Sprintf("msg_%d", i)

@@ -88,8 +88,8 @@ func (p *plannedItem) expand() *api.Item {
 // at max_output_tokens.
 func (e *Engine) plan(fl *flight, reply policy.Reply) (items []plannedItem, total int, truncated bool) {
 	limit := -1
-	if fl.req.MaxOutputTokens != nil {
-		limit = max(*fl.req.MaxOutputTokens-fl.seg.sent, 0) // a resumed segment gets what is left
+	if fl.parsed.req.MaxOutputTokens != nil {
+		limit = max(*fl.parsed.req.MaxOutputTokens-fl.seg.sent, 0) // a resumed segment gets what is left
 	}
 	for _, out := range reply.Items {
 		var it api.Item
@@ -335,7 +335,7 @@ func (g *streamed) pauses() bool {
 // finalizes. It returns the final state for the connection cache.
 func (e *Engine) generate(ctx context.Context, fl *flight, out sink) outcome {
 	t := fl.trace
-	req := fl.req
+	req := fl.parsed.req
 	resp := api.NewResponse(api.NewID("resp"), time.Now().Unix(), req)
 	fl.response = resp
 	t.ResponseID = resp.ID
@@ -354,9 +354,9 @@ func (e *Engine) generate(ctx context.Context, fl *flight, out sink) outcome {
 	if req.Generates() {
 		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest()))
 	}
-	g.matched = e.sh.Prefix.Match(fl.partition, fl.tokens)
-	e.sh.Metrics.prefixLookup(len(fl.tokens), g.matched)
-	job := inference.Job{Profile: fl.model.profile, PrefillTokens: len(fl.tokens) - g.matched, OutputTokens: g.total,
+	g.matched = e.sh.Prefix.Match(fl.parsed.partition, fl.rendered.tokens)
+	e.sh.Metrics.prefixLookup(len(fl.rendered.tokens), g.matched)
+	job := inference.Job{Profile: fl.resolved.model.profile, PrefillTokens: len(fl.rendered.tokens) - g.matched, OutputTokens: g.total,
 		JitterSeed: jitterSeed(fl)}
 	var gen *inference.Generation
 	var first inference.GenerationTimings
@@ -364,7 +364,7 @@ func (e *Engine) generate(ctx context.Context, fl *flight, out sink) outcome {
 	// the response pauses after the call and resumes with the appended
 	// outputs (prototype.go).
 	for {
-		job.Hold = fl.proto != nil && g.pauses()
+		job.Hold = fl.via.prototype && g.pauses()
 		if fl.seg.held != nil {
 			gen = e.sh.Scheduler.Resume(fl.seg.held, job)
 		} else {
@@ -487,7 +487,7 @@ func (e *Engine) finalize(ctx context.Context, fl *flight) (stageResult, *api.Er
 			resp.Output = append(resp.Output, items[i].Item)
 		}
 	}
-	usage := &api.Usage{InputTokens: len(fl.tokens), OutputTokens: fl.seg.sent + g.sent}
+	usage := &api.Usage{InputTokens: len(fl.rendered.tokens), OutputTokens: fl.seg.sent + g.sent}
 	if fl.trace.segment > 0 {
 		usage.InputTokens = fl.seg.input // every segment's prefilled prompt, not its output again
 	}
@@ -502,7 +502,7 @@ func (e *Engine) finalize(ctx context.Context, fl *flight) (stageResult, *api.Er
 	state, outTokens := e.chain(fl, output)
 	kept := terminal == api.EventCompleted || terminal == api.EventIncomplete
 	if kept {
-		e.sh.Prefix.Insert(fl.partition, state.tokens)
+		e.sh.Prefix.Insert(fl.parsed.partition, state.tokens)
 	}
 	snapshot := api.MarshalResponse(resp)
 	if err := e.save(ctx, fl, state, snapshot, kept); err != nil {
@@ -563,15 +563,15 @@ func fail(resp *api.Response, msg string) *api.Error {
 // chain builds the state a continuation needs, context and output with
 // their tokens, and returns it with the number of output tokens rendered.
 func (e *Engine) chain(fl *flight, output []ctxItem) (*chainState, int) {
-	state := &chainState{id: fl.response.ID, response: fl.response, context: fl.context, output: output,
-		stored: fl.req.Stored(), model: fl.model, instructions: fl.instructions(), tokens: fl.tokens, callIDs: fl.callIDs}
+	state := &chainState{id: fl.response.ID, response: fl.response, context: fl.built.context, output: output,
+		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructions(), tokens: fl.rendered.tokens, callIDs: fl.built.callIDs}
 	if len(output) == 0 {
 		return state, 0
 	}
 	before := len(state.tokens)
 	// The output was just generated: rendering it finishes even if the
 	// client has gone, so the state stays whole.
-	state.tokens, _, _ = e.renderItems(context.Background(), state.tokens, fl.partition, output)
+	state.tokens, _, _ = e.renderItems(context.Background(), state.tokens, fl.parsed.partition, output)
 	for i := range output {
 		if output[i].Type == api.TypeFunctionCall {
 			state.callIDs[output[i].CallID] = struct{}{}
@@ -589,10 +589,10 @@ func (e *Engine) save(ctx context.Context, fl *flight, state *chainState, snapsh
 	}
 	resp, t := fl.response, fl.trace
 	usage := resp.Usage
-	ledger := store.LedgerRow{ResponseID: resp.ID, CreatedAt: resp.CreatedAt, Model: fl.req.Model, Transport: t.Transport,
+	ledger := store.LedgerRow{ResponseID: resp.ID, CreatedAt: resp.CreatedAt, Model: fl.parsed.req.Model, Transport: t.Transport,
 		Engine: t.Engine, InputTokens: usage.InputTokens, CachedTokens: usage.InputTokensDetails.CachedTokens,
 		OutputTokens: usage.OutputTokens}
-	if !kept || !fl.req.Stored() {
+	if !kept || !fl.parsed.req.Stored() {
 		e.sh.Store.AppendLedger(ledger)
 		return nil
 	}
@@ -642,9 +642,9 @@ func (e *Engine) persist(ctx context.Context, fl *flight, state *chainState, sna
 		}
 		return out
 	}
-	rec := &store.Response{ID: state.id, CreatedAt: state.response.CreatedAt, Model: fl.req.Model,
-		PreviousResponseID: fl.req.PreviousResponseID, Snapshot: snapshot, Tools: fl.req.Tools,
-		Context: toStore(state.context, true), InputStart: fl.inputStart, Output: toStore(state.output, false),
+	rec := &store.Response{ID: state.id, CreatedAt: state.response.CreatedAt, Model: fl.parsed.req.Model,
+		PreviousResponseID: fl.parsed.req.PreviousResponseID, Snapshot: snapshot, Tools: fl.parsed.req.Tools,
+		Context: toStore(state.context, true), InputStart: fl.built.inputStart, Output: toStore(state.output, false),
 		RenderedTokens: len(state.tokens)}
 	// Storing must finish even if the client has gone: the response exists.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -675,10 +675,10 @@ func idPrefix(typ string) string {
 
 func jitterSeed(fl *flight) uint64 {
 	last := ""
-	if n := len(fl.context); n > 0 {
-		last = fl.context[n-1].TextPrefix(256)
+	if n := len(fl.built.context); n > 0 {
+		last = fl.built.context[n-1].TextPrefix(256)
 	}
-	return inference.JitterSeed(fl.seed, strconv.Itoa(len(fl.context)), last)
+	return inference.JitterSeed(fl.parsed.seed, strconv.Itoa(len(fl.built.context)), last)
 }
 
 func (e *Engine) recordModelled(t *trace, ready time.Time, tm inference.GenerationTimings, job inference.Job) {

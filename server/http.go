@@ -98,7 +98,7 @@ func (e *Engine) readLimited(c echo.Context) ([]byte, *api.Error) {
 func (e *Engine) handleCreate(c echo.Context) (err error) {
 	started := time.Now()
 	r := c.Request()
-	fl := &flight{trace: e.newTrace("http", started), admit: admitHTTP}
+	fl := &flight{trace: e.newTrace("http", started), via: via{admit: admitHTTP}}
 	fl.trace.Client = clientOf(r)
 	closeTurn := func() {}
 	defer func() {
@@ -119,13 +119,13 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	fl.body = body
 	// In flight for the inspector from the moment the body names its
 	// session until its trace is observed.
-	fl.parsed = func() { closeTurn = e.observeOpen(httpSession(r, fl.partition)) }
+	fl.via.onParsed = func() { closeTurn = e.observeOpen(httpSession(r, fl.parsed.partition)) }
 	if aerr := e.chooseStack(fl, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
 	aerr = e.prepare(ctx, fl)
-	fl.trace.Session = httpSession(r, fl.partition) // before generate shares the trace
+	fl.trace.Session = httpSession(r, fl.parsed.partition) // before generate shares the trace
 	if aerr == nil {
 		aerr = e.httpDrill(fl, r)
 	}
@@ -133,7 +133,7 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
-	if !fl.req.Streaming() {
+	if !fl.parsed.req.Streaming() {
 		res := e.generate(ctx, fl, discard{})
 		if res.err != nil {
 			return res.err

@@ -39,7 +39,7 @@ func (e *Engine) handleInputTokens(c echo.Context) error {
 		return aerr
 	}
 	b := append(make([]byte, 0, 64), `{"object":"response.input_tokens","input_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(fl.tokens)), 10)
+	b = strconv.AppendInt(b, int64(len(fl.rendered.tokens)), 10)
 	b = append(b, '}')
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
 }

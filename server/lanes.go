@@ -2,9 +2,12 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"maps"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"agentloop/api"
 )
@@ -23,9 +26,11 @@ import (
 // lane's turn is the same pipeline as any other: lanes change only which
 // turns may overlap, never the work a turn does.
 
-// lane is one FIFO of a connection.
+// lane is one FIFO of a connection. A request running on it sees the
+// connection through it (it implements connection, flight.go).
 type lane struct {
 	id    string // "" for the default lane
+	ls    *lanes
 	queue *wsQueue
 	cache *chainState // the lane's latest response; under lanes.mu
 	out   laneSink
@@ -37,6 +42,11 @@ type lanes struct {
 	def    *lane
 	bound  *queueBound   // the hard bound on entries queued over all lanes
 	active chan struct{} // one token per running response
+
+	// The connection's soft queue bounds: creates waiting with a body,
+	// and their bytes, over all its lanes.
+	queued      atomic.Int64
+	queuedBytes atomic.Int64
 
 	mu      sync.Mutex
 	named   map[string]*lane
@@ -55,7 +65,26 @@ func newLanes(wc *wsConn, bound *queueBound) *lanes {
 }
 
 func (ls *lanes) newLane(id string) *lane {
-	return &lane{id: id, queue: newWSQueue(ls.bound), out: laneSink{ls: ls, id: id}}
+	return &lane{id: id, ls: ls, queue: newWSQueue(ls.bound), out: laneSink{ls: ls, id: id}}
+}
+
+// reserve counts a create of n body bytes against the connection's queue
+// bounds; false when it is over them (the create is refused, not queued).
+func (ls *lanes) reserve(n int, maxCreates int, maxBytes int64) bool {
+	if ls.queued.Load() >= int64(maxCreates) || ls.queuedBytes.Load()+int64(n) > maxBytes {
+		return false
+	}
+	ls.queued.Add(1)
+	ls.queuedBytes.Add(int64(n))
+	return true
+}
+
+// dequeued releases a taken entry's share of the queue bounds.
+func (ls *lanes) dequeued(ent wsEntry) {
+	if ent.body != nil {
+		ls.queued.Add(-1)
+		ls.queuedBytes.Add(-int64(len(ent.body)))
+	}
 }
 
 // push queues ent on lane l, waiting past the hard bound (TCP
@@ -176,7 +205,7 @@ func (ls *lanes) run(l *lane) {
 			}
 			continue
 		}
-		wc.dequeued(ent)
+		ls.dequeued(ent)
 		create := ent.reply == nil
 		if create {
 			// A create waits for one of the connection's response slots;
@@ -196,18 +225,18 @@ func (ls *lanes) run(l *lane) {
 	}
 }
 
-// admit is the parse-stage rule of a create on lane l: the transport's
-// message rules (inner), the lane it must name, and its connection-cache
-// parent, set on fl as the request's previous_response_id asks (see
-// parentFor). taken is set when fl took l's own latest response.
-func (ls *lanes) admit(l *lane, fl *flight, inner func(*api.CreateRequest) *api.Error, taken **chainState) func(*api.CreateRequest) *api.Error {
-	return func(req *api.CreateRequest) *api.Error {
-		fl.cached, *taken = ls.parentFor(l, req.PreviousResponseID)
-		if err := inner(req); err != nil {
-			return err
-		}
-		return l.named(req)
+// admit is the parse-stage rule of a create on lane l: the connection's
+// message rules (the prototype's on a prototype connection), then the lane
+// the frame must name.
+func (l *lane) admit(req *api.CreateRequest) *api.Error {
+	rules := admitMessage
+	if l.ls.wc.proto {
+		rules = admitPrototype
 	}
+	if err := rules(req); err != nil {
+		return err
+	}
+	return l.named(req)
 }
 
 // named checks that a frame names lane l: a named lane's frames name it,
@@ -231,33 +260,48 @@ func (l *lane) named(req *api.CreateRequest) *api.Error {
 
 // parentFor is the connection cache's answer to a create on lane l that
 // continues id (PROTOCOL.md §7.5, §7.6):
-//   - l's own latest response, taken out of the cache for the turn: the
-//     turn extends it in place, then replaces it with its own response, or
-//     on failure leaves it evicted;
+//   - l's own latest response, taken out of the cache for the request:
+//     the request extends it in place, then replaces it with its own
+//     response, or on failure leaves it evicted;
 //   - another lane's latest response, as a fork: a copy whose call ids and
-//     tokens the turn extends without touching the other lane's, which
+//     tokens the request extends without touching the other lane's, which
 //     keeps its parent whatever the fork's outcome;
-//   - otherwise l's latest response, not taken, which the turn only
-//     compares against id (a miss: the store, or previous_response_not_found).
-func (ls *lanes) parentFor(l *lane, id string) (cached, taken *chainState) {
+//   - otherwise nil: a miss (the store, or previous_response_not_found).
+//
+// held says whether there was a response to compare against: l's own, or
+// the fork's.
+func (l *lane) parentFor(id string) (parent *chainState, held bool) {
+	ls := l.ls
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if id == "" {
-		return l.cache, nil
+		return nil, l.cache != nil
 	}
 	if c := l.cache; c != nil && c.id == id {
 		l.cache = nil
-		return c, c
+		return c, true
 	}
 	if c := ls.def.cache; l != ls.def && c != nil && c.id == id {
-		return c.fork(), nil
+		return c.fork(), true
 	}
 	for _, o := range ls.named {
 		if c := o.cache; o != l && c != nil && c.id == id {
-			return c.fork(), nil
+			return c.fork(), true
 		}
 	}
-	return l.cache, nil
+	return nil, l.cache != nil
+}
+
+// forget evicts l's latest response if a failed continuation named it
+// (PROTOCOL.md §7.5): a request that failed before its parent was looked
+// up (in parse, on the transport's rules) evicts it as one that failed
+// later does, whose parentFor took it out already.
+func (l *lane) forget(id string) {
+	l.ls.mu.Lock()
+	defer l.ls.mu.Unlock()
+	if c := l.cache; id != "" && c != nil && c.id == id {
+		l.cache = nil
+	}
 }
 
 // keep makes s lane l's latest response; nil leaves the cache as it is.
@@ -271,7 +315,7 @@ func (ls *lanes) keep(l *lane, s *chainState) {
 }
 
 // fork copies a cached response for a continuation on another lane: the
-// turn adds to its call ids and appends to its tokens, which must not
+// request adds to its call ids and appends to its tokens, which must not
 // reach the original, still its own lane's latest response.
 func (p *chainState) fork() *chainState {
 	c := *p
@@ -314,4 +358,141 @@ func (ls *lanes) sendError(e *api.Error, stream string) {
 	ls.writeMu.Lock()
 	defer ls.writeMu.Unlock()
 	_ = ls.wc.write(b)
+}
+
+// The rest of connection (flight.go): what the drills and the prototype
+// ask of the connection a request runs on.
+
+// drop closes the socket at once, with no close frame: every lane of the
+// connection goes with it (drop-mid-stream).
+func (l *lane) drop() { l.ls.wc.drop() }
+
+// sendError writes a request-level error frame on l.
+func (l *lane) sendError(err *api.Error) { l.ls.sendError(err, l.id) }
+
+// waitEnd says how waiting for the next message ended.
+type waitEnd int
+
+const (
+	waitMessage waitEnd = iota
+	waitGone            // the client went away
+	waitStopped         // the engine is stopping
+	waitExpired         // the pause outlived its limit
+)
+
+// nextMessage waits for the next message queued on l, for a paused
+// prototype response (which runs on the default lane, the prototype's
+// only one).
+func (l *lane) nextMessage(ctx, stop context.Context, expired <-chan time.Time) (wsEntry, waitEnd) {
+	for {
+		if ent, ok := l.queue.pop(); ok {
+			l.ls.dequeued(ent)
+			return ent, waitMessage
+		}
+		select {
+		case <-ctx.Done():
+			return wsEntry{}, waitGone
+		case <-stop.Done():
+			return wsEntry{}, waitStopped
+		case <-expired:
+			return wsEntry{}, waitExpired
+		case <-l.queue.added:
+		}
+	}
+}
+
+// wsEntry is one frame read from the connection, queued on its lane.
+type wsEntry struct {
+	body    []byte
+	started time.Time
+	reply   *api.Error // answered in order instead of being run
+	stream  string     // the stream_id its error frame names, if any
+}
+
+// wsQueue is one lane's FIFO of creates. It grows only while creates
+// wait, so an idle connection holds no queue memory: a channel of the hard
+// bound's size was the largest part of an idle connection's heap.
+type wsQueue struct {
+	mu       sync.Mutex
+	entries  []wsEntry
+	head     int
+	onDemand bool          // its goroutine runs only while it has entries (the default lane's)
+	worked   bool          // an on-demand queue's goroutine is running; under mu
+	bound    *queueBound   // shared by the connection's lanes
+	added    chan struct{} // 1-buffered: an entry was pushed
+}
+
+// queueBound is the hard bound on the entries queued on one connection,
+// over all its lanes; beyond it the reader waits. Only the connection's
+// reader pushes, so checking and then counting cannot overshoot.
+type queueBound struct {
+	n     atomic.Int64
+	limit int64
+	taken chan struct{} // 1-buffered: an entry was popped
+}
+
+func newQueueBound(limit int) *queueBound {
+	return &queueBound{limit: int64(limit), taken: make(chan struct{}, 1)}
+}
+
+func newWSQueue(bound *queueBound) *wsQueue {
+	return &wsQueue{bound: bound, added: make(chan struct{}, 1)}
+}
+
+// push appends ent, waiting while the connection is at its hard bound. It
+// reports false if ctx ended first, and start when the queue is on demand
+// and has no goroutine running it: the caller starts one.
+func (q *wsQueue) push(ctx context.Context, ent wsEntry) (ok, start bool) {
+	for q.bound.n.Load() >= q.bound.limit {
+		select {
+		case <-q.bound.taken:
+		case <-ctx.Done():
+			return false, false
+		}
+	}
+	q.bound.n.Add(1)
+	q.mu.Lock()
+	q.entries = append(q.entries, ent)
+	if start = q.onDemand && !q.worked; start {
+		q.worked = true
+	}
+	q.mu.Unlock()
+	signalOne(q.added)
+	return true, start
+}
+
+// pop takes the next entry, if any.
+func (q *wsQueue) pop() (wsEntry, bool) { return q.next(false) }
+
+// take is pop for the goroutine running the queue: finding an on-demand
+// queue empty, that goroutine lets it go and must end (the next push
+// starts another).
+func (q *wsQueue) take() (wsEntry, bool) { return q.next(true) }
+
+func (q *wsQueue) next(running bool) (wsEntry, bool) {
+	q.mu.Lock()
+	if q.head == len(q.entries) {
+		if running {
+			q.worked = false
+		}
+		q.mu.Unlock()
+		return wsEntry{}, false
+	}
+	ent := q.entries[q.head]
+	q.entries[q.head] = wsEntry{}
+	q.head++
+	if q.head == len(q.entries) {
+		q.entries, q.head = nil, 0 // let the backing array go
+	}
+	q.mu.Unlock()
+	q.bound.n.Add(-1)
+	signalOne(q.bound.taken)
+	return ent, true
+}
+
+func signalOne(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

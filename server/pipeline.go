@@ -37,58 +37,6 @@ type chainState struct {
 	callIDs      map[string]struct{}
 }
 
-// turn is one request going through the pipeline. The transport fills in
-// trace, body, cached and admit; the stages fill in the rest.
-type flight struct {
-	trace  *trace
-	body   []byte      // the request, until parse has decoded it
-	cached *chainState // the connection's latest response, or nil; only read
-	// admit applies a transport's own rules to the decoded envelope, within
-	// parse (WebSocket: the message type; nil for HTTP).
-	admit func(*api.CreateRequest) *api.Error
-	// parsed, when set, runs once parse has succeeded, between its span and
-	// the next (outside every span): HTTP reports its turn in flight there,
-	// once the body has named its session.
-	parsed func()
-
-	req      *api.CreateRequest
-	newItems []api.Item
-
-	partition  string
-	model      *resolvedModel
-	parent     *chainState
-	context    []ctxItem
-	inputStart int
-	fresh      int // set by render: the first context item rendered anew, and classified
-	callIDs    map[string]struct{}
-	tokens     []int
-	seed       int64
-	safety     []SafetyFlag
-	response   *api.Response
-
-	// The modelled API stack this request runs under, and the work its
-	// stages are costed on: a resolved-model cache miss, the bytes of a
-	// parent loaded from the store, the tokens rendered (and so classified)
-	// anew.
-	stack         api.Stack
-	resolvedCold  bool
-	loadedBytes   int
-	renderedFresh int
-
-	// For the trace's Shape: each context item's rendered tokens from
-	// fresh on, and the instructions' (-1 when a parent held them).
-	itemTokens         []int
-	instructionsTokens int
-
-	stream  streamed // how streaming ended, for finalize
-	outcome outcome  // set by finalize
-
-	// The prototype (prototype.go): the connection a paused response waits on
-	// for response.append (nil elsewhere), and the segments so far.
-	proto *wsConn
-	seg   segments
-}
-
 // stage is one step of the pipeline and the span it records. A measured
 // stage's span is the wall time of run; a modelled stage (a hop of a
 // modelled API stack) reports its duration as stageResult.cost.
@@ -120,6 +68,7 @@ func (r *stageResult) addNote(s string) {
 var (
 	preInference = []stage{
 		{api.StageParse, api.Measured, (*Engine).parse},
+		{stepFindParent, unrecorded, (*Engine).findParent},
 		{api.StageResolve, api.Measured, (*Engine).resolve},
 		{api.StageStackConfigHop, api.Modelled, (*Engine).stackConfigHop},
 		{api.StageStackSprintHops, api.Modelled, (*Engine).stackSprintHops},
@@ -154,8 +103,8 @@ func (e *Engine) runStages(ctx context.Context, fl *flight, stages []stage, from
 		if err != nil {
 			return err
 		}
-		if s.name == api.StageParse && fl.parsed != nil {
-			fl.parsed()
+		if s.name == api.StageParse && fl.via.onParsed != nil {
+			fl.via.onParsed()
 			from = time.Now()
 		}
 	}
@@ -175,36 +124,54 @@ func (e *Engine) parse(_ context.Context, fl *flight) (stageResult, *api.Error) 
 	if err != nil {
 		return res, err
 	}
-	fl.partition = req.PromptCacheKey // names the session even if the input is bad
+	fl.parsed.partition = req.PromptCacheKey // names the session even if the input is bad
 	items, err := req.DecodeInput()
 	res.items = len(items)
 	if err != nil {
 		return res, err
 	}
 	fl.body = nil
-	fl.req, fl.newItems = req, items
-	fl.seed = seedOf(req)
-	if fl.admit != nil {
-		err = fl.admit(req)
+	fl.parsed.req, fl.parsed.items = req, items
+	fl.parsed.seed = seedOf(req)
+	if fl.via.admit != nil {
+		err = fl.via.admit(req)
 	}
 	return res, err
+}
+
+// stepFindParent names the step that finds a request's parent in its
+// connection's cache. It records no span: its time, a map lookup, falls in
+// the next span.
+const (
+	stepFindParent = "find_parent"
+	unrecorded     = ""
+)
+
+// findParent decides, once, whether the connection cache holds the parent
+// that previous_response_id names (a WebSocket continuation; over HTTP
+// there is no connection cache). resolve and load read its answer.
+func (e *Engine) findParent(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	if fl.via.conn != nil {
+		fl.found.parent, fl.found.held = fl.via.conn.parentFor(fl.parsed.req.PreviousResponseID)
+	}
+	return stageResult{skip: true}, nil
 }
 
 // resolve finds the model configuration, reused from the connection's
 // latest response when that was resolved for the same model and tools.
 func (e *Engine) resolve(_ context.Context, fl *flight) (stageResult, *api.Error) {
-	req, c := fl.req, fl.cached
-	if c != nil && req.PreviousResponseID == c.id && c.model != nil &&
-		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == fl.partition {
-		fl.model = c.model
+	req, c := fl.parsed.req, fl.found.parent
+	if c != nil && c.model != nil &&
+		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == fl.parsed.partition {
+		fl.resolved.model = c.model
 		e.sh.Metrics.cacheLookup("connection_model", true)
 		return stageResult{note: "connection cache"}, nil
 	}
-	m, hit, err := e.resolveModel(fl.partition, req)
+	m, hit, err := e.resolveModel(fl.parsed.partition, req)
 	if err != nil {
 		return stageResult{bytes: len(req.Tools)}, err
 	}
-	fl.model, fl.resolvedCold = m, !hit
+	fl.resolved.model, fl.resolved.cold = m, !hit
 	if e.models != nil {
 		e.sh.Metrics.cacheLookup("config", hit)
 	}
@@ -217,20 +184,20 @@ func (e *Engine) resolve(_ context.Context, fl *flight) (stageResult, *api.Error
 
 // load finds the parent, in the connection cache or the store.
 func (e *Engine) load(ctx context.Context, fl *flight) (stageResult, *api.Error) {
-	id, c := fl.req.PreviousResponseID, fl.cached
+	id, found := fl.parsed.req.PreviousResponseID, fl.found
 	if id == "" {
 		return stageResult{}, nil
 	}
-	evicted := c != nil && c.id == id && e.evictDrill(fl)
+	evicted := found.parent != nil && e.evictDrill(fl)
 	if evicted {
-		c = nil // evict-cache: the connection forgets its cached response
+		found = parentFound{} // evict-cache: the connection forgets its cached response
 	}
-	if c != nil {
-		e.sh.Metrics.cacheLookup("connection", c.id == id)
-		if c.id == id {
-			fl.parent = c
-			return stageResult{note: "connection cache"}, nil
-		}
+	if found.held {
+		e.sh.Metrics.cacheLookup("connection", found.parent != nil)
+	}
+	if found.parent != nil {
+		fl.loaded.parent = found.parent
+		return stageResult{note: "connection cache"}, nil
 	}
 	p, n, err := e.hydrate(ctx, id)
 	res := stageResult{items: len(p.contextOrNil()) + len(p.outputOrNil()), bytes: n}
@@ -240,7 +207,7 @@ func (e *Engine) load(ctx context.Context, fl *flight) (stageResult, *api.Error)
 		}
 		return res, err
 	}
-	fl.parent, fl.loadedBytes = p, n
+	fl.loaded.parent, fl.loaded.bytes = p, n
 	res.note = "store"
 	return res, nil
 }
@@ -249,38 +216,38 @@ func (e *Engine) load(ctx context.Context, fl *flight) (stageResult, *api.Error)
 // answers a call, over the items that are new to this engine.
 func (e *Engine) validate(ctx context.Context, fl *flight) (stageResult, *api.Error) {
 	if err := e.buildContext(ctx, fl); err != nil {
-		return stageResult{items: len(fl.newItems)}, err
+		return stageResult{items: len(fl.parsed.items)}, err
 	}
-	return stageResult{items: len(fl.context) - fl.freshFrom()}, nil
+	return stageResult{items: len(fl.built.context) - fl.freshFrom()}, nil
 }
 
 // render tokenizes instructions, tools and context. A parent built in
 // memory with the same instructions and tools already holds them.
 func (e *Engine) render(ctx context.Context, fl *flight) (stageResult, *api.Error) {
 	instructions := fl.instructions()
-	p := fl.parent
+	p := fl.loaded.parent
 	var res stageResult
 	var hits int
 	var err error
-	if p != nil && p.tokens != nil && p.model == fl.model && p.instructions == instructions {
-		fl.fresh = fl.freshFrom()
-		fl.itemTokens, fl.instructionsTokens = make([]int, len(fl.context)-fl.fresh), -1
-		fl.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, fl.partition, fl.context[fl.fresh:], fl.itemTokens)
-		res = stageResult{items: len(fl.context) - fl.fresh, tokens: len(fl.tokens) - len(p.tokens), note: "appended to cached tokens"}
+	if p != nil && p.tokens != nil && p.model == fl.resolved.model && p.instructions == instructions {
+		fl.rendered.fresh = fl.freshFrom()
+		fl.rendered.itemTokens, fl.rendered.instructionsTokens = make([]int, len(fl.built.context)-fl.rendered.fresh), -1
+		fl.rendered.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, fl.parsed.partition, fl.built.context[fl.rendered.fresh:], fl.rendered.itemTokens)
+		res = stageResult{items: len(fl.built.context) - fl.rendered.fresh, tokens: len(fl.rendered.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
-		fl.fresh = 0
-		fl.itemTokens = make([]int, len(fl.context))
-		toks := make([]int, 0, len(fl.model.toolTokens)+64*len(fl.context))
+		fl.rendered.fresh = 0
+		fl.rendered.itemTokens = make([]int, len(fl.built.context))
+		toks := make([]int, 0, len(fl.resolved.model.toolTokens)+64*len(fl.built.context))
 		if instructions != "" {
 			toks, err = e.sh.Tokenizer.AppendEncodeWrapped(ctx, toks, "<|start|>system<|message|>", instructions, "<|end|>")
 		}
-		fl.instructionsTokens = len(toks)
+		fl.rendered.instructionsTokens = len(toks)
 		if err == nil {
-			toks = append(toks, fl.model.toolTokens...)
-			toks, hits, err = e.renderItemsCounted(ctx, toks, fl.partition, fl.context, fl.itemTokens)
+			toks = append(toks, fl.resolved.model.toolTokens...)
+			toks, hits, err = e.renderItemsCounted(ctx, toks, fl.parsed.partition, fl.built.context, fl.rendered.itemTokens)
 		}
-		fl.tokens = toks
-		res = stageResult{items: len(fl.context), tokens: len(toks)}
+		fl.rendered.tokens = toks
+		res = stageResult{items: len(fl.built.context), tokens: len(toks)}
 	}
 	if err != nil {
 		return res, clientGone()
@@ -288,7 +255,7 @@ func (e *Engine) render(ctx context.Context, fl *flight) (stageResult, *api.Erro
 	if hits > 0 {
 		res.addNote(strconv.Itoa(hits) + " token cache hits")
 	}
-	fl.renderedFresh = res.tokens
+	fl.rendered.freshTokens = res.tokens
 	return res, nil
 }
 
@@ -296,12 +263,12 @@ func (e *Engine) render(ctx context.Context, fl *flight) (stageResult, *api.Erro
 // reads what it has not read before.
 func (e *Engine) classify(ctx context.Context, fl *flight) (stageResult, *api.Error) {
 	instructions := fl.instructions()
-	texts := make([]string, 0, len(fl.context)-fl.fresh+1)
-	if fl.fresh == 0 && instructions != "" {
+	texts := make([]string, 0, len(fl.built.context)-fl.rendered.fresh+1)
+	if fl.rendered.fresh == 0 && instructions != "" {
 		texts = append(texts, instructions)
 	}
-	for i := fl.fresh; i < len(fl.context); i++ {
-		texts = append(texts, fl.context[i].Text())
+	for i := fl.rendered.fresh; i < len(fl.built.context); i++ {
+		texts = append(texts, fl.built.context[i].Text())
 	}
 	flags, n, err := e.safety.Scan(ctx, texts)
 	fl.safety = flags
@@ -316,8 +283,8 @@ func (e *Engine) classify(ctx context.Context, fl *flight) (stageResult, *api.Er
 }
 
 func (fl *flight) instructions() string {
-	if fl.req.Instructions != nil {
-		return *fl.req.Instructions
+	if fl.parsed.req.Instructions != nil {
+		return *fl.parsed.req.Instructions
 	}
 	return ""
 }
@@ -326,8 +293,8 @@ func (fl *flight) instructions() string {
 // already rendered and classified: the new input after an in-memory parent,
 // or 0 when the whole context must be processed.
 func (fl *flight) freshFrom() int {
-	if fl.parent != nil && fl.parent.tokens != nil {
-		return fl.inputStart
+	if fl.loaded.parent != nil && fl.loaded.parent.tokens != nil {
+		return fl.built.inputStart
 	}
 	return 0
 }
@@ -385,32 +352,32 @@ func (e *Engine) hydrate(ctx context.Context, id string) (*chainState, int, *api
 
 // buildContext builds the context and checks the new items against it.
 func (e *Engine) buildContext(ctx context.Context, fl *flight) *api.Error {
-	p := fl.parent
+	p := fl.loaded.parent
 	var callIDs map[string]struct{}
 	if p != nil {
-		fl.context = make([]ctxItem, 0, len(p.context)+len(p.output)+len(fl.newItems))
-		fl.context = append(fl.context, p.context...)
-		fl.context = append(fl.context, p.output...)
+		fl.built.context = make([]ctxItem, 0, len(p.context)+len(p.output)+len(fl.parsed.items))
+		fl.built.context = append(fl.built.context, p.context...)
+		fl.built.context = append(fl.built.context, p.output...)
 		if p.callIDs != nil {
 			callIDs = p.callIDs
 		} else {
 			callIDs = map[string]struct{}{}
-			for i := range fl.context {
-				if fl.context[i].Type == api.TypeFunctionCall {
-					callIDs[fl.context[i].CallID] = struct{}{}
+			for i := range fl.built.context {
+				if fl.built.context[i].Type == api.TypeFunctionCall {
+					callIDs[fl.built.context[i].CallID] = struct{}{}
 				}
 			}
 		}
 	} else {
-		fl.context = make([]ctxItem, 0, len(fl.newItems))
+		fl.built.context = make([]ctxItem, 0, len(fl.parsed.items))
 		callIDs = map[string]struct{}{}
 	}
-	fl.inputStart = len(fl.context)
+	fl.built.inputStart = len(fl.built.context)
 	var err *api.Error
-	if fl.context, err = e.admitItems(ctx, fl.context, callIDs, fl.newItems); err != nil {
+	if fl.built.context, err = e.admitItems(ctx, fl.built.context, callIDs, fl.parsed.items); err != nil {
 		return err
 	}
-	fl.callIDs = callIDs
+	fl.built.callIDs = callIDs
 	return nil
 }
 
@@ -489,13 +456,13 @@ func seedOf(req *api.CreateRequest) int64 {
 
 // policyRequest is what the model sees.
 func (fl *flight) policyRequest() *policy.Request {
-	pr := &policy.Request{Tools: fl.model.tools, ToolChoice: fl.req.ToolChoiceName(), Seed: fl.seed, Metadata: fl.req.Metadata}
-	if fl.req.Instructions != nil {
-		pr.Instructions = *fl.req.Instructions
+	pr := &policy.Request{Tools: fl.resolved.model.tools, ToolChoice: fl.parsed.req.ToolChoiceName(), Seed: fl.parsed.seed, Metadata: fl.parsed.req.Metadata}
+	if fl.parsed.req.Instructions != nil {
+		pr.Instructions = *fl.parsed.req.Instructions
 	}
-	pr.Items = make([]policy.Item, len(fl.context))
-	for i := range fl.context {
-		it := &fl.context[i].Item
+	pr.Items = make([]policy.Item, len(fl.built.context))
+	for i := range fl.built.context {
+		it := &fl.built.context[i].Item
 		pr.Items[i] = policy.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
 			CallID: it.CallID, Namespace: it.Namespace}
 		switch it.Type {
@@ -505,8 +472,8 @@ func (fl *flight) policyRequest() *policy.Request {
 			pr.Items[i].Output = it.Text()
 		}
 	}
-	if fl.req.IgnoreEOS && fl.req.MaxOutputTokens != nil {
-		pr.ExactTokens = *fl.req.MaxOutputTokens
+	if fl.parsed.req.IgnoreEOS && fl.parsed.req.MaxOutputTokens != nil {
+		pr.ExactTokens = *fl.parsed.req.MaxOutputTokens
 	}
 	return pr
 }

@@ -82,18 +82,18 @@ func (e *Engine) resume(ctx context.Context, fl *flight, st *streamer) (inferenc
 	g, resp := &fl.stream, fl.response
 	output := g.output()
 	if fl.trace.segment == 0 {
-		fl.seg.input = len(fl.tokens)
+		fl.seg.input = len(fl.rendered.tokens)
 	}
 	fl.seg.earlier = append(fl.seg.earlier, output...)
 	fl.seg.sent += g.sent
 	st.base += len(output)
 	// What was sampled joins the context, as the model holds it.
-	fl.context = append(fl.context, output...)
+	fl.built.context = append(fl.built.context, output...)
 	// Sampled output is rendered whole, whatever the client does meanwhile.
-	fl.tokens, _, _ = e.renderItems(context.Background(), fl.tokens, fl.partition, output)
+	fl.rendered.tokens, _, _ = e.renderItems(context.Background(), fl.rendered.tokens, fl.parsed.partition, output)
 	for i := range output {
 		if output[i].Type == api.TypeFunctionCall {
-			fl.callIDs[output[i].CallID] = struct{}{}
+			fl.built.callIDs[output[i].CallID] = struct{}{}
 		}
 	}
 	g.items, g.total, g.sent, g.cur, g.truncated = nil, 0, 0, 0, false
@@ -118,9 +118,9 @@ func (e *Engine) resume(ctx context.Context, fl *flight, st *streamer) (inferenc
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	wc := fl.proto
+	conn := fl.via.conn
 	for {
-		ent, why := wc.next(ctx, e.stopCtx, timer.C)
+		ent, why := conn.nextMessage(ctx, e.stopCtx, timer.C)
 		switch why {
 		case waitGone:
 			g.cancelled = true
@@ -134,7 +134,7 @@ func (e *Engine) resume(ctx context.Context, fl *flight, st *streamer) (inferenc
 		}
 		if ent.reply != nil {
 			e.sh.Metrics.rejected("websocket", e.cfg.Name, ent.reply.Status)
-			_ = wc.write(api.AppendWSError(nil, ent.reply, ""))
+			conn.sendError(ent.reply)
 			continue
 		}
 		spans, segment := len(fl.trace.Spans), fl.trace.segment
@@ -157,47 +157,19 @@ func (e *Engine) resume(ctx context.Context, fl *flight, st *streamer) (inferenc
 				return inference.Job{}, time.Time{}, false
 			}
 			e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
-			_ = wc.write(api.AppendWSError(nil, aerr, ""))
+			conn.sendError(aerr)
 			if ctx.Err() != nil {
 				g.cancelled = true
 				return inference.Job{}, time.Time{}, false
 			}
 			continue
 		}
-		fl.seg.input += fl.renderedFresh
+		fl.seg.input += fl.rendered.freshTokens
 		ready := time.Now()
 		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest()))
-		job := inference.Job{Profile: fl.model.profile, PrefillTokens: fl.renderedFresh, OutputTokens: g.total,
+		job := inference.Job{Profile: fl.resolved.model.profile, PrefillTokens: fl.rendered.freshTokens, OutputTokens: g.total,
 			JitterSeed: jitterSeed(fl), Resumed: true}
 		return job, ready, true
-	}
-}
-
-// How waiting for the next message ended.
-const (
-	waitMessage = iota
-	waitGone    // the client went away
-	waitStopped // the engine is stopping
-	waitExpired // the pause outlived its limit
-)
-
-// next waits for the connection's next queued message, for a paused
-// response.
-func (wc *wsConn) next(ctx, stop context.Context, expired <-chan time.Time) (wsEntry, int) {
-	for {
-		if ent, ok := wc.lanes.def.queue.pop(); ok {
-			wc.dequeued(ent)
-			return ent, waitMessage
-		}
-		select {
-		case <-ctx.Done():
-			return wsEntry{}, waitGone
-		case <-stop.Done():
-			return wsEntry{}, waitStopped
-		case <-expired:
-			return wsEntry{}, waitExpired
-		case <-wc.lanes.def.queue.added:
-		}
 	}
 }
 
@@ -228,7 +200,7 @@ func (e *Engine) parseAppend(_ context.Context, fl *flight) (stageResult, *api.E
 		return res, api.BadRequest("input", api.CodeMissingRequiredParameter, "response.append needs 'input': the outputs of the paused response's function calls.")
 	}
 	fl.body = nil
-	fl.newItems = items
+	fl.parsed.items = items
 	return res, nil
 }
 
@@ -236,28 +208,29 @@ func (e *Engine) parseAppend(_ context.Context, fl *flight) (stageResult, *api.E
 // and output so far (each function_call_output must answer a call), and
 // appends them to the context.
 func (e *Engine) validateAppend(ctx context.Context, fl *flight) (stageResult, *api.Error) {
-	res := stageResult{items: len(fl.newItems)}
-	fresh := len(fl.context)
-	chain, err := e.admitItems(ctx, fl.context, fl.callIDs, fl.newItems)
+	res := stageResult{items: len(fl.parsed.items)}
+	appended := len(fl.built.context)
+	chain, err := e.admitItems(ctx, fl.built.context, fl.built.callIDs, fl.parsed.items)
 	if err != nil {
 		return res, err
 	}
-	fl.fresh, fl.context = fresh, chain
-	fl.newItems = nil
+	fl.built.appended, fl.built.context = appended, chain
+	fl.parsed.items = nil
 	return res, nil
 }
 
 // renderAppend renders the appended items onto the response's tokens.
 func (e *Engine) renderAppend(ctx context.Context, fl *flight) (stageResult, *api.Error) {
-	before := len(fl.tokens)
-	toks, hits, err := e.renderItems(ctx, fl.tokens, fl.partition, fl.context[fl.fresh:])
+	before := len(fl.rendered.tokens)
+	fl.rendered.fresh = fl.built.appended
+	toks, hits, err := e.renderItems(ctx, fl.rendered.tokens, fl.parsed.partition, fl.built.context[fl.rendered.fresh:])
 	if err != nil {
 		// The response's tokens stay as they were: the append is dropped.
-		return stageResult{items: len(fl.context) - fl.fresh}, clientGone()
+		return stageResult{items: len(fl.built.context) - fl.rendered.fresh}, clientGone()
 	}
-	fl.tokens = toks
-	fl.renderedFresh = len(fl.tokens) - before
-	res := stageResult{items: len(fl.context) - fl.fresh, tokens: fl.renderedFresh, note: "appended to the response's tokens"}
+	fl.rendered.tokens = toks
+	fl.rendered.freshTokens = len(fl.rendered.tokens) - before
+	res := stageResult{items: len(fl.built.context) - fl.rendered.fresh, tokens: fl.rendered.freshTokens, note: "appended to the response's tokens"}
 	if hits > 0 {
 		res.addNote(strconv.Itoa(hits) + " token cache hits")
 	}

@@ -7,15 +7,15 @@ import "agentloop/api"
 // argument tokens as streamed. Counts only, never content; it walks the
 // items once, so it costs next to nothing in finalize.
 func (fl *flight) shape() *api.Shape {
-	s := &api.Shape{InstructionsTokens: fl.instructionsTokens, Tools: len(fl.model.tools),
-		ToolsTokens: len(fl.model.toolTokens), Generated: fl.req.Generates()}
-	from := len(fl.context)
-	for from > 0 && !modelWrote(&fl.context[from-1].Item) {
+	s := &api.Shape{InstructionsTokens: fl.rendered.instructionsTokens, Tools: len(fl.resolved.model.tools),
+		ToolsTokens: len(fl.resolved.model.toolTokens), Generated: fl.parsed.req.Generates()}
+	from := len(fl.built.context)
+	for from > 0 && !modelWrote(&fl.built.context[from-1].Item) {
 		from--
 	}
-	from = max(from, fl.fresh, len(fl.context)-api.MaxShapeItems)
-	for i := from; i < len(fl.context); i++ {
-		it := &fl.context[i].Item
+	from = max(from, fl.rendered.fresh, len(fl.built.context)-api.MaxShapeItems)
+	for i := from; i < len(fl.built.context); i++ {
+		it := &fl.built.context[i].Item
 		kind := it.Type
 		switch it.Type {
 		case api.TypeMessage:
@@ -24,8 +24,8 @@ func (fl *flight) shape() *api.Shape {
 			kind = "tool_output"
 		}
 		n := 0
-		if j := i - fl.fresh; j < len(fl.itemTokens) {
-			n = fl.itemTokens[j]
+		if j := i - fl.rendered.fresh; j < len(fl.rendered.itemTokens) {
+			n = fl.rendered.itemTokens[j]
 		}
 		s.New = append(s.New, api.ShapeItem{Kind: kind, Tokens: n})
 	}

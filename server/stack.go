@@ -27,7 +27,7 @@ func (e *Engine) stackStage(fl *flight, w api.StackWork) (stageResult, *api.Erro
 // stackConfigHop is the model-resolution service, called when no cache
 // held the resolved model: always on /baseline/v1, on a cold start on /v1.
 func (e *Engine) stackConfigHop(_ context.Context, fl *flight) (stageResult, *api.Error) {
-	if !fl.resolvedCold {
+	if !fl.resolved.cold {
 		return stageResult{skip: true}, nil
 	}
 	return e.stackStage(fl, api.StackWork{Stage: api.StageStackConfigHop, PreSprint: e.cfg.PreSprint})
@@ -45,20 +45,20 @@ func (e *Engine) stackSprintHops(_ context.Context, fl *flight) (stageResult, *a
 // stackStateLoad reads the parent's state from a remote store: paid when
 // load hydrated the parent from the store, by its bytes.
 func (e *Engine) stackStateLoad(_ context.Context, fl *flight) (stageResult, *api.Error) {
-	if fl.loadedBytes == 0 {
+	if fl.loaded.bytes == 0 {
 		return stageResult{skip: true}, nil
 	}
-	return e.stackStage(fl, api.StackWork{Stage: api.StageStackStateLoad, Bytes: fl.loadedBytes, PreSprint: e.cfg.PreSprint})
+	return e.stackStage(fl, api.StackWork{Stage: api.StageStackStateLoad, Bytes: fl.loaded.bytes, PreSprint: e.cfg.PreSprint})
 }
 
 // stackClassify runs the hosted safety classifiers over the tokens render
 // rendered anew: the whole context, or only the new items after a parent
 // built in memory.
 func (e *Engine) stackClassify(_ context.Context, fl *flight) (stageResult, *api.Error) {
-	if fl.renderedFresh <= 0 {
+	if fl.rendered.freshTokens <= 0 {
 		return stageResult{skip: true}, nil
 	}
-	res, err := e.stackStage(fl, api.StackWork{Stage: api.StageStackClassify, Tokens: fl.renderedFresh, PreSprint: e.cfg.PreSprint})
+	res, err := e.stackStage(fl, api.StackWork{Stage: api.StageStackClassify, Tokens: fl.rendered.freshTokens, PreSprint: e.cfg.PreSprint})
 	if e.cfg.PreSprint {
 		res.note = "pre-sprint classifier"
 	}

@@ -85,7 +85,7 @@ func TestParseFailureRecordsTheParseSpan(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			fl := &flight{trace: traceEngine.newTrace("websocket", start), body: []byte(tc.body), admit: tc.admit}
+			fl := &flight{trace: traceEngine.newTrace("websocket", start), body: []byte(tc.body), via: via{admit: tc.admit}}
 			err := (*Engine)(nil).prepare(context.Background(), fl)
 			if err == nil || (tc.want != nil && err != tc.want) {
 				t.Fatalf("error %v, want %v", err, tc.want)

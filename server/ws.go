@@ -28,23 +28,14 @@ type wsConn struct {
 	cancel context.CancelFunc
 	lanes  *lanes
 
-	queued      atomic.Int64 // creates waiting with a body
-	queuedBytes atomic.Int64
-	writing     *atomic.Int64 // unix nanos when the current write(2) began, 0 when idle (batchConn stamps it)
-	endOnce     sync.Once
+	writing *atomic.Int64 // unix nanos when the current write(2) began, 0 when idle (batchConn stamps it)
+	endOnce sync.Once
 
 	session string      // the inspector's and the drills' session key
 	scope   string      // the upgrade's drill scope header (drill.go)
 	client  *api.Client // who opened the connection
 	stack   api.Stack   // the modelled API stack, chosen at the upgrade
 	proto   bool        // the upgrade asked for the prototype (prototype.go)
-}
-
-type wsEntry struct {
-	body    []byte
-	started time.Time
-	reply   *api.Error // answered in its turn instead of being run
-	stream  string     // the stream_id its error frame names, if any
 }
 
 func (e *Engine) handleWebSocket(c echo.Context) error {
@@ -124,15 +115,13 @@ func (wc *wsConn) read() {
 			if l, ent.stream, ent.reply = wc.lanes.route(body); ent.reply != nil {
 				break
 			}
-			if wc.queued.Load() >= int64(cfg.WSQueue) || wc.queuedBytes.Load()+int64(len(body)) > cfg.WSQueueBytes {
+			if !wc.lanes.reserve(len(body), cfg.WSQueue, cfg.WSQueueBytes) {
 				ent.reply = api.Errorf(http.StatusTooManyRequests, "", api.CodeWebSocketQueueFull,
 					"Too many queued response.create messages on this connection (limit %d creates or %d bytes). Wait for responses to finish before sending more.",
 					cfg.WSQueue, cfg.WSQueueBytes)
 				break
 			}
 			ent.body = body
-			wc.queued.Add(1)
-			wc.queuedBytes.Add(int64(len(body)))
 		}
 		if !wc.lanes.push(l, ent) { // blocks past the hard bound: TCP backpressure
 			return
@@ -166,102 +155,6 @@ func (wc *wsConn) end(why connEnd) {
 		}
 		wc.cancel() // the reader may be waiting past the hard bound rather than on the socket
 	})
-}
-
-// dequeued releases a taken entry's share of the queue bounds.
-func (wc *wsConn) dequeued(ent wsEntry) {
-	if ent.body != nil {
-		wc.queued.Add(-1)
-		wc.queuedBytes.Add(-int64(len(ent.body)))
-	}
-}
-
-// wsQueue is one lane's FIFO of creates. It grows only while creates
-// wait, so an idle connection holds no queue memory: a channel of the hard
-// bound's size was the largest part of an idle connection's heap.
-type wsQueue struct {
-	mu       sync.Mutex
-	entries  []wsEntry
-	head     int
-	onDemand bool          // its goroutine runs only while it has entries (the default lane's)
-	worked   bool          // an on-demand queue's goroutine is running; under mu
-	bound    *queueBound   // shared by the connection's lanes
-	added    chan struct{} // 1-buffered: an entry was pushed
-}
-
-// queueBound is the hard bound on the entries queued on one connection,
-// over all its lanes; beyond it the reader waits. Only the connection's
-// reader pushes, so checking and then counting cannot overshoot.
-type queueBound struct {
-	n     atomic.Int64
-	limit int64
-	taken chan struct{} // 1-buffered: an entry was popped
-}
-
-func newQueueBound(limit int) *queueBound {
-	return &queueBound{limit: int64(limit), taken: make(chan struct{}, 1)}
-}
-
-func newWSQueue(bound *queueBound) *wsQueue {
-	return &wsQueue{bound: bound, added: make(chan struct{}, 1)}
-}
-
-// push appends ent, waiting while the connection is at its hard bound. It
-// reports false if ctx ended first, and start when the queue is on demand
-// and has no goroutine running it: the caller starts one.
-func (q *wsQueue) push(ctx context.Context, ent wsEntry) (ok, start bool) {
-	for q.bound.n.Load() >= q.bound.limit {
-		select {
-		case <-q.bound.taken:
-		case <-ctx.Done():
-			return false, false
-		}
-	}
-	q.bound.n.Add(1)
-	q.mu.Lock()
-	q.entries = append(q.entries, ent)
-	if start = q.onDemand && !q.worked; start {
-		q.worked = true
-	}
-	q.mu.Unlock()
-	signalOne(q.added)
-	return true, start
-}
-
-// pop takes the next entry, if any.
-func (q *wsQueue) pop() (wsEntry, bool) { return q.next(false) }
-
-// take is pop for the goroutine running the queue: finding an on-demand
-// queue empty, that goroutine lets it go and must end (the next push
-// starts another).
-func (q *wsQueue) take() (wsEntry, bool) { return q.next(true) }
-
-func (q *wsQueue) next(running bool) (wsEntry, bool) {
-	q.mu.Lock()
-	if q.head == len(q.entries) {
-		if running {
-			q.worked = false
-		}
-		q.mu.Unlock()
-		return wsEntry{}, false
-	}
-	ent := q.entries[q.head]
-	q.entries[q.head] = wsEntry{}
-	q.head++
-	if q.head == len(q.entries) {
-		q.entries, q.head = nil, 0 // let the backing array go
-	}
-	q.mu.Unlock()
-	q.bound.n.Add(-1)
-	signalOne(q.bound.taken)
-	return ent, true
-}
-
-func signalOne(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
 }
 
 func (wc *wsConn) limitReached() {
@@ -309,25 +202,29 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		return
 	}
 	defer release()
-	inner := admitMessage
-	if wc.proto {
-		inner, fl.proto = admitPrototype, wc
-	}
-	var taken *chainState // the lane's latest response, when fl continues it
-	fl.admit = wc.lanes.admit(l, fl, inner, &taken)
+	fl.via = via{admit: l.admit, conn: l, prototype: wc.proto}
 	e.useStack(fl, wc.stack)
 	aerr = e.prepare(wc.ctx, fl)
 	if aerr == errProcessed {
-		wc.lanes.keep(l, taken)
 		return
 	}
 	if aerr != nil {
-		// A failed continuation evicts its parent: a taken one stays out.
+		// A failed continuation evicts its parent: one the parent step
+		// took stays out, and one a failed parse never reached goes now.
+		if fl.parsed.req != nil {
+			l.forget(fl.parsed.req.PreviousResponseID)
+		}
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
 		wc.lanes.sendError(aerr, l.id)
 		return
 	}
-	if aerr = wc.limitDrill(l, fl); aerr != nil {
+	if aerr = e.limitDrill(fl); aerr != nil {
+		// connection-limit: the create is answered with the limit error
+		// and the connection closes with 1000.
+		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
+		wc.lanes.sendError(aerr, l.id)
+		wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
+		wc.cancel()
 		return
 	}
 	res := e.generate(wc.ctx, fl, &l.out)
@@ -357,6 +254,12 @@ func admitMessage(req *api.CreateRequest) *api.Error {
 		return api.MissingParameter("model")
 	}
 	return nil
+}
+
+// drop closes the socket at once, with no close frame.
+func (wc *wsConn) drop() {
+	wc.cancel()
+	wc.c.CloseNow()
 }
 
 // event frames one event into the batch that flush sends.
