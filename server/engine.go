@@ -155,3 +155,32 @@ func (e *Engine) ResetCaches(partition string) {
 // StopGenerating ends every in-flight generation with a terminal
 // response.failed event: the last step of a graceful shutdown's grace.
 func (e *Engine) StopGenerating() { e.stopAll() }
+
+// observeOpen tells the observer a client session's connection or HTTP request opened;
+// the returned func tells it that it closed.
+func (e *Engine) observeOpen(session string) (closed func()) {
+	o := e.sh.Observer
+	if o == nil {
+		return func() {}
+	}
+	o.ObserveOpen(session)
+	return func() { o.ObserveClose(session) }
+}
+
+// observe hands a copy of a finished request's trace to the observer, if
+// there is one, with the error that ended the request. The trace ring may
+// already hold the original, so it is never changed here.
+func (e *Engine) observe(t *trace, aerr *api.Error) {
+	o := e.sh.Observer
+	if o == nil {
+		return
+	}
+	c := t.Trace
+	if aerr != nil {
+		c.Error, c.Status = aerr.Code, aerr.Status
+		if c.Error == "" {
+			c.Error = aerr.Type
+		}
+	}
+	o.ObserveTrace(&c)
+}

@@ -103,7 +103,7 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	closeTurn := func() {}
 	defer func() {
 		if fl.trace.Session == "" {
-			fl.trace.Session = httpSession(r, "")
+			fl.trace.Session = httpClientSessionKey(r, "")
 		}
 		var aerr *api.Error
 		errors.As(err, &aerr)
@@ -119,13 +119,13 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	fl.body = body
 	// In flight for the inspector from the moment the body names its
 	// session until its trace is observed.
-	fl.via.onParsed = func() { closeTurn = e.observeOpen(httpSession(r, fl.parsed.partition)) }
+	fl.via.onParsed = func() { closeTurn = e.observeOpen(httpClientSessionKey(r, fl.parsed.partition)) }
 	if aerr := e.chooseStack(fl, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
 	aerr = e.prepare(ctx, fl)
-	fl.trace.Session = httpSession(r, fl.parsed.partition) // before generate shares the trace
+	fl.trace.Session = httpClientSessionKey(r, fl.parsed.partition) // before generate shares the trace
 	if aerr == nil {
 		aerr = e.httpDrill(fl, r)
 	}

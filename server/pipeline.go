@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"time"
 
 	"agentloop/api"
 	"agentloop/policy"
@@ -37,31 +36,6 @@ type chainState struct {
 	callIDs      map[string]struct{}
 }
 
-// stage is one step of the pipeline and the span it records. A measured
-// stage's span is the wall time of run; a modelled stage (a hop of a
-// modelled API stack) reports its duration as stageResult.cost.
-type stage struct {
-	name string
-	kind string // api.Measured or api.Modelled
-	run  func(e *Engine, ctx context.Context, fl *flight) (stageResult, *api.Error)
-}
-
-// stageResult is what a stage reports for its span.
-type stageResult struct {
-	items, tokens, bytes int
-	note                 string
-	cost                 time.Duration // a modelled stage's duration
-	skip                 bool          // the stage did no work and records no span
-}
-
-// addNote appends s to the span's note.
-func (r *stageResult) addNote(s string) {
-	if r.note != "" {
-		r.note += "; "
-	}
-	r.note += s
-}
-
 // The stages, in order (docs/decisions.md, "Stage order"). A new stage is
 // one line here; queue, prefill and generate (modelled, paced by the
 // scheduler) run between the two lists, in generate.
@@ -84,32 +58,6 @@ var (
 		{api.StageStackBilling, api.Modelled, (*Engine).stackBilling},
 	}
 )
-
-// runStages runs stages in order and records each one's span, a failing
-// stage's included; it stops at the first error. The first span starts at
-// from, and each next one where the one before it ended.
-func (e *Engine) runStages(ctx context.Context, fl *flight, stages []stage, from time.Time) *api.Error {
-	for i := range stages {
-		s := &stages[i]
-		res, err := s.run(e, ctx, fl)
-		if res.skip {
-			continue
-		}
-		if s.kind == api.Modelled && err == nil {
-			// A stage cut short records what it really waited.
-			res.cost, err = e.waitModelled(ctx, s.name, res.cost)
-		}
-		from = fl.trace.record(s, from, &res)
-		if err != nil {
-			return err
-		}
-		if s.name == api.StageParse && fl.via.onParsed != nil {
-			fl.via.onParsed()
-			from = time.Now()
-		}
-	}
-	return nil
-}
 
 // prepare runs the pre-inference stages, from the request's first byte to
 // a turn ready for the scheduler.

@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"agentloop/api"
@@ -31,35 +29,6 @@ type segments struct {
 	earlier []ctxItem             // output items of the segments before the current one
 	sent    int                   // output tokens those segments streamed
 	input   int                   // prompt tokens prefilled by all segments so far
-}
-
-// isPrototype says whether an upgrade request asked for the prototype: the
-// legacy beta value among OpenAI-Beta's comma-separated values.
-func isPrototype(r *http.Request) bool {
-	for _, h := range r.Header.Values("OpenAI-Beta") {
-		for _, v := range strings.Split(h, ",") {
-			if strings.EqualFold(strings.TrimSpace(v), api.OpenAIBetaPrototype) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// admitPrototype is admitMessage on a prototype connection: it also names
-// response.append, which is only valid while a response is paused.
-func admitPrototype(req *api.CreateRequest) *api.Error {
-	if req.Type == api.ClientResponseAppend {
-		return api.BadRequest("type", api.CodeInvalidValue,
-			"No response is paused on this connection: response.append resumes a response that ended a segment with response.done.")
-	}
-	if err := admitMessage(req); err != nil {
-		return err
-	}
-	if req.StreamID != nil {
-		return api.BadRequest("stream_id", api.CodeUnsupportedParameter, "The prototype serves the default lane only: omit 'stream_id'.")
-	}
-	return nil
 }
 
 // appendStages are the incremental pre-inference work of a resumed

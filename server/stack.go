@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"agentloop/api"
 )
@@ -71,30 +70,6 @@ func (e *Engine) stackBilling(_ context.Context, fl *flight) (stageResult, *api.
 	return e.stackStage(fl, api.StackWork{Stage: api.StageStackBilling, PreSprint: e.cfg.PreSprint})
 }
 
-// waitModelled spends a modelled stage's time, unless the request ends
-// first: its client goes away, or the engine stops (shutdown's grace is
-// over). It returns the time really waited, which is what a stage cut
-// short records (a dropped request never counts a wait it did not make).
-func (e *Engine) waitModelled(ctx context.Context, stage string, d time.Duration) (time.Duration, *api.Error) {
-	if d <= 0 {
-		return 0, nil
-	}
-	waiting := e.sh.Metrics.waiting.WithLabelValues(stage)
-	waiting.Inc()
-	defer waiting.Dec()
-	start := time.Now()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return d, nil
-	case <-ctx.Done():
-		return min(time.Since(start), d), clientGone()
-	case <-e.stopCtx.Done():
-		return min(time.Since(start), d), shuttingDown()
-	}
-}
-
 // stackOf is the modelled stack a request chose with the header (or its
 // query alias), or the engine's default.
 func (e *Engine) stackOf(r *http.Request) (api.Stack, *api.Error) {
@@ -118,19 +93,4 @@ func (e *Engine) useStack(fl *flight, s api.Stack) {
 	if e.stackModelled(fl) {
 		fl.trace.Stack = s.String()
 	}
-}
-
-// clientGone is the error of a request whose client went away during a
-// stage; nobody reads it, but the trace and the metrics record it.
-func clientGone() *api.Error {
-	return api.Errorf(499, "", api.CodeClientClosed, "The client went away before the response was ready.")
-}
-
-// shuttingDown is the answer to a request the engine stopped before its
-// response began: a 503 to retry, elsewhere (another replica, or this one
-// restarted).
-func shuttingDown() *api.Error {
-	e := api.Errorf(503, "", api.CodeServerError, "The server is shutting down; retry the request.")
-	e.Headers = map[string]string{"Retry-After": "1"}
-	return e
 }

@@ -134,3 +134,17 @@ func TestAModelledStageCutShortRecordsItsRealWait(t *testing.T) {
 		}
 	}
 }
+
+// The trace's first allocation holds every span a request records: one
+// per recorded stage, and queue, prefill and generate.
+func TestSpansPerRequestCountsTheStages(t *testing.T) {
+	n := 3
+	for _, s := range append(append([]stage{}, preInference...), postInference...) {
+		if s.kind != unrecorded {
+			n++
+		}
+	}
+	if n != spansPerRequest {
+		t.Fatalf("the stage tables record %d spans a request; spansPerRequest is %d", n, spansPerRequest)
+	}
+}

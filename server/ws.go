@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,11 +30,11 @@ type wsConn struct {
 	writing *atomic.Int64 // unix nanos when the current write(2) began, 0 when idle (batchConn stamps it)
 	endOnce sync.Once
 
-	session string      // the inspector's and the drills' session key
-	scope   string      // the upgrade's drill scope header (drill.go)
-	client  *api.Client // who opened the connection
-	stack   api.Stack   // the modelled API stack, chosen at the upgrade
-	proto   bool        // the upgrade asked for the prototype (prototype.go)
+	sessionKey string      // the connection's client-session key (session.go), for the inspector and the drills
+	scope      string      // the upgrade's drill scope header (drill.go)
+	client     *api.Client // who opened the connection
+	stack      api.Stack   // the modelled API stack, chosen at the upgrade
+	proto      bool        // the upgrade asked for the prototype (prototype.go)
 }
 
 func (e *Engine) handleWebSocket(c echo.Context) error {
@@ -64,7 +63,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{e: e, c: conn, out: hj.conn, writing: hj.writing, ctx: ctx, cancel: cancel,
-		stack: stack, proto: isPrototype(r), session: newWSSession(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
+		stack: stack, proto: isPrototype(r), sessionKey: newWSClientSessionKey(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
 	wc.lanes = newLanes(wc, newQueueBound(max(4*e.cfg.WSQueue, 16)))
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
@@ -74,7 +73,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	defer e.untrack(wc)
 	// The connection is live for the inspector until the handler returns,
 	// after its lanes have ended and reported their last turns.
-	defer e.observeOpen(wc.session)()
+	defer e.observeOpen(wc.sessionKey)()
 	defer cancel()
 	defer conn.CloseNow()
 	// Ending the connection's context closes the socket, which ends a
@@ -162,33 +161,18 @@ func (wc *wsConn) limitReached() {
 	wc.c.Close(websocket.StatusNormalClosure, "connection lifetime reached")
 }
 
-// connectionLimitReached is the error a connection gets when its lifetime
-// ends, or when the connection-limit drill fires, in OpenAI's words.
-func connectionLimitReached(lifetime time.Duration) *api.Error {
-	return api.BadRequest("", api.CodeWebSocketConnectionLimitReached,
-		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(lifetime))
-}
-
-// lifetimeText says a lifetime as the limit message does: whole minutes
-// as "60 minutes", anything else as a Go duration ("300ms").
-func lifetimeText(d time.Duration) string {
-	switch {
-	case d == time.Minute:
-		return "1 minute"
-	case d > time.Minute && d%time.Minute == 0:
-		return strconv.FormatInt(int64(d/time.Minute), 10) + " minutes"
-	}
-	return d.String()
-}
-
 // handle runs one entry of lane l: a reply decided when it was read, or a
 // create through the pipeline. Every frame of a named lane names it.
 func (wc *wsConn) handle(l *lane, ent wsEntry) {
 	e := wc.e
 	fl := &flight{trace: e.newTrace("websocket", ent.started), body: ent.body}
-	fl.trace.Session, fl.trace.Client, fl.trace.scope = wc.session, wc.client, wc.scope
+	fl.trace.Session, fl.trace.Client, fl.trace.scope = wc.sessionKey, wc.client, wc.scope
 	var aerr *api.Error
-	defer func() { e.observe(fl.trace, aerr) }()
+	defer func() {
+		if aerr != errProcessed { // response.processed gets no reply, and is no request
+			e.observe(fl.trace, aerr)
+		}
+	}()
 	if ent.reply != nil {
 		aerr = ent.reply
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, ent.reply.Status)
@@ -229,31 +213,6 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 	}
 	res := e.generate(wc.ctx, fl, &l.out)
 	wc.lanes.keep(l, res.state) // without a state, a taken parent stays out
-}
-
-// errProcessed ends the pipeline for a response.processed message, which
-// gets no reply.
-var errProcessed = &api.Error{Status: http.StatusNoContent, Message: "response.processed gets no reply."}
-
-// admitMessage applies the WebSocket message rules to a decoded envelope:
-// its type, and what this transport does not support.
-func admitMessage(req *api.CreateRequest) *api.Error {
-	switch req.Type {
-	case api.ClientResponseCreate:
-	case api.ClientResponseProcessed:
-		return errProcessed
-	case "":
-		return api.BadRequest("type", api.CodeMissingRequiredParameter, "Missing required parameter: 'type'.")
-	default:
-		return api.BadRequest("type", api.CodeInvalidValue, "Invalid value: '%s'. Supported values are: 'response.create' and 'response.processed'.", req.Type)
-	}
-	if req.Background != nil && *req.Background {
-		return api.BadRequest("background", api.CodeUnsupportedParameter, "'background' is not supported over WebSocket.")
-	}
-	if req.Model == "" {
-		return api.MissingParameter("model")
-	}
-	return nil
 }
 
 // drop closes the socket at once, with no close frame.
