@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"agentloop/api"
@@ -109,10 +108,7 @@ type Engine struct {
 	tokens *tokenCache  // nil when TokenCache is off
 	models *configCache // nil when ModelCache is off
 
-	connsMu sync.Mutex
-	conns   map[*wsConn]struct{}
-	closing bool
-	stalls  *stallWatch
+	conns *connSet // the open WebSocket connections (ws.go)
 
 	// stopCtx ends when in-flight generations must end (StopGenerating).
 	stopCtx context.Context
@@ -121,7 +117,7 @@ type Engine struct {
 
 // New returns an engine over shared parts.
 func New(cfg Config, sh *Shared) *Engine {
-	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), conns: map[*wsConn]struct{}{}}
+	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), conns: newConnSet(cfg.WriteStall)}
 	e.stopCtx, e.stopAll = context.WithCancel(context.Background())
 	if cfg.TokenCache {
 		e.tokens = newTokenCache(8 << 20)
@@ -129,7 +125,6 @@ func New(cfg Config, sh *Shared) *Engine {
 	if cfg.ModelCache {
 		e.models = newConfigCache(4096)
 	}
-	e.stalls = newStallWatch(cfg.WriteStall)
 	return e
 }
 

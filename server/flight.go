@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/inference"
+	"agentloop/policy"
 )
 
 // flight is one request through the pipeline, from its first byte to its
@@ -126,4 +128,54 @@ type renderOut struct {
 	// fresh on, and the instructions' (-1 when a parent held them).
 	itemTokens         []int
 	instructionsTokens int
+}
+
+func (fl *flight) instructions() string {
+	if fl.parsed.req.Instructions != nil {
+		return *fl.parsed.req.Instructions
+	}
+	return ""
+}
+
+// freshFrom is the index of the first context item this engine has not
+// already rendered and classified: the new input after an in-memory parent,
+// or 0 when the whole context must be processed.
+func (fl *flight) freshFrom() int {
+	if fl.loaded.parent != nil && fl.loaded.parent.tokens != nil {
+		return fl.built.inputStart
+	}
+	return 0
+}
+
+// policyRequest is what the model sees.
+func (fl *flight) policyRequest() *policy.Request {
+	pr := &policy.Request{Tools: fl.resolved.model.tools, ToolChoice: fl.parsed.req.ToolChoiceName(), Seed: fl.parsed.seed, Metadata: fl.parsed.req.Metadata}
+	if fl.parsed.req.Instructions != nil {
+		pr.Instructions = *fl.parsed.req.Instructions
+	}
+	pr.Items = make([]policy.Item, len(fl.built.context))
+	for i := range fl.built.context {
+		it := &fl.built.context[i].Item
+		pr.Items[i] = policy.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
+			CallID: it.CallID, Namespace: it.Namespace}
+		switch it.Type {
+		case api.TypeMessage:
+			pr.Items[i].Text = it.Text()
+		case api.TypeFunctionCallOutput:
+			pr.Items[i].Output = it.Text()
+		}
+	}
+	if fl.parsed.req.IgnoreEOS && fl.parsed.req.MaxOutputTokens != nil {
+		pr.ExactTokens = *fl.parsed.req.MaxOutputTokens
+	}
+	return pr
+}
+
+// segments is what a prototype response carries from one segment to the
+// next.
+type segments struct {
+	held    *inference.Generation // the paused segment, keeping its batch slot
+	earlier []ctxItem             // output items of the segments before the current one
+	sent    int                   // output tokens those segments streamed
+	input   int                   // prompt tokens prefilled by all segments so far
 }

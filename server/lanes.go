@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -312,16 +311,6 @@ func (ls *lanes) keep(l *lane, s *chainState) {
 	ls.mu.Lock()
 	l.cache = s
 	ls.mu.Unlock()
-}
-
-// fork copies a cached response for a continuation on another lane: the
-// request adds to its call ids and appends to its tokens, which must not
-// reach the original, still its own lane's latest response.
-func (p *chainState) fork() *chainState {
-	c := *p
-	c.tokens = p.tokens[:len(p.tokens):len(p.tokens)]
-	c.callIDs = maps.Clone(p.callIDs)
-	return &c
 }
 
 // laneSink is a lane's sink: it writes the lane's events to the socket,

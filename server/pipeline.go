@@ -6,58 +6,26 @@ import (
 	"strconv"
 
 	"agentloop/api"
-	"agentloop/policy"
 	"agentloop/store"
 )
 
-// ctxItem is an item of a reconstructed context; key is its store key once
-// it has been stored (0 before).
-type ctxItem struct {
-	api.Item
-	key int64
+// preInference are the stages before the scheduler, in order
+// (docs/decisions.md, "Stage order"). A new stage is one line here; queue,
+// prefill and generate (modelled, paced by the scheduler) follow, then
+// postInference, both in generate.go.
+var preInference = []stage{
+	{api.StageParse, api.Measured, (*Engine).parse},
+	{stepFindParent, unrecorded, (*Engine).findParent},
+	{api.StageResolve, api.Measured, (*Engine).resolve},
+	{api.StageStackConfigHop, api.Modelled, (*Engine).stackConfigHop},
+	{api.StageStackSprintHops, api.Modelled, (*Engine).stackSprintHops},
+	{api.StageLoad, api.Measured, (*Engine).load},
+	{api.StageStackStateLoad, api.Modelled, (*Engine).stackStateLoad},
+	{api.StageValidate, api.Measured, (*Engine).validate},
+	{api.StageRender, api.Measured, (*Engine).render},
+	{api.StageSafety, api.Measured, (*Engine).classify},
+	{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
 }
-
-// chainState is everything known about a finished response that a
-// continuation needs: what the connection cache holds for WebSocket, and
-// what a store load rebuilds (without tokens) for everyone else.
-type chainState struct {
-	id       string
-	response *api.Response
-	context  []ctxItem // the full input context
-	output   []ctxItem
-	stored   bool
-
-	// Present only for state this engine built in memory: the resolved
-	// model, the instructions, and the rendered tokens of context+output.
-	// A state hydrated from the store has none of them.
-	model        *resolvedModel
-	instructions string
-	tokens       []int
-	callIDs      map[string]struct{}
-}
-
-// The stages, in order (docs/decisions.md, "Stage order"). A new stage is
-// one line here; queue, prefill and generate (modelled, paced by the
-// scheduler) run between the two lists, in generate.
-var (
-	preInference = []stage{
-		{api.StageParse, api.Measured, (*Engine).parse},
-		{stepFindParent, unrecorded, (*Engine).findParent},
-		{api.StageResolve, api.Measured, (*Engine).resolve},
-		{api.StageStackConfigHop, api.Modelled, (*Engine).stackConfigHop},
-		{api.StageStackSprintHops, api.Modelled, (*Engine).stackSprintHops},
-		{api.StageLoad, api.Measured, (*Engine).load},
-		{api.StageStackStateLoad, api.Modelled, (*Engine).stackStateLoad},
-		{api.StageValidate, api.Measured, (*Engine).validate},
-		{api.StageRender, api.Measured, (*Engine).render},
-		{api.StageSafety, api.Measured, (*Engine).classify},
-		{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
-	}
-	postInference = []stage{
-		{api.StageFinalize, api.Measured, (*Engine).finalize},
-		{api.StageStackBilling, api.Modelled, (*Engine).stackBilling},
-	}
-)
 
 // prepare runs the pre-inference stages, from the request's first byte to
 // a turn ready for the scheduler.
@@ -230,37 +198,6 @@ func (e *Engine) classify(ctx context.Context, fl *flight) (stageResult, *api.Er
 	return res, nil
 }
 
-func (fl *flight) instructions() string {
-	if fl.parsed.req.Instructions != nil {
-		return *fl.parsed.req.Instructions
-	}
-	return ""
-}
-
-// freshFrom is the index of the first context item this engine has not
-// already rendered and classified: the new input after an in-memory parent,
-// or 0 when the whole context must be processed.
-func (fl *flight) freshFrom() int {
-	if fl.loaded.parent != nil && fl.loaded.parent.tokens != nil {
-		return fl.built.inputStart
-	}
-	return 0
-}
-
-func (p *chainState) contextOrNil() []ctxItem {
-	if p == nil {
-		return nil
-	}
-	return p.context
-}
-
-func (p *chainState) outputOrNil() []ctxItem {
-	if p == nil {
-		return nil
-	}
-	return p.output
-}
-
 // hydrate loads a stored response and decodes its items.
 func (e *Engine) hydrate(ctx context.Context, id string) (*chainState, int, *api.Error) {
 	if e.sh.Store == nil {
@@ -400,28 +337,4 @@ func seedOf(req *api.CreateRequest) int64 {
 		}
 	}
 	return 0
-}
-
-// policyRequest is what the model sees.
-func (fl *flight) policyRequest() *policy.Request {
-	pr := &policy.Request{Tools: fl.resolved.model.tools, ToolChoice: fl.parsed.req.ToolChoiceName(), Seed: fl.parsed.seed, Metadata: fl.parsed.req.Metadata}
-	if fl.parsed.req.Instructions != nil {
-		pr.Instructions = *fl.parsed.req.Instructions
-	}
-	pr.Items = make([]policy.Item, len(fl.built.context))
-	for i := range fl.built.context {
-		it := &fl.built.context[i].Item
-		pr.Items[i] = policy.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
-			CallID: it.CallID, Namespace: it.Namespace}
-		switch it.Type {
-		case api.TypeMessage:
-			pr.Items[i].Text = it.Text()
-		case api.TypeFunctionCallOutput:
-			pr.Items[i].Output = it.Text()
-		}
-	}
-	if fl.parsed.req.IgnoreEOS && fl.parsed.req.MaxOutputTokens != nil {
-		pr.ExactTokens = *fl.parsed.req.MaxOutputTokens
-	}
-	return pr
 }

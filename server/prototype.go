@@ -22,15 +22,6 @@ import (
 // besides the connection's lifetime.
 const maxPause = 10 * time.Minute
 
-// segments is what a prototype response carries from one segment to the
-// next.
-type segments struct {
-	held    *inference.Generation // the paused segment, keeping its batch slot
-	earlier []ctxItem             // output items of the segments before the current one
-	sent    int                   // output tokens those segments streamed
-	input   int                   // prompt tokens prefilled by all segments so far
-}
-
 // appendStages are the incremental pre-inference work of a resumed
 // segment: only the appended items are decoded, checked, rendered onto the
 // response's tokens and classified.

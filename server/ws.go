@@ -46,7 +46,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	if aerr := e.upgradeDrill(r); aerr != nil {
 		return aerr
 	}
-	if e.isClosing() {
+	if e.conns.isClosing() {
 		return api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The server is shutting down.")
 	}
 	// The upgrade request's stack holds for the whole connection.
@@ -70,7 +70,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 		cancel()
 		return nil
 	}
-	defer e.untrack(wc)
+	defer e.conns.remove(wc)
 	// The connection is live for the inspector until the handler returns,
 	// after its lanes have ended and reported their last turns.
 	defer e.observeOpen(wc.sessionKey)()
@@ -127,15 +127,6 @@ func (wc *wsConn) read() {
 		}
 	}
 }
-
-// Why a connection ends.
-type connEnd int
-
-const (
-	endGone    connEnd = iota // the client went away
-	endDrained                // the server drains the connection
-	endExpired                // the connection's lifetime is over
-)
 
 // end ends the connection, once, for the first reason given: each lane
 // finishes the response it is running and starts no other; then a drained
@@ -249,135 +240,52 @@ func (wc *wsConn) write(b []byte) error {
 
 // track registers a connection; it fails once the engine is closing.
 func (e *Engine) track(wc *wsConn) bool {
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	if e.closing {
+	if !e.conns.add(wc) {
 		return false
 	}
-	e.conns[wc] = struct{}{}
-	e.stalls.start(e)
+	e.conns.stalls.start(e.abortStalled)
 	return true
 }
 
-func (e *Engine) untrack(wc *wsConn) {
-	e.connsMu.Lock()
-	delete(e.conns, wc)
-	e.connsMu.Unlock()
-}
-
-func (e *Engine) isClosing() bool {
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	return e.closing
-}
-
 // Connections reports how many WebSocket connections are open.
-func (e *Engine) Connections() int {
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	return len(e.conns)
-}
+func (e *Engine) Connections() int { return e.conns.count() }
 
 // CloseConnections is the WebSocket part of graceful shutdown: it refuses
 // new connections, lets each connection finish the response in flight
 // (within ctx), then closes them all with 1001.
 func (e *Engine) CloseConnections(ctx context.Context) {
-	e.connsMu.Lock()
-	e.closing = true
-	conns := make([]*wsConn, 0, len(e.conns))
-	for wc := range e.conns {
-		conns = append(conns, wc)
+	for _, c := range e.conns.closeAll() {
+		go c.end(endDrained)
 	}
-	e.connsMu.Unlock()
-	for _, wc := range conns {
-		go wc.end(endDrained)
-	}
-	defer e.stalls.stop()
-	if e.waitConnections(ctx.Done()) {
+	defer e.conns.stalls.stop()
+	if e.conns.wait(ctx.Done()) {
 		return
 	}
 	// Grace is over: end what is still generating with a terminal event;
 	// each connection then closes itself with 1001.
 	e.StopGenerating()
-	if e.waitConnectionsAfter(2 * time.Second) {
+	if e.conns.waitFor(2 * time.Second) {
 		return
 	}
-	e.connsMu.Lock()
-	for wc := range e.conns {
-		wc.cancel()
-		wc.c.CloseNow()
-	}
-	e.connsMu.Unlock()
+	e.conns.dropAll()
 }
 
-func (e *Engine) waitConnectionsAfter(d time.Duration) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	return e.waitConnections(ctx.Done())
-}
-
-// waitConnections waits until every connection is gone (true) or until
-// stop fires (false).
-func (e *Engine) waitConnections(stop <-chan struct{}) bool {
-	for e.Connections() > 0 {
-		select {
-		case <-stop:
-			return false
-		case <-time.After(10 * time.Millisecond):
+// abortStalled aborts every connection whose current write began more than
+// the stall limit before now. A stalled socket cannot take a close frame,
+// so it is closed outright.
+func (e *Engine) abortStalled(now time.Time, limit time.Duration) {
+	e.conns.each(func(c liveConn) {
+		if since := c.writingSince(); since != 0 && now.Sub(time.Unix(0, since)) > limit {
+			e.sh.Log.Warn("websocket write stalled; aborting connection", "stalled_for", now.Sub(time.Unix(0, since)))
+			e.sh.Metrics.stallAborted()
+			c.drop()
 		}
-	}
-	return true
-}
-
-// stallWatch is the one write-stall watchdog of an engine: it aborts any
-// connection whose current write has not finished within the stall limit.
-// A stalled socket cannot take a close frame, so it is closed outright.
-type stallWatch struct {
-	limit time.Duration
-	once  sync.Once
-	done  chan struct{}
-	stops sync.Once
-}
-
-func newStallWatch(limit time.Duration) *stallWatch {
-	return &stallWatch{limit: limit, done: make(chan struct{})}
-}
-
-func (s *stallWatch) start(e *Engine) {
-	if s.limit <= 0 {
-		return
-	}
-	s.once.Do(func() {
-		tick := min(max(s.limit/4, 10*time.Millisecond), time.Second)
-		go func() {
-			t := time.NewTicker(tick)
-			defer t.Stop()
-			for {
-				select {
-				case <-s.done:
-					return
-				case now := <-t.C:
-					e.abortStalled(now, s.limit)
-				}
-			}
-		}()
 	})
 }
 
-func (s *stallWatch) stop() { s.stops.Do(func() { close(s.done) }) }
-
-func (e *Engine) abortStalled(now time.Time, limit time.Duration) {
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	for wc := range e.conns {
-		if since := wc.writing.Load(); since != 0 && now.Sub(time.Unix(0, since)) > limit {
-			e.sh.Log.Warn("websocket write stalled; aborting connection", "stalled_for", now.Sub(time.Unix(0, since)))
-			e.sh.Metrics.stallAborted()
-			wc.cancel()
-			wc.c.CloseNow()
-		}
-	}
-}
-
 // Close stops the engine's background work.
-func (e *Engine) Close() { e.stalls.stop() }
+func (e *Engine) Close() { e.conns.stalls.stop() }
+
+// writingSince is when the current write(2) began, in unix nanos; 0 when
+// the socket is idle.
+func (wc *wsConn) writingSince() int64 { return wc.writing.Load() }
