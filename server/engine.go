@@ -128,9 +128,6 @@ func New(cfg Config, sh *Shared) *Engine {
 	return e
 }
 
-// Name is the engine's name in traces: "v1" or "baseline".
-func (e *Engine) Name() string { return e.cfg.Name }
-
 // ResetCaches empties the request-level caches for one prompt_cache_key
 // partition ("" empties all), so that no race repeat starts warm.
 func (e *Engine) ResetCaches(partition string) {

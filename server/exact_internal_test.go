@@ -74,7 +74,7 @@ func streamReply(t *testing.T, e *Engine, reply policy.Reply, limit, step int) (
 		}
 	}
 	g := &streamed{items: items, total: total, sent: st.sent, cur: st.cur}
-	for _, it := range g.output() {
+	for _, it := range g.keptOutput() {
 		output = it.AppendJSON(output)
 	}
 	return bytes.Join(rec.events, []byte("\n")), output

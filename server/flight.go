@@ -130,7 +130,8 @@ type renderOut struct {
 	instructionsTokens int
 }
 
-func (fl *flight) instructions() string {
+// instructionsText is the request's instructions, "" when it has none.
+func (fl *flight) instructionsText() string {
 	if fl.parsed.req.Instructions != nil {
 		return *fl.parsed.req.Instructions
 	}

@@ -148,7 +148,7 @@ func (e *Engine) cutShort(ctx context.Context, gen *inference.Generation) (cance
 // row before the terminal event goes out.
 func (e *Engine) finalize(ctx context.Context, fl *flight) (stageResult, *api.Error) {
 	g, resp := &fl.stream, fl.response
-	output := g.output()
+	output := g.keptOutput()
 	resp.Output = make([]api.Item, 0, len(fl.seg.earlier)+len(output))
 	for _, items := range [][]ctxItem{fl.seg.earlier, output} {
 		for i := range items {
@@ -167,7 +167,7 @@ func (e *Engine) finalize(ctx context.Context, fl *flight) (stageResult, *api.Er
 	fl.trace.Shape = fl.shape()
 	terminal, failure := settle(resp, g)
 
-	state, outTokens := e.chain(fl, output)
+	state, outTokens := e.continuation(fl, output)
 	kept := terminal == api.EventCompleted || terminal == api.EventIncomplete
 	if kept {
 		e.sh.Prefix.Insert(fl.parsed.partition, state.tokens)
@@ -217,11 +217,11 @@ func fail(resp *api.Response, msg string) *api.Error {
 	return api.Errorf(503, "", api.CodeServerError, "%s", msg)
 }
 
-// chain builds the state a continuation needs, context and output with
+// continuation builds the state a continuation needs, context and output with
 // their tokens, and returns it with the number of output tokens rendered.
-func (e *Engine) chain(fl *flight, output []ctxItem) (*chainState, int) {
+func (e *Engine) continuation(fl *flight, output []ctxItem) (*chainState, int) {
 	state := &chainState{id: fl.response.ID, response: fl.response, context: fl.built.context, output: output,
-		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructions(), tokens: fl.rendered.tokens, callIDs: fl.built.callIDs}
+		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructionsText(), tokens: fl.rendered.tokens, callIDs: fl.built.callIDs}
 	if len(output) == 0 {
 		return state, 0
 	}
@@ -335,9 +335,9 @@ func (e *Engine) recordModelled(t *trace, ready time.Time, tm inference.Generati
 	admitted := orAfter(tm.Admitted, ready, end)
 	first := orAfter(tm.FirstToken, admitted, end)
 	last := orAfter(tm.LastToken, first, end)
-	t.model(api.StageQueue, ready, admitted, 0)
-	t.model(api.StagePrefill, admitted, first, job.PrefillTokens)
-	t.model(api.StageGenerate, first, last, job.OutputTokens)
+	t.modelledSpan(api.StageQueue, ready, admitted, 0)
+	t.modelledSpan(api.StagePrefill, admitted, first, job.PrefillTokens)
+	t.modelledSpan(api.StageGenerate, first, last, job.OutputTokens)
 }
 
 func orAfter(ts, floor, fallback time.Time) time.Time {

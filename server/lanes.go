@@ -37,7 +37,10 @@ type lane struct {
 
 // lanes is a connection's lanes and what they share.
 type lanes struct {
-	wc     *wsConn
+	ctx    context.Context // the connection's: it ends when the connection does
+	sock   socket
+	proto  bool // a prototype connection: one lane, the default
+	handle func(*lane, wsEntry)
 	def    *lane
 	bound  *queueBound   // the hard bound on entries queued over all lanes
 	active chan struct{} // one token per running response
@@ -56,8 +59,20 @@ type lanes struct {
 	writeMu sync.Mutex // one lane writes to the socket at a time
 }
 
-func newLanes(wc *wsConn, bound *queueBound) *lanes {
-	ls := &lanes{wc: wc, bound: bound, active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
+// socket is what the lanes need of their connection (wsConn, ws.go): to
+// write the lanes' frames, one lane at a time, and to drop it.
+type socket interface {
+	event(typ string, b []byte) error // frames an event into the batch flush sends
+	flush() error                     // sends the batch
+	write(b []byte) error             // sends one frame at once
+	drop()                            // closes the socket at once
+}
+
+// newLanes returns a connection's lanes, which run each queued entry with
+// handle, on the lane's goroutine.
+func newLanes(ctx context.Context, sock socket, proto bool, bound *queueBound, handle func(*lane, wsEntry)) *lanes {
+	ls := &lanes{ctx: ctx, sock: sock, proto: proto, handle: handle, bound: bound,
+		active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
 	ls.def = ls.newLane("")
 	ls.def.queue.onDemand = true
 	return ls
@@ -90,7 +105,7 @@ func (ls *lanes) dequeued(ent wsEntry) {
 // backpressure); it reports false if the connection ended first. An entry
 // for the default lane starts its goroutine when it has none.
 func (ls *lanes) push(l *lane, ent wsEntry) bool {
-	ok, start := l.queue.push(ls.wc.ctx, ent)
+	ok, start := l.queue.push(ls.ctx, ent)
 	if start {
 		ls.mu.Lock()
 		defer ls.mu.Unlock()
@@ -119,7 +134,7 @@ func (ls *lanes) spawn(l *lane) {
 // lane, whose parse stage reports the problem as it does for any frame.
 func (ls *lanes) route(body []byte) (*lane, string, *api.Error) {
 	id, named := peekStreamID(body)
-	if !named || ls.wc.proto {
+	if !named || ls.proto {
 		return ls.def, "", nil // the prototype refuses stream_id in its parse stage
 	}
 	if !api.ValidStreamID(id) {
@@ -183,10 +198,9 @@ func (ls *lanes) halt() {
 // next entry starts another). Ending comes before the next entry, never in
 // the middle of one.
 func (ls *lanes) run(l *lane) {
-	wc := ls.wc
 	for {
 		select {
-		case <-wc.ctx.Done():
+		case <-ls.ctx.Done():
 			return
 		case <-ls.stop:
 			return
@@ -198,7 +212,7 @@ func (ls *lanes) run(l *lane) {
 				return
 			}
 			select {
-			case <-wc.ctx.Done():
+			case <-ls.ctx.Done():
 			case <-ls.stop:
 			case <-l.queue.added:
 			}
@@ -211,25 +225,25 @@ func (ls *lanes) run(l *lane) {
 			// lanes get them in the order they began to wait.
 			select {
 			case ls.active <- struct{}{}:
-			case <-wc.ctx.Done():
+			case <-ls.ctx.Done():
 				return
 			case <-ls.stop:
 				return
 			}
 		}
-		wc.handle(l, ent) // ent is not used after: its body can go once parsed
+		ls.handle(l, ent) // ent is not used after: its body can go once parsed
 		if create {
 			<-ls.active
 		}
 	}
 }
 
-// admit is the parse-stage rule of a create on lane l: the connection's
+// admitCreate is the parse-stage rule of a create on lane l: the connection's
 // message rules (the prototype's on a prototype connection), then the lane
 // the frame must name.
-func (l *lane) admit(req *api.CreateRequest) *api.Error {
+func (l *lane) admitCreate(req *api.CreateRequest) *api.Error {
 	rules := admitMessage
-	if l.ls.wc.proto {
+	if l.ls.proto {
 		rules = admitPrototype
 	}
 	if err := rules(req); err != nil {
@@ -303,8 +317,8 @@ func (l *lane) forget(id string) {
 	}
 }
 
-// keep makes s lane l's latest response; nil leaves the cache as it is.
-func (ls *lanes) keep(l *lane, s *chainState) {
+// remember makes s lane l's latest response; nil leaves the cache as it is.
+func (ls *lanes) remember(l *lane, s *chainState) {
 	if s == nil {
 		return
 	}
@@ -331,13 +345,13 @@ func (s *laneSink) event(typ string, b []byte) error {
 	}
 	s.ls.writeMu.Lock()
 	defer s.ls.writeMu.Unlock()
-	return s.ls.wc.event(typ, b)
+	return s.ls.sock.event(typ, b)
 }
 
 func (s *laneSink) flush() error {
 	s.ls.writeMu.Lock()
 	defer s.ls.writeMu.Unlock()
-	return s.ls.wc.flush()
+	return s.ls.sock.flush()
 }
 
 // sendError writes a request-level error frame, naming stream when it is
@@ -346,7 +360,7 @@ func (ls *lanes) sendError(e *api.Error, stream string) {
 	b := api.AppendWSError(nil, e, stream)
 	ls.writeMu.Lock()
 	defer ls.writeMu.Unlock()
-	_ = ls.wc.write(b)
+	_ = ls.sock.write(b)
 }
 
 // The rest of connection (flight.go): what the drills and the prototype
@@ -354,7 +368,7 @@ func (ls *lanes) sendError(e *api.Error, stream string) {
 
 // drop closes the socket at once, with no close frame: every lane of the
 // connection goes with it (drop-mid-stream).
-func (l *lane) drop() { l.ls.wc.drop() }
+func (l *lane) drop() { l.ls.sock.drop() }
 
 // sendError writes a request-level error frame on l.
 func (l *lane) sendError(err *api.Error) { l.ls.sendError(err, l.id) }
@@ -451,14 +465,14 @@ func (q *wsQueue) push(ctx context.Context, ent wsEntry) (ok, start bool) {
 }
 
 // pop takes the next entry, if any.
-func (q *wsQueue) pop() (wsEntry, bool) { return q.next(false) }
+func (q *wsQueue) pop() (wsEntry, bool) { return q.dequeue(false) }
 
 // take is pop for the goroutine running the queue: finding an on-demand
 // queue empty, that goroutine lets it go and must end (the next push
 // starts another).
-func (q *wsQueue) take() (wsEntry, bool) { return q.next(true) }
+func (q *wsQueue) take() (wsEntry, bool) { return q.dequeue(true) }
 
-func (q *wsQueue) next(running bool) (wsEntry, bool) {
+func (q *wsQueue) dequeue(running bool) (wsEntry, bool) {
 	q.mu.Lock()
 	if q.head == len(q.entries) {
 		if running {

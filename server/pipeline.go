@@ -140,7 +140,7 @@ func (e *Engine) validate(ctx context.Context, fl *flight) (stageResult, *api.Er
 // render tokenizes instructions, tools and context. A parent built in
 // memory with the same instructions and tools already holds them.
 func (e *Engine) render(ctx context.Context, fl *flight) (stageResult, *api.Error) {
-	instructions := fl.instructions()
+	instructions := fl.instructionsText()
 	p := fl.loaded.parent
 	var res stageResult
 	var hits int
@@ -178,7 +178,7 @@ func (e *Engine) render(ctx context.Context, fl *flight) (stageResult, *api.Erro
 // classify runs the safety classifier over what render rendered anew: it
 // reads what it has not read before.
 func (e *Engine) classify(ctx context.Context, fl *flight) (stageResult, *api.Error) {
-	instructions := fl.instructions()
+	instructions := fl.instructionsText()
 	texts := make([]string, 0, len(fl.built.context)-fl.rendered.fresh+1)
 	if fl.rendered.fresh == 0 && instructions != "" {
 		texts = append(texts, instructions)

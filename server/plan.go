@@ -41,7 +41,7 @@ func (e *Engine) plan(fl *flight, reply policy.Reply) (items []plannedItem, tota
 				p.pieces = []string{""}
 			}
 		}
-		if limit >= 0 && total+p.tokens() > limit {
+		if limit >= 0 && total+p.tokenCount() > limit {
 			keep := limit - total
 			p.filler = max(min(p.filler, keep-len(p.pieces)), 0)
 			p.pieces = p.pieces[:min(keep, len(p.pieces))]
@@ -55,12 +55,12 @@ func (e *Engine) plan(fl *flight, reply policy.Reply) (items []plannedItem, tota
 					p.item.Content[0].Text = cut
 				}
 			}
-			if p.tokens() == 0 {
+			if p.tokenCount() == 0 {
 				break
 			}
 		}
 		items = append(items, p)
-		total += p.tokens()
+		total += p.tokenCount()
 		if truncated {
 			break
 		}

@@ -40,7 +40,7 @@ var appendStages = []stage{
 // the response ends while paused (the stream records why).
 func (e *Engine) resume(ctx context.Context, fl *flight, st *streamer) (inference.Job, time.Time, bool) {
 	g, resp := &fl.stream, fl.response
-	output := g.output()
+	output := g.keptOutput()
 	if fl.trace.segment == 0 {
 		fl.seg.input = len(fl.rendered.tokens)
 	}

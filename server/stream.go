@@ -33,8 +33,8 @@ type plannedItem struct {
 	expanded bool // the item's text includes the filler
 }
 
-// tokens is the number of tokens the item streams.
-func (p *plannedItem) tokens() int { return len(p.pieces) + p.filler }
+// tokenCount is the number of tokens the item streams.
+func (p *plannedItem) tokenCount() int { return len(p.pieces) + p.filler }
 
 // appendText appends the text of tokens [from, to).
 func (p *plannedItem) appendText(dst []byte, from, to int) []byte {
@@ -73,7 +73,7 @@ func (p *plannedItem) blank(from, to int) bool {
 // closes on the stream or when the response is settled.
 func (p *plannedItem) expand() *api.Item {
 	if p.filler > 0 && !p.expanded {
-		p.item.Content[0].Text = string(p.appendText(nil, 0, p.tokens()))
+		p.item.Content[0].Text = string(p.appendText(nil, 0, p.tokenCount()))
 		p.expanded = true
 	}
 	return &p.item
@@ -164,7 +164,7 @@ func (s *streamer) close(idx int, it *api.Item) error {
 func (s *streamer) advance(released int) error {
 	for s.cur < len(s.items) && s.sent < released {
 		pi := &s.items[s.cur]
-		n := min(released-s.sent, pi.tokens()-s.piece)
+		n := min(released-s.sent, pi.tokenCount()-s.piece)
 		if s.quiet {
 			// A non-streaming reply is built once, when it is settled.
 			if !pi.blank(s.piece, s.piece+n) {
@@ -173,12 +173,12 @@ func (s *streamer) advance(released int) error {
 			} else {
 				s.carried += n
 			}
-		} else if err := s.stream(pi, n); err != nil {
+		} else if err := s.streamDelta(pi, n); err != nil {
 			return err
 		}
 		s.piece += n
 		s.sent += n
-		if s.piece == pi.tokens() {
+		if s.piece == pi.tokenCount() {
 			if !s.quiet {
 				if err := s.close(s.base+s.cur, pi.expand()); err != nil {
 					return err
@@ -192,9 +192,9 @@ func (s *streamer) advance(released int) error {
 	return nil
 }
 
-// stream emits the delta of the item's next n tokens, opening the item
+// streamDelta emits the delta of the item's next n tokens, opening the item
 // first.
-func (s *streamer) stream(pi *plannedItem, n int) error {
+func (s *streamer) streamDelta(pi *plannedItem, n int) error {
 	if !s.opened {
 		if err := s.open(s.base+s.cur, &pi.item); err != nil {
 			return err
@@ -285,8 +285,8 @@ func (s *streamer) begin(resp *api.Response) error {
 	return err
 }
 
-// output is what was streamed in full: the items the response keeps.
-func (g *streamed) output() []ctxItem {
+// keptOutput is what was streamed in full: the items the response keeps.
+func (g *streamed) keptOutput() []ctxItem {
 	output := make([]ctxItem, 0, len(g.items))
 	for i := range g.items {
 		if i < g.cur || (i == g.cur && g.sent == g.total) {

@@ -15,7 +15,9 @@ type trace struct {
 	scope   string // the request's drill scope header (drill.go)
 }
 
-func (t *trace) model(name string, from, to time.Time, tokens int) {
+// modelledSpan appends a modelled span (queue, prefill, generate) from from
+// to to, never negative.
+func (t *trace) modelledSpan(name string, from, to time.Time, tokens int) {
 	if to.Before(from) {
 		to = from
 	}

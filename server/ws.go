@@ -64,7 +64,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{e: e, c: conn, out: hj.conn, writing: hj.writing, ctx: ctx, cancel: cancel,
 		stack: stack, proto: isPrototype(r), sessionKey: newWSClientSessionKey(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
-	wc.lanes = newLanes(wc, newQueueBound(max(4*e.cfg.WSQueue, 16)))
+	wc.lanes = newLanes(ctx, wc, wc.proto, newQueueBound(max(4*e.cfg.WSQueue, 16)), wc.handle)
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
@@ -177,7 +177,7 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		return
 	}
 	defer release()
-	fl.via = via{admit: l.admit, conn: l, prototype: wc.proto}
+	fl.via = via{admit: l.admitCreate, conn: l, prototype: wc.proto}
 	e.useStack(fl, wc.stack)
 	aerr = e.prepare(wc.ctx, fl)
 	if aerr == errProcessed {
@@ -203,7 +203,7 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		return
 	}
 	res := e.generate(wc.ctx, fl, &l.out)
-	wc.lanes.keep(l, res.state) // without a state, a taken parent stays out
+	wc.lanes.remember(l, res.state) // without a state, a taken parent stays out
 }
 
 // drop closes the socket at once, with no close frame.
