@@ -3,9 +3,9 @@ package server
 import (
 	"net/http"
 
-	"github.com/labstack/echo/v4"
-
 	"agentloop/api"
+
+	"github.com/labstack/echo/v4"
 )
 
 // Register mounts the engine on g (e.g. /v1 or /baseline/v1). Any other
