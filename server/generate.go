@@ -12,7 +12,7 @@ import (
 
 // postInference are the stages after the scheduler, in order: they settle
 // and bill the response however its generation ended.
-var postInference = []stage{
+var postInference = []pipelineStage{
 	{api.StageFinalize, api.Measured, (*Engine).finalize},
 	{api.StageStackBilling, api.Modelled, (*Engine).stackBilling},
 }

@@ -14,7 +14,7 @@ import (
 // tokens: the measured pre-inference stages up to render. Counting is the
 // same work a create does to learn its input_tokens, so the count equals
 // the usage that create would report.
-var countStages = []stage{
+var countStages = []pipelineStage{
 	{api.StageParse, api.Measured, (*Engine).parse},
 	{api.StageResolve, api.Measured, (*Engine).resolve},
 	{api.StageLoad, api.Measured, (*Engine).load},

@@ -238,20 +238,6 @@ func (ls *lanes) run(l *lane) {
 	}
 }
 
-// admitCreate is the parse-stage rule of a create on lane l: the connection's
-// message rules (the prototype's on a prototype connection), then the lane
-// the frame must name.
-func (l *lane) admitCreate(req *api.CreateRequest) *api.Error {
-	rules := admitMessage
-	if l.ls.proto {
-		rules = admitPrototype
-	}
-	if err := rules(req); err != nil {
-		return err
-	}
-	return l.named(req)
-}
-
 // named checks that a frame names lane l: a named lane's frames name it,
 // the default lane's name none. They differ only when the stream_id key is
 // spelled in a way the router's byte search does not see (escaped, or in

@@ -13,7 +13,7 @@ import (
 // (docs/decisions.md, "Stage order"). A new stage is one line here; queue,
 // prefill and generate (modelled, paced by the scheduler) follow, then
 // postInference, both in generate.go.
-var preInference = []stage{
+var preInference = []pipelineStage{
 	{api.StageParse, api.Measured, (*Engine).parse},
 	{stepFindParent, unrecorded, (*Engine).findParent},
 	{api.StageResolve, api.Measured, (*Engine).resolve},

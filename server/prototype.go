@@ -25,7 +25,7 @@ const maxPause = 10 * time.Minute
 // appendStages are the incremental pre-inference work of a resumed
 // segment: only the appended items are decoded, checked, rendered onto the
 // response's tokens and classified.
-var appendStages = []stage{
+var appendStages = []pipelineStage{
 	{api.StageParse, api.Measured, (*Engine).parseAppend},
 	{api.StageValidate, api.Measured, (*Engine).validateAppend},
 	{api.StageRender, api.Measured, (*Engine).renderAppend},

@@ -28,7 +28,7 @@ func TestMeasuredStagesKeepTheContractOrder(t *testing.T) {
 func TestRunStagesRecordsEachSpanAndStopsAtTheFailingOne(t *testing.T) {
 	const cost = 5 * time.Millisecond
 	ran := 0
-	stages := []stage{
+	stages := []pipelineStage{
 		{"a", api.Measured, func(*Engine, context.Context, *flight) (stageResult, *api.Error) {
 			ran++
 			r := stageResult{items: 1, tokens: 2, bytes: 3, note: "x"}
@@ -106,7 +106,7 @@ var traceEngine = &Engine{cfg: Config{Name: "v1"}, sh: &Shared{}}
 // Retry-After, the answer of a request stopped before its response began).
 func TestAModelledStageCutShortRecordsItsRealWait(t *testing.T) {
 	const cost = time.Hour
-	stages := []stage{{api.StageStackClassify, api.Modelled, func(*Engine, context.Context, *flight) (stageResult, *api.Error) {
+	stages := []pipelineStage{{api.StageStackClassify, api.Modelled, func(*Engine, context.Context, *flight) (stageResult, *api.Error) {
 		return stageResult{tokens: 7, cost: cost}, nil
 	}}}
 	gone, cancel := context.WithCancel(context.Background())
@@ -139,7 +139,7 @@ func TestAModelledStageCutShortRecordsItsRealWait(t *testing.T) {
 // per recorded stage, and queue, prefill and generate.
 func TestSpansPerRequestCountsTheStages(t *testing.T) {
 	n := 3
-	for _, s := range append(append([]stage{}, preInference...), postInference...) {
+	for _, s := range append(append([]pipelineStage{}, preInference...), postInference...) {
 		if s.kind != unrecorded {
 			n++
 		}

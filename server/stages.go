@@ -7,10 +7,10 @@ import (
 	"agentloop/api"
 )
 
-// stage is one step of the pipeline and the span it records. A measured
+// pipelineStage is one step of the pipeline and the span it records. A measured
 // stage's span is the wall time of run; a modelled stage (a hop of a
 // modelled API stack) reports its duration as stageResult.cost.
-type stage struct {
+type pipelineStage struct {
 	name string
 	kind string // api.Measured or api.Modelled
 	run  func(e *Engine, ctx context.Context, fl *flight) (stageResult, *api.Error)
@@ -35,7 +35,7 @@ func (r *stageResult) addNote(s string) {
 // runStages runs stages in order and records each one's span, a failing
 // stage's included; it stops at the first error. The first span starts at
 // from, and each next one where the one before it ended.
-func (e *Engine) runStages(ctx context.Context, fl *flight, stages []stage, from time.Time) *api.Error {
+func (e *Engine) runStages(ctx context.Context, fl *flight, stages []pipelineStage, from time.Time) *api.Error {
 	for i := range stages {
 		s := &stages[i]
 		res, err := s.run(e, ctx, fl)
@@ -72,7 +72,7 @@ func (e *Engine) newTrace(transport string, start time.Time) *trace {
 
 // record appends a stage's span, which began at from: a measured span ends
 // now, a modelled one lasts the cost the stage reported. It returns now.
-func (t *trace) record(s *stage, from time.Time, r *stageResult) time.Time {
+func (t *trace) record(s *pipelineStage, from time.Time, r *stageResult) time.Time {
 	now := time.Now()
 	d := now.Sub(from)
 	if s.kind == api.Modelled {

@@ -177,7 +177,7 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		return
 	}
 	defer release()
-	fl.via = via{admit: l.admitCreate, conn: l, prototype: wc.proto}
+	fl.via = via{admit: wc.rulesOn(l), conn: l, prototype: wc.proto}
 	e.useStack(fl, wc.stack)
 	aerr = e.prepare(wc.ctx, fl)
 	if aerr == errProcessed {
@@ -204,6 +204,22 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 	}
 	res := e.generate(wc.ctx, fl, &l.out)
 	wc.lanes.remember(l, res.state) // without a state, a taken parent stays out
+}
+
+// rulesOn is the parse-stage rule of a create on lane l: the connection's
+// message rules (the prototype's on a prototype connection), then the lane
+// the frame must name.
+func (wc *wsConn) rulesOn(l *lane) func(*api.CreateRequest) *api.Error {
+	rules := admitMessage
+	if wc.proto {
+		rules = admitPrototype
+	}
+	return func(req *api.CreateRequest) *api.Error {
+		if err := rules(req); err != nil {
+			return err
+		}
+		return l.named(req)
+	}
 }
 
 // drop closes the socket at once, with no close frame.

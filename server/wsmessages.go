@@ -9,9 +9,8 @@ import (
 	"agentloop/api"
 )
 
-// The WebSocket mode's message rules, which the lanes apply in parse (see
-// lane.admit), and the errors a connection gets as a whole. They hold no
-// state: the connection and its lanes are in ws.go and lanes.go.
+// The WebSocket mode's message rules, applied in parse, and the errors a
+// connection gets as a whole. They hold no state.
 
 // connectionLimitReached is the error a connection gets when its lifetime
 // ends, or when the connection-limit drill fires, in OpenAI's words.
