@@ -1,7 +1,26 @@
 // Package server is the Responses engine: the HTTP+SSE and WebSocket
-// transports, the request pipeline (parse, validate, resolve, load, render,
-// safety, queue, prefill, generate, finalize), the connection-scoped cache
-// and the request-level caches, and traces.
+// transports, the request pipeline (parse, resolve, load, validate, render,
+// safety, queue, prefill, generate, finalize, with the modelled stack's
+// stages among them), the connection-scoped cache and the request-level
+// caches, and traces.
+//
+// A flight is one request through the pipeline, from its first byte to its
+// terminal event (flight.go); "turn" is rollout's word, an agent's turn,
+// and is not used here. Each stage writes its own group of the flight's
+// fields, and reads only the groups of the stages before it.
+//
+// The files form layers, each using only those beneath it: the leaves
+// (caches, traces, metrics, the drill registry, the connection registry,
+// the WebSocket message rules); then what a flight carries (chain.go,
+// stream.go, lanes.go with the queues, flight.go); the engine
+// (engine.go); the stage runner and the stages (stages.go, render.go,
+// stack.go, drillhooks.go, pipeline.go); then generation (prototype.go,
+// generate.go); and on top the ways in: ws.go, http.go and routes.go. (One
+// call runs back up: pipeline.go answers a failed store read with
+// http.go's retryLater.) The WebSocket
+// transport gives the pipeline one small interface, connection, which the
+// lane implements; the drill and prototype hooks use it and add no
+// methods to the transport's types.
 //
 // The honesty rule binds every line here: no stage asks which transport it
 // serves. A WebSocket continuation is faster only because the connection

@@ -21,9 +21,10 @@ import (
 // or previous_response_not_found. Lanes run concurrently, at most
 // api.MaxActiveResponses responses at once per connection; a connection
 // may name at most api.MaxNamedStreams lanes over its life. The queue
-// bounds (count and bytes) hold per connection, over all its lanes. A
-// lane's turn is the same pipeline as any other: lanes change only which
-// turns may overlap, never the work a turn does.
+// bounds (count and bytes) hold per connection, over all its lanes; the
+// queues themselves (wsQueue, at the end of this file) belong to the lanes
+// and live here. A lane's request takes the same pipeline as any other: lanes change only
+// which requests may overlap, never the work a request does.
 
 // lane is one FIFO of a connection. A request running on it sees the
 // connection through it (it implements connection, flight.go).

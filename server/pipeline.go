@@ -28,7 +28,7 @@ var preInference = []pipelineStage{
 }
 
 // prepare runs the pre-inference stages, from the request's first byte to
-// a turn ready for the scheduler.
+// a flight ready for the scheduler.
 func (e *Engine) prepare(ctx context.Context, fl *flight) *api.Error {
 	return e.runStages(ctx, fl, preInference, fl.trace.start)
 }

@@ -57,7 +57,7 @@ func clientOf(r *http.Request) *api.Client {
 // records asynchronously.
 //
 // ObserveOpen and ObserveClose bracket what keeps a session live: a
-// WebSocket connection from its upgrade until it closes, an HTTP turn from
+// WebSocket connection from its upgrade until it closes, an HTTP request from
 // the moment its body names its session (after parse) until its trace is
 // observed. Each
 // ObserveOpen is followed by exactly one ObserveClose of the same key.

@@ -72,7 +72,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	}
 	defer e.conns.remove(wc)
 	// The connection is live for the inspector until the handler returns,
-	// after its lanes have ended and reported their last turns.
+	// after its lanes have ended and reported their last requests.
 	defer e.observeOpen(wc.sessionKey)()
 	defer cancel()
 	defer conn.CloseNow()
