@@ -33,45 +33,16 @@ var appendStages = []pipelineStage{
 	{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
 }
 
-// resume ends the segment that just sampled a function call: it sends
-// response.done, waits for the response.append that answers it, runs the
+// resume ends the segment that just sampled a function call (pause sends
+// response.done), waits for the response.append that answers it, runs the
 // incremental stages and asks the policy again over the grown context. It
 // returns the next segment's job and when it became ready, or false when
 // the response ends while paused (the stream records why).
 func (e *Engine) resume(ctx context.Context, fl *flight, st *streamer) (inference.Job, time.Time, bool) {
-	g, resp := &fl.stream, fl.response
-	output := g.keptOutput()
-	if fl.trace.segment == 0 {
-		fl.seg.input = len(fl.rendered.tokens)
-	}
-	fl.seg.earlier = append(fl.seg.earlier, output...)
-	fl.seg.sent += g.sent
-	st.base += len(output)
-	// What was sampled joins the context, as the model holds it.
-	fl.built.context = append(fl.built.context, output...)
-	// Sampled output is rendered whole, whatever the client does meanwhile.
-	fl.rendered.tokens, _, _ = e.renderItems(context.Background(), fl.rendered.tokens, fl.parsed.partition, output)
-	for i := range output {
-		if output[i].Type == api.TypeFunctionCall {
-			fl.built.callIDs[output[i].CallID] = struct{}{}
-		}
-	}
-	g.items, g.total, g.sent, g.cur, g.truncated = nil, 0, 0, 0, false
-	st.lastDelta = time.Time{} // the pause is no inter-token gap
-
-	// response.done: the response so far, still in progress.
-	resp.Output = make([]api.Item, len(fl.seg.earlier))
-	for i := range fl.seg.earlier {
-		resp.Output[i] = fl.seg.earlier[i].Item
-	}
-	snapshot := api.MarshalResponse(resp)
-	resp.Output = []api.Item{}
-	st.buf = api.AppendResponseEvent(st.buf, api.EventDone, st.seq, snapshot)
-	if err := st.emit(api.EventDone); err != nil || st.out.flush() != nil {
-		g.cancelled = true
+	if !e.pause(fl, st) {
 		return inference.Job{}, time.Time{}, false
 	}
-
+	g := &fl.stream
 	wait := min(e.cfg.WSLifetime, maxPause)
 	if wait <= 0 {
 		wait = maxPause
@@ -195,4 +166,44 @@ func (e *Engine) renderAppend(ctx context.Context, fl *flight) (stageResult, *ap
 		res.addNote(strconv.Itoa(hits) + " token cache hits")
 	}
 	return res, nil
+}
+
+// pause ends a segment that sampled a function call: what it sampled joins
+// the context and the response's tokens, and response.done sends the
+// response so far, still in progress. It reports false, the response
+// cancelled, when response.done could not be sent.
+func (e *Engine) pause(fl *flight, st *streamer) bool {
+	g, resp := &fl.stream, fl.response
+	output := g.keptOutput()
+	if fl.trace.segment == 0 {
+		fl.seg.input = len(fl.rendered.tokens)
+	}
+	fl.seg.earlier = append(fl.seg.earlier, output...)
+	fl.seg.sent += g.sent
+	st.base += len(output)
+	// What was sampled joins the context, as the model holds it.
+	fl.built.context = append(fl.built.context, output...)
+	// Sampled output is rendered whole, whatever the client does meanwhile.
+	fl.rendered.tokens, _, _ = e.renderItems(context.Background(), fl.rendered.tokens, fl.parsed.partition, output)
+	for i := range output {
+		if output[i].Type == api.TypeFunctionCall {
+			fl.built.callIDs[output[i].CallID] = struct{}{}
+		}
+	}
+	g.items, g.total, g.sent, g.cur, g.truncated = nil, 0, 0, 0, false
+	st.lastDelta = time.Time{} // the pause is no inter-token gap
+
+	// response.done: the response so far, still in progress.
+	resp.Output = make([]api.Item, len(fl.seg.earlier))
+	for i := range fl.seg.earlier {
+		resp.Output[i] = fl.seg.earlier[i].Item
+	}
+	snapshot := api.MarshalResponse(resp)
+	resp.Output = []api.Item{}
+	st.buf = api.AppendResponseEvent(st.buf, api.EventDone, st.seq, snapshot)
+	if err := st.emit(api.EventDone); err != nil || st.out.flush() != nil {
+		g.cancelled = true
+		return false
+	}
+	return true
 }
