@@ -108,7 +108,7 @@ type Engine struct {
 	tokens *tokenCache  // nil when TokenCache is off
 	models *configCache // nil when ModelCache is off
 
-	conns *connSet // the open WebSocket connections (ws.go)
+	conns *connSet // the open WebSocket connections (conns.go)
 
 	// stopCtx ends when in-flight generations must end (StopGenerating).
 	stopCtx context.Context

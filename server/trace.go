@@ -12,7 +12,7 @@ type trace struct {
 	api.Trace
 	start   time.Time
 	segment int    // the prototype's segment being recorded; spans carry it
-	scope   string // the request's drill scope header (drill.go)
+	scope   string // the request's drill scope header (drillhooks.go)
 }
 
 // modelledSpan appends a modelled span (queue, prefill, generate) from from

@@ -31,7 +31,7 @@ type wsConn struct {
 	endOnce sync.Once
 
 	sessionKey string      // the connection's client-session key (session.go), for the inspector and the drills
-	scope      string      // the upgrade's drill scope header (drill.go)
+	scope      string      // the upgrade's drill scope header (drillhooks.go)
 	client     *api.Client // who opened the connection
 	stack      api.Stack   // the modelled API stack, chosen at the upgrade
 	proto      bool        // the upgrade asked for the prototype (prototype.go)
