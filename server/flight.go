@@ -16,7 +16,9 @@ import (
 // Its fields are grouped by the stage that writes them, in the order the
 // stages run (pipeline.go): a stage reads only the groups above its own,
 // so the order one stage relies on shows here. The transport fills in the
-// first group; each later group is written by its stage alone.
+// first group; each later group is written by its stage, and in a paused
+// prototype response by that stage's append step and by the pause that
+// adds the sampled output (prototype.go).
 type flight struct {
 	// Set by the transport before the pipeline runs.
 	trace *trace

@@ -58,10 +58,7 @@ func (e *Engine) parse(_ context.Context, fl *flight) (stageResult, *api.Error) 
 // stepFindParent names the step that finds a request's parent in its
 // connection's cache. It records no span: its time, a map lookup, falls in
 // the next span.
-const (
-	stepFindParent = "find_parent"
-	unrecorded     = ""
-)
+const stepFindParent = "find_parent"
 
 // findParent decides, once, whether the connection cache holds the parent
 // that previous_response_id names (a WebSocket continuation; over HTTP

@@ -12,9 +12,13 @@ import (
 // modelled API stack) reports its duration as stageResult.cost.
 type pipelineStage struct {
 	name string
-	kind string // api.Measured or api.Modelled
+	kind string // api.Measured, api.Modelled, or unrecorded
 	run  func(e *Engine, ctx context.Context, fl *flight) (stageResult, *api.Error)
 }
+
+// unrecorded is the kind of a step that records no span (it always
+// reports skip): its time falls in the next stage's span.
+const unrecorded = ""
 
 // stageResult is what a stage reports for its span.
 type stageResult struct {
