@@ -1,10 +1,6 @@
 package server
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +10,6 @@ import (
 
 	"agentloop/api"
 
-	"github.com/coder/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -27,15 +22,8 @@ import (
 // it has one. Each firing is recorded on the
 // drill and in the trace of the request it hit.
 //
-// The hooks live here; the transports and the pipeline call them in one
-// line each:
-//   - refuse-upgrade: upgradeDrill, at the WebSocket handshake;
-//   - evict-cache: evictDrill, where load finds the parent in the
-//     connection cache;
-//   - connection-limit: limitDrill, on a WebSocket create, once prepared;
-//   - http-429, http-503: httpDrill, on an HTTP create, once prepared;
-//   - drop-mid-stream, stall, slow-first-token: streamDrill wraps the
-//     response's sink in generate.
+// This file is the registry (armed drills, their counts and firings); the
+// hooks that make them act live in drillhooks.go.
 
 // Drill limits.
 const (
@@ -315,25 +303,6 @@ func (d *Drills) fire(hook drillHook, session, scope string, f api.DrillFiring) 
 	return nil
 }
 
-// scopeOf is a request's drill scope: the X-Agentloop-Scope header (on a
-// WebSocket, the upgrade's), else its prompt_cache_key.
-func (t *trace) scopeOf(partition string) string {
-	if t.scope != "" {
-		return t.scope
-	}
-	return partition
-}
-
-// fireOn fires a drill of hook on a request and names it in its trace.
-func (e *Engine) fireOn(hook drillHook, tu *turn) *api.Drill {
-	t := tu.trace
-	dr := e.sh.Drills.fire(hook, t.Session, t.scopeOf(tu.partition), api.DrillFiring{ResponseID: t.ResponseID, Session: t.Session})
-	if dr != nil {
-		t.Drill = dr.Drill
-	}
-	return dr
-}
-
 // drillError marks an error a drill caused, for clients and tests.
 func drillError(err *api.Error, drill string) *api.Error {
 	if err.Headers == nil {
@@ -341,172 +310,4 @@ func drillError(err *api.Error, drill string) *api.Error {
 	}
 	err.Headers[api.HeaderDrill] = drill
 	return err
-}
-
-// upgradeDrill is refuse-upgrade: the handshake gets 426. after_turns
-// counts the upgrade attempts of the scope.
-func (e *Engine) upgradeDrill(r *http.Request) *api.Error {
-	if e.sh.Drills.idle() {
-		return nil
-	}
-	dr := e.sh.Drills.fire(hookUpgrade, "", r.Header.Get(api.HeaderScope), api.DrillFiring{Upgrade: true})
-	if dr == nil {
-		return nil
-	}
-	t := e.newTrace("websocket", time.Now())
-	t.Session, t.Client, t.Drill = httpSession(r, ""), clientOf(r), dr.Drill
-	err := drillError(api.Errorf(http.StatusUpgradeRequired, "", api.CodeWebSocketUpgradeRefused,
-		"WebSocket mode is not available: send the request over HTTP (POST /responses)."), dr.Drill)
-	e.observe(t, err)
-	return err
-}
-
-// evictDrill is evict-cache: load forgets the connection's cached
-// response, so a store:false continuation gets previous_response_not_found.
-func (e *Engine) evictDrill(tu *turn) bool {
-	return !e.sh.Drills.idle() && e.fireOn(hookEvict, tu) != nil
-}
-
-// limitDrill is connection-limit: a prepared create is answered with
-// websocket_connection_limit_reached and the connection closes with 1000.
-func (wc *wsConn) limitDrill(l *lane, tu *turn) *api.Error {
-	e := wc.e
-	if e.sh.Drills.idle() {
-		return nil
-	}
-	dr := e.fireOn(hookWSCreate, tu)
-	if dr == nil {
-		return nil
-	}
-	err := drillError(connectionLimitReached(e.cfg.WSLifetime), dr.Drill)
-	e.sh.Metrics.rejected("websocket", e.cfg.Name, err.Status)
-	wc.lanes.sendError(err, l.id)
-	wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
-	wc.cancel()
-	return err
-}
-
-// httpDrill is http-429 and http-503: a prepared create is answered with
-// that status, Retry-After (whole seconds, rounded up) and retry-after-ms.
-// It also takes the request's scope header, for the stream drills.
-func (e *Engine) httpDrill(tu *turn, r *http.Request) *api.Error {
-	tu.trace.scope = r.Header.Get(api.HeaderScope)
-	if e.sh.Drills.idle() {
-		return nil
-	}
-	dr := e.fireOn(hookHTTPCreate, tu)
-	if dr == nil {
-		return nil
-	}
-	var err *api.Error
-	if dr.Drill == api.DrillHTTP429 {
-		err = api.Errorf(http.StatusTooManyRequests, "", api.CodeRateLimitExceeded, "Rate limit reached for requests. Please try again later.")
-	} else {
-		err = api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The engine is overloaded. Please try again later.")
-	}
-	hint := time.Duration(dr.DurationMS) * time.Millisecond
-	err = drillError(err, dr.Drill)
-	err.Headers["Retry-After"] = strconv.Itoa(int((hint + time.Second - 1) / time.Second))
-	err.Headers["retry-after-ms"] = strconv.FormatInt(dr.DurationMS, 10)
-	return err
-}
-
-// errDrillDropped ends a stream that drop-mid-stream cut.
-var errDrillDropped = errors.New("stream dropped by the drop-mid-stream drill")
-
-// dropper is a sink whose connection a drill can cut.
-type dropper interface{ dropConnection() }
-
-// dropConnection closes the socket at once, with no close frame: every
-// lane of the connection goes with it.
-func (wc *wsConn) dropConnection() {
-	wc.cancel()
-	wc.c.CloseNow()
-}
-
-func (s *laneSink) dropConnection() { s.ls.wc.dropConnection() }
-
-// streamDrill fires drop-mid-stream, stall or slow-first-token on a
-// response that generates and streams, and returns the sink that applies
-// it (out itself otherwise).
-func (e *Engine) streamDrill(ctx context.Context, tu *turn, out sink) sink {
-	if e.sh.Drills.idle() || !tu.req.Generates() {
-		return out
-	}
-	if _, quiet := out.(discard); quiet {
-		return out
-	}
-	dr := e.fireOn(hookStream, tu)
-	if dr == nil {
-		return out
-	}
-	return &drillSink{sink: out, drill: dr.Drill, hold: time.Duration(dr.DurationMS) * time.Millisecond,
-		ctx: ctx, stop: e.stopCtx, t: tu.trace}
-}
-
-// drillSink applies a stream drill to a response's events:
-// slow-first-token holds the stream after response.created and
-// in_progress, before the generation starts; stall holds it, and
-// drop-mid-stream cuts it, at the first event after the first delta.
-type drillSink struct {
-	sink
-	drill     string
-	hold      time.Duration
-	ctx, stop context.Context
-	t         *trace
-	delta     bool // a delta has been written
-	done      bool // the drill has acted
-}
-
-func (s *drillSink) event(typ string, b []byte) error {
-	if !s.done && s.delta && s.drill != api.DrillSlowFirstToken {
-		s.done = true
-		if err := s.sink.flush(); err != nil {
-			return err
-		}
-		if s.drill == api.DrillDropMidStream {
-			if d, ok := s.sink.(dropper); ok {
-				d.dropConnection()
-			}
-			return errDrillDropped
-		}
-		if err := s.wait(); err != nil {
-			return err
-		}
-	}
-	if typ == api.EventOutputTextDelta || typ == api.EventArgumentsDelta {
-		s.delta = true
-	}
-	return s.sink.event(typ, b)
-}
-
-func (s *drillSink) flush() error {
-	err := s.sink.flush()
-	if err == nil && !s.done && s.drill == api.DrillSlowFirstToken {
-		s.done = true
-		err = s.wait()
-	}
-	return err
-}
-
-// wait holds the stream for the drill's duration, recorded as a modelled
-// span named after the drill; the client going away or the engine
-// stopping ends it early.
-func (s *drillSink) wait() error {
-	from := time.Now()
-	tm := time.NewTimer(s.hold)
-	defer tm.Stop()
-	var err error
-	select {
-	case <-tm.C:
-	case <-s.ctx.Done():
-		err = s.ctx.Err()
-	case <-s.stop.Done():
-	}
-	s.t.Spans = append(s.t.Spans, api.Span{Name: api.SpanDrill, StartNS: from.Sub(s.t.start).Nanoseconds(),
-		DurationNS: time.Since(from).Nanoseconds(), Kind: api.Modelled, Note: s.drill, Segment: s.t.segment})
-	if err != nil {
-		return fmt.Errorf("drill %s: %w", s.drill, err)
-	}
-	return nil
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"agentloop/api"
@@ -109,10 +108,7 @@ type Engine struct {
 	tokens *tokenCache  // nil when TokenCache is off
 	models *configCache // nil when ModelCache is off
 
-	connsMu sync.Mutex
-	conns   map[*wsConn]struct{}
-	closing bool
-	stalls  *stallWatch
+	conns *connSet // the open WebSocket connections (conns.go)
 
 	// stopCtx ends when in-flight generations must end (StopGenerating).
 	stopCtx context.Context
@@ -121,7 +117,7 @@ type Engine struct {
 
 // New returns an engine over shared parts.
 func New(cfg Config, sh *Shared) *Engine {
-	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), conns: map[*wsConn]struct{}{}}
+	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), conns: newConnSet(cfg.WriteStall)}
 	e.stopCtx, e.stopAll = context.WithCancel(context.Background())
 	if cfg.TokenCache {
 		e.tokens = newTokenCache(8 << 20)
@@ -129,12 +125,8 @@ func New(cfg Config, sh *Shared) *Engine {
 	if cfg.ModelCache {
 		e.models = newConfigCache(4096)
 	}
-	e.stalls = newStallWatch(cfg.WriteStall)
 	return e
 }
-
-// Name is the engine's name in traces: "v1" or "baseline".
-func (e *Engine) Name() string { return e.cfg.Name }
 
 // ResetCaches empties the request-level caches for one prompt_cache_key
 // partition ("" empties all), so that no race repeat starts warm.
@@ -155,3 +147,32 @@ func (e *Engine) ResetCaches(partition string) {
 // StopGenerating ends every in-flight generation with a terminal
 // response.failed event: the last step of a graceful shutdown's grace.
 func (e *Engine) StopGenerating() { e.stopAll() }
+
+// observeOpen tells the observer a client session's connection or HTTP request opened;
+// the returned func tells it that it closed.
+func (e *Engine) observeOpen(session string) (closed func()) {
+	o := e.sh.Observer
+	if o == nil {
+		return func() {}
+	}
+	o.ObserveOpen(session)
+	return func() { o.ObserveClose(session) }
+}
+
+// observe hands a copy of a finished request's trace to the observer, if
+// there is one, with the error that ended the request. The trace ring may
+// already hold the original, so it is never changed here.
+func (e *Engine) observe(t *trace, aerr *api.Error) {
+	o := e.sh.Observer
+	if o == nil {
+		return
+	}
+	c := t.Trace
+	if aerr != nil {
+		c.Error, c.Status = aerr.Code, aerr.Status
+		if c.Error == "" {
+			c.Error = aerr.Type
+		}
+	}
+	o.ObserveTrace(&c)
+}

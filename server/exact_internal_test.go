@@ -60,8 +60,8 @@ func TestExactReplyStreamsAsWrittenOut(t *testing.T) {
 // releasing step tokens at a time, and returns its events and its settled
 // output, with ids made stable.
 func streamReply(t *testing.T, e *Engine, reply policy.Reply, limit, step int) (events, output []byte) {
-	tu := &turn{req: &api.CreateRequest{MaxOutputTokens: &limit}}
-	items, total, _ := e.plan(tu, reply)
+	fl := &flight{parsed: parseOut{req: &api.CreateRequest{MaxOutputTokens: &limit}}}
+	items, total, _ := e.plan(fl, reply)
 	for i := range items {
 		items[i].item.ID = fmt.Sprintf("msg_%d", i)
 	}
@@ -74,7 +74,7 @@ func streamReply(t *testing.T, e *Engine, reply policy.Reply, limit, step int) (
 		}
 	}
 	g := &streamed{items: items, total: total, sent: st.sent, cur: st.cur}
-	for _, it := range g.output() {
+	for _, it := range g.keptOutput() {
 		output = it.AppendJSON(output)
 	}
 	return bytes.Join(rec.events, []byte("\n")), output

@@ -15,39 +15,6 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Register mounts the engine on g (e.g. /v1 or /baseline/v1). Any other
-// path under g, or another method on one of its paths, gets OpenAI's 404.
-func (e *Engine) Register(g *echo.Group) {
-	routes := []struct {
-		method, path string
-		h            echo.HandlerFunc
-	}{
-		{http.MethodPost, "/responses", e.handleCreate},
-		{http.MethodGet, "/responses", e.handleWebSocket},
-		{http.MethodPost, "/responses/input_tokens", e.handleInputTokens},
-		{http.MethodGet, "/responses/:id", e.handleGet},
-		{http.MethodDelete, "/responses/:id", e.handleDelete},
-		{http.MethodGet, "/responses/:id/input_items", e.handleInputItems},
-		{http.MethodGet, "/models", e.handleModels},
-		{http.MethodGet, "/models/:id", e.handleModel},
-	}
-	for _, r := range routes {
-		g.Add(r.method, r.path, r.h)
-		// A path's own not-found handler answers its other methods, where
-		// Echo would answer 405.
-		g.RouteNotFound(r.path, invalidURL)
-	}
-	g.RouteNotFound("", invalidURL)
-	g.RouteNotFound("/*", invalidURL)
-}
-
-// invalidURL is OpenAI's answer to a path or method it does not serve: a
-// 404 invalid_request_error naming both.
-func invalidURL(c echo.Context) error {
-	r := c.Request()
-	return api.Errorf(http.StatusNotFound, "", "", "Invalid URL (%s %s)", r.Method, r.URL.Path)
-}
-
 // RegisterTraces mounts GET /api/traces/:id on g.
 func RegisterTraces(g *echo.Group, traces *TraceRing) {
 	g.GET("/traces/:id", func(c echo.Context) error {
@@ -97,16 +64,16 @@ func (e *Engine) readLimited(c echo.Context) ([]byte, *api.Error) {
 func (e *Engine) handleCreate(c echo.Context) (err error) {
 	started := time.Now()
 	r := c.Request()
-	tu := &turn{trace: e.newTrace("http", started), admit: admitHTTP}
-	tu.trace.Client = clientOf(r)
+	fl := &flight{trace: e.newTrace("http", started), via: via{admit: admitHTTP}}
+	fl.trace.Client = clientOf(r)
 	closeTurn := func() {}
 	defer func() {
-		if tu.trace.Session == "" {
-			tu.trace.Session = httpSession(r, "")
+		if fl.trace.Session == "" {
+			fl.trace.Session = httpClientSessionKey(r, "")
 		}
 		var aerr *api.Error
 		errors.As(err, &aerr)
-		e.observe(tu.trace, aerr)
+		e.observe(fl.trace, aerr)
 		closeTurn()
 	}()
 	body, release, aerr := e.readBody(c)
@@ -115,25 +82,25 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	}
 	defer release()
 	ctx := r.Context()
-	tu.body = body
+	fl.body = body
 	// In flight for the inspector from the moment the body names its
 	// session until its trace is observed.
-	tu.parsed = func() { closeTurn = e.observeOpen(httpSession(r, tu.partition)) }
-	if aerr := e.chooseStack(tu, r); aerr != nil {
+	fl.via.onParsed = func() { closeTurn = e.observeOpen(httpClientSessionKey(r, fl.parsed.partition)) }
+	if aerr := e.chooseStack(fl, r); aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
-	aerr = e.prepare(ctx, tu)
-	tu.trace.Session = httpSession(r, tu.partition) // before generate shares the trace
+	aerr = e.prepare(ctx, fl)
+	fl.trace.Session = httpClientSessionKey(r, fl.parsed.partition) // before generate shares the trace
 	if aerr == nil {
-		aerr = e.httpDrill(tu, r)
+		aerr = e.httpDrill(fl, r)
 	}
 	if aerr != nil {
 		e.sh.Metrics.rejected("http", e.cfg.Name, aerr.Status)
 		return aerr
 	}
-	if !tu.req.Streaming() {
-		res := e.generate(ctx, tu, discard{})
+	if !fl.parsed.req.Streaming() {
+		res := e.generate(ctx, fl, discard{})
 		if res.err != nil {
 			return res.err
 		}
@@ -152,7 +119,7 @@ func (e *Engine) handleCreate(c echo.Context) (err error) {
 	c.Response().WriteHeader(http.StatusOK)
 	s := newSSESink(c.Response(), e.cfg.WriteStall)
 	s.stalled = e.sh.Metrics.stallAborted
-	e.generate(ctx, tu, s)
+	e.generate(ctx, fl, s)
 	return nil
 }
 

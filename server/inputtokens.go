@@ -14,7 +14,7 @@ import (
 // tokens: the measured pre-inference stages up to render. Counting is the
 // same work a create does to learn its input_tokens, so the count equals
 // the usage that create would report.
-var countStages = []stage{
+var countStages = []pipelineStage{
 	{api.StageParse, api.Measured, (*Engine).parse},
 	{api.StageResolve, api.Measured, (*Engine).resolve},
 	{api.StageLoad, api.Measured, (*Engine).load},
@@ -34,12 +34,12 @@ func (e *Engine) handleInputTokens(c echo.Context) error {
 		return aerr
 	}
 	defer release()
-	tu := &turn{trace: e.newTrace("http", started), body: body}
-	if aerr := e.runStages(c.Request().Context(), tu, countStages, started); aerr != nil {
+	fl := &flight{trace: e.newTrace("http", started), body: body}
+	if aerr := e.runStages(c.Request().Context(), fl, countStages, started); aerr != nil {
 		return aerr
 	}
 	b := append(make([]byte, 0, 64), `{"object":"response.input_tokens","input_tokens":`...)
-	b = strconv.AppendInt(b, int64(len(tu.tokens)), 10)
+	b = strconv.AppendInt(b, int64(len(fl.rendered.tokens)), 10)
 	b = append(b, '}')
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
 }

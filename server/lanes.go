@@ -2,9 +2,11 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"maps"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"agentloop/api"
 )
@@ -19,13 +21,16 @@ import (
 // or previous_response_not_found. Lanes run concurrently, at most
 // api.MaxActiveResponses responses at once per connection; a connection
 // may name at most api.MaxNamedStreams lanes over its life. The queue
-// bounds (count and bytes) hold per connection, over all its lanes. A
-// lane's turn is the same pipeline as any other: lanes change only which
-// turns may overlap, never the work a turn does.
+// bounds (count and bytes) hold per connection, over all its lanes; the
+// queues themselves (wsQueue, at the end of this file) belong to the lanes
+// and live here. A lane's request takes the same pipeline as any other: lanes change only
+// which requests may overlap, never the work a request does.
 
-// lane is one FIFO of a connection.
+// lane is one FIFO of a connection. A request running on it sees the
+// connection through it (it implements connection, flight.go).
 type lane struct {
 	id    string // "" for the default lane
+	ls    *lanes
 	queue *wsQueue
 	cache *chainState // the lane's latest response; under lanes.mu
 	out   laneSink
@@ -33,10 +38,18 @@ type lane struct {
 
 // lanes is a connection's lanes and what they share.
 type lanes struct {
-	wc     *wsConn
+	ctx    context.Context // the connection's: it ends when the connection does
+	sock   socket
+	proto  bool // a prototype connection: one lane, the default
+	handle func(*lane, wsEntry)
 	def    *lane
 	bound  *queueBound   // the hard bound on entries queued over all lanes
 	active chan struct{} // one token per running response
+
+	// The connection's soft queue bounds: creates waiting with a body,
+	// and their bytes, over all its lanes.
+	queued      atomic.Int64
+	queuedBytes atomic.Int64
 
 	mu      sync.Mutex
 	named   map[string]*lane
@@ -47,22 +60,53 @@ type lanes struct {
 	writeMu sync.Mutex // one lane writes to the socket at a time
 }
 
-func newLanes(wc *wsConn, bound *queueBound) *lanes {
-	ls := &lanes{wc: wc, bound: bound, active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
+// socket is what the lanes need of their connection (wsConn, ws.go): to
+// write the lanes' frames, one lane at a time, and to drop it.
+type socket interface {
+	event(typ string, b []byte) error // frames an event into the batch flush sends
+	flush() error                     // sends the batch
+	write(b []byte) error             // sends one frame at once
+	drop()                            // closes the socket at once
+}
+
+// newLanes returns a connection's lanes, which run each queued entry with
+// handle, on the lane's goroutine.
+func newLanes(ctx context.Context, sock socket, proto bool, bound *queueBound, handle func(*lane, wsEntry)) *lanes {
+	ls := &lanes{ctx: ctx, sock: sock, proto: proto, handle: handle, bound: bound,
+		active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
 	ls.def = ls.newLane("")
 	ls.def.queue.onDemand = true
 	return ls
 }
 
 func (ls *lanes) newLane(id string) *lane {
-	return &lane{id: id, queue: newWSQueue(ls.bound), out: laneSink{ls: ls, id: id}}
+	return &lane{id: id, ls: ls, queue: newWSQueue(ls.bound), out: laneSink{ls: ls, id: id}}
+}
+
+// reserve counts a create of n body bytes against the connection's queue
+// bounds; false when it is over them (the create is refused, not queued).
+func (ls *lanes) reserve(n int, maxCreates int, maxBytes int64) bool {
+	if ls.queued.Load() >= int64(maxCreates) || ls.queuedBytes.Load()+int64(n) > maxBytes {
+		return false
+	}
+	ls.queued.Add(1)
+	ls.queuedBytes.Add(int64(n))
+	return true
+}
+
+// dequeued releases a taken entry's share of the queue bounds.
+func (ls *lanes) dequeued(ent wsEntry) {
+	if ent.body != nil {
+		ls.queued.Add(-1)
+		ls.queuedBytes.Add(-int64(len(ent.body)))
+	}
 }
 
 // push queues ent on lane l, waiting past the hard bound (TCP
 // backpressure); it reports false if the connection ended first. An entry
 // for the default lane starts its goroutine when it has none.
 func (ls *lanes) push(l *lane, ent wsEntry) bool {
-	ok, start := l.queue.push(ls.wc.ctx, ent)
+	ok, start := l.queue.push(ls.ctx, ent)
 	if start {
 		ls.mu.Lock()
 		defer ls.mu.Unlock()
@@ -91,7 +135,7 @@ func (ls *lanes) spawn(l *lane) {
 // lane, whose parse stage reports the problem as it does for any frame.
 func (ls *lanes) route(body []byte) (*lane, string, *api.Error) {
 	id, named := peekStreamID(body)
-	if !named || ls.wc.proto {
+	if !named || ls.proto {
 		return ls.def, "", nil // the prototype refuses stream_id in its parse stage
 	}
 	if !api.ValidStreamID(id) {
@@ -155,10 +199,9 @@ func (ls *lanes) halt() {
 // next entry starts another). Ending comes before the next entry, never in
 // the middle of one.
 func (ls *lanes) run(l *lane) {
-	wc := ls.wc
 	for {
 		select {
-		case <-wc.ctx.Done():
+		case <-ls.ctx.Done():
 			return
 		case <-ls.stop:
 			return
@@ -170,43 +213,29 @@ func (ls *lanes) run(l *lane) {
 				return
 			}
 			select {
-			case <-wc.ctx.Done():
+			case <-ls.ctx.Done():
 			case <-ls.stop:
 			case <-l.queue.added:
 			}
 			continue
 		}
-		wc.dequeued(ent)
+		ls.dequeued(ent)
 		create := ent.reply == nil
 		if create {
 			// A create waits for one of the connection's response slots;
 			// lanes get them in the order they began to wait.
 			select {
 			case ls.active <- struct{}{}:
-			case <-wc.ctx.Done():
+			case <-ls.ctx.Done():
 				return
 			case <-ls.stop:
 				return
 			}
 		}
-		wc.handle(l, ent) // ent is not used after: its body can go once parsed
+		ls.handle(l, ent) // ent is not used after: its body can go once parsed
 		if create {
 			<-ls.active
 		}
-	}
-}
-
-// admit is the parse-stage rule of a create on lane l: the transport's
-// message rules (inner), the lane it must name, and its connection-cache
-// parent, set on tu as the request's previous_response_id asks (see
-// parentFor). taken is set when tu took l's own latest response.
-func (ls *lanes) admit(l *lane, tu *turn, inner func(*api.CreateRequest) *api.Error, taken **chainState) func(*api.CreateRequest) *api.Error {
-	return func(req *api.CreateRequest) *api.Error {
-		tu.cached, *taken = ls.parentFor(l, req.PreviousResponseID)
-		if err := inner(req); err != nil {
-			return err
-		}
-		return l.named(req)
 	}
 }
 
@@ -231,53 +260,58 @@ func (l *lane) named(req *api.CreateRequest) *api.Error {
 
 // parentFor is the connection cache's answer to a create on lane l that
 // continues id (docs/protocol.md, "WebSocket mode", "`stream_id` lanes"):
-//   - l's own latest response, taken out of the cache for the turn: the
-//     turn extends it in place, then replaces it with its own response, or
-//     on failure leaves it evicted;
+//   - l's own latest response, taken out of the cache for the request:
+//     the request extends it in place, then replaces it with its own
+//     response, or on failure leaves it evicted;
 //   - another lane's latest response, as a fork: a copy whose call ids and
-//     tokens the turn extends without touching the other lane's, which
+//     tokens the request extends without touching the other lane's, which
 //     keeps its parent whatever the fork's outcome;
-//   - otherwise l's latest response, not taken, which the turn only
-//     compares against id (a miss: the store, or previous_response_not_found).
-func (ls *lanes) parentFor(l *lane, id string) (cached, taken *chainState) {
+//   - otherwise nil: a miss (the store, or previous_response_not_found).
+//
+// held says whether there was a response to compare against: l's own, or
+// the fork's.
+func (l *lane) parentFor(id string) (parent *chainState, held bool) {
+	ls := l.ls
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if id == "" {
-		return l.cache, nil
+		return nil, l.cache != nil
 	}
 	if c := l.cache; c != nil && c.id == id {
 		l.cache = nil
-		return c, c
+		return c, true
 	}
 	if c := ls.def.cache; l != ls.def && c != nil && c.id == id {
-		return c.fork(), nil
+		return c.fork(), true
 	}
 	for _, o := range ls.named {
 		if c := o.cache; o != l && c != nil && c.id == id {
-			return c.fork(), nil
+			return c.fork(), true
 		}
 	}
-	return l.cache, nil
+	return nil, l.cache != nil
 }
 
-// keep makes s lane l's latest response; nil leaves the cache as it is.
-func (ls *lanes) keep(l *lane, s *chainState) {
+// forget evicts l's latest response if a failed continuation named it
+// (docs/protocol.md, "WebSocket mode"): a request that failed before its parent was looked
+// up (in parse, on the transport's rules) evicts it as one that failed
+// later does, whose parentFor took it out already.
+func (l *lane) forget(id string) {
+	l.ls.mu.Lock()
+	defer l.ls.mu.Unlock()
+	if c := l.cache; id != "" && c != nil && c.id == id {
+		l.cache = nil
+	}
+}
+
+// remember makes s lane l's latest response; nil leaves the cache as it is.
+func (ls *lanes) remember(l *lane, s *chainState) {
 	if s == nil {
 		return
 	}
 	ls.mu.Lock()
 	l.cache = s
 	ls.mu.Unlock()
-}
-
-// fork copies a cached response for a continuation on another lane: the
-// turn adds to its call ids and appends to its tokens, which must not
-// reach the original, still its own lane's latest response.
-func (p *chainState) fork() *chainState {
-	c := *p
-	c.tokens = p.tokens[:len(p.tokens):len(p.tokens)]
-	c.callIDs = maps.Clone(p.callIDs)
-	return &c
 }
 
 // laneSink is a lane's sink: it writes the lane's events to the socket,
@@ -298,13 +332,13 @@ func (s *laneSink) event(typ string, b []byte) error {
 	}
 	s.ls.writeMu.Lock()
 	defer s.ls.writeMu.Unlock()
-	return s.ls.wc.event(typ, b)
+	return s.ls.sock.event(typ, b)
 }
 
 func (s *laneSink) flush() error {
 	s.ls.writeMu.Lock()
 	defer s.ls.writeMu.Unlock()
-	return s.ls.wc.flush()
+	return s.ls.sock.flush()
 }
 
 // sendError writes a request-level error frame, naming stream when it is
@@ -313,5 +347,142 @@ func (ls *lanes) sendError(e *api.Error, stream string) {
 	b := api.AppendWSError(nil, e, stream)
 	ls.writeMu.Lock()
 	defer ls.writeMu.Unlock()
-	_ = ls.wc.write(b)
+	_ = ls.sock.write(b)
+}
+
+// The rest of connection (flight.go): what the drills and the prototype
+// ask of the connection a request runs on.
+
+// drop closes the socket at once, with no close frame: every lane of the
+// connection goes with it (drop-mid-stream).
+func (l *lane) drop() { l.ls.sock.drop() }
+
+// sendError writes a request-level error frame on l.
+func (l *lane) sendError(err *api.Error) { l.ls.sendError(err, l.id) }
+
+// waitEnd says how waiting for the next message ended.
+type waitEnd int
+
+const (
+	waitMessage waitEnd = iota
+	waitGone            // the client went away
+	waitStopped         // the engine is stopping
+	waitExpired         // the pause outlived its limit
+)
+
+// nextMessage waits for the next message queued on l, for a paused
+// prototype response (which runs on the default lane, the prototype's
+// only one).
+func (l *lane) nextMessage(ctx, stop context.Context, expired <-chan time.Time) (wsEntry, waitEnd) {
+	for {
+		if ent, ok := l.queue.pop(); ok {
+			l.ls.dequeued(ent)
+			return ent, waitMessage
+		}
+		select {
+		case <-ctx.Done():
+			return wsEntry{}, waitGone
+		case <-stop.Done():
+			return wsEntry{}, waitStopped
+		case <-expired:
+			return wsEntry{}, waitExpired
+		case <-l.queue.added:
+		}
+	}
+}
+
+// wsEntry is one frame read from the connection, queued on its lane.
+type wsEntry struct {
+	body    []byte
+	started time.Time
+	reply   *api.Error // answered in order instead of being run
+	stream  string     // the stream_id its error frame names, if any
+}
+
+// wsQueue is one lane's FIFO of creates. It grows only while creates
+// wait, so an idle connection holds no queue memory: a channel of the hard
+// bound's size was the largest part of an idle connection's heap.
+type wsQueue struct {
+	mu       sync.Mutex
+	entries  []wsEntry
+	head     int
+	onDemand bool          // its goroutine runs only while it has entries (the default lane's)
+	worked   bool          // an on-demand queue's goroutine is running; under mu
+	bound    *queueBound   // shared by the connection's lanes
+	added    chan struct{} // 1-buffered: an entry was pushed
+}
+
+// queueBound is the hard bound on the entries queued on one connection,
+// over all its lanes; beyond it the reader waits. Only the connection's
+// reader pushes, so checking and then counting cannot overshoot.
+type queueBound struct {
+	n     atomic.Int64
+	limit int64
+	taken chan struct{} // 1-buffered: an entry was popped
+}
+
+func newQueueBound(limit int) *queueBound {
+	return &queueBound{limit: int64(limit), taken: make(chan struct{}, 1)}
+}
+
+func newWSQueue(bound *queueBound) *wsQueue {
+	return &wsQueue{bound: bound, added: make(chan struct{}, 1)}
+}
+
+// push appends ent, waiting while the connection is at its hard bound. It
+// reports false if ctx ended first, and start when the queue is on demand
+// and has no goroutine running it: the caller starts one.
+func (q *wsQueue) push(ctx context.Context, ent wsEntry) (ok, start bool) {
+	for q.bound.n.Load() >= q.bound.limit {
+		select {
+		case <-q.bound.taken:
+		case <-ctx.Done():
+			return false, false
+		}
+	}
+	q.bound.n.Add(1)
+	q.mu.Lock()
+	q.entries = append(q.entries, ent)
+	if start = q.onDemand && !q.worked; start {
+		q.worked = true
+	}
+	q.mu.Unlock()
+	signalOne(q.added)
+	return true, start
+}
+
+// pop takes the next entry, if any.
+func (q *wsQueue) pop() (wsEntry, bool) { return q.dequeue(false) }
+
+// take is pop for the goroutine running the queue: finding an on-demand
+// queue empty, that goroutine lets it go and must end (the next push
+// starts another).
+func (q *wsQueue) take() (wsEntry, bool) { return q.dequeue(true) }
+
+func (q *wsQueue) dequeue(running bool) (wsEntry, bool) {
+	q.mu.Lock()
+	if q.head == len(q.entries) {
+		if running {
+			q.worked = false
+		}
+		q.mu.Unlock()
+		return wsEntry{}, false
+	}
+	ent := q.entries[q.head]
+	q.entries[q.head] = wsEntry{}
+	q.head++
+	if q.head == len(q.entries) {
+		q.entries, q.head = nil, 0 // let the backing array go
+	}
+	q.mu.Unlock()
+	q.bound.n.Add(-1)
+	signalOne(q.bound.taken)
+	return ent, true
+}
+
+func signalOne(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

@@ -4,207 +4,87 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"time"
 
 	"agentloop/api"
-	"agentloop/policy"
 	"agentloop/store"
 )
 
-// ctxItem is an item of a reconstructed context; key is its store key once
-// it has been stored (0 before).
-type ctxItem struct {
-	api.Item
-	key int64
-}
-
-// chainState is everything known about a finished response that a
-// continuation needs: what the connection cache holds for WebSocket, and
-// what a store load rebuilds (without tokens) for everyone else.
-type chainState struct {
-	id       string
-	response *api.Response
-	context  []ctxItem // the full input context
-	output   []ctxItem
-	stored   bool
-
-	// Present only for state this engine built in memory: the resolved
-	// model, the instructions, and the rendered tokens of context+output.
-	// A state hydrated from the store has none of them.
-	model        *resolvedModel
-	instructions string
-	tokens       []int
-	callIDs      map[string]struct{}
-}
-
-// turn is one request going through the pipeline. The transport fills in
-// trace, body, cached and admit; the stages fill in the rest.
-type turn struct {
-	trace  *trace
-	body   []byte      // the request, until parse has decoded it
-	cached *chainState // the connection's latest response, or nil; only read
-	// admit applies a transport's own rules to the decoded envelope, within
-	// parse (WebSocket: the message type; nil for HTTP).
-	admit func(*api.CreateRequest) *api.Error
-	// parsed, when set, runs once parse has succeeded, between its span and
-	// the next (outside every span): HTTP reports its turn in flight there,
-	// once the body has named its session.
-	parsed func()
-
-	req      *api.CreateRequest
-	newItems []api.Item
-
-	partition  string
-	model      *resolvedModel
-	parent     *chainState
-	context    []ctxItem
-	inputStart int
-	fresh      int // set by render: the first context item rendered anew, and classified
-	callIDs    map[string]struct{}
-	tokens     []int
-	seed       int64
-	safety     []SafetyFlag
-	response   *api.Response
-
-	// The modelled API stack this request runs under, and the work its
-	// stages are costed on: a resolved-model cache miss, the bytes of a
-	// parent loaded from the store, the tokens rendered (and so classified)
-	// anew.
-	stack         api.Stack
-	resolvedCold  bool
-	loadedBytes   int
-	renderedFresh int
-
-	// For the trace's Shape: each context item's rendered tokens from
-	// fresh on, and the instructions' (-1 when a parent held them).
-	itemTokens         []int
-	instructionsTokens int
-
-	stream  streamed // how streaming ended, for finalize
-	outcome outcome  // set by finalize
-
-	// The prototype (proto.go): the connection a paused response waits on
-	// for response.append (nil elsewhere), and the segments so far.
-	proto *wsConn
-	seg   segments
-}
-
-// stage is one step of the pipeline and the span it records. A measured
-// stage's span is the wall time of run; a modelled stage (a hop of a
-// modelled API stack) reports its duration as stageResult.cost.
-type stage struct {
-	name string
-	kind string // api.Measured or api.Modelled
-	run  func(e *Engine, ctx context.Context, tu *turn) (stageResult, *api.Error)
-}
-
-// stageResult is what a stage reports for its span.
-type stageResult struct {
-	items, tokens, bytes int
-	note                 string
-	cost                 time.Duration // a modelled stage's duration
-	skip                 bool          // the stage did no work and records no span
-}
-
-// addNote appends s to the span's note.
-func (r *stageResult) addNote(s string) {
-	if r.note != "" {
-		r.note += "; "
-	}
-	r.note += s
-}
-
-// The stages, in order (docs/decisions.md, "Stage order"). A new stage is
-// one line here; queue, prefill and generate (modelled, paced by the
-// scheduler) run between the two lists, in generate.
-var (
-	preInference = []stage{
-		{api.StageParse, api.Measured, (*Engine).parse},
-		{api.StageResolve, api.Measured, (*Engine).resolve},
-		{api.StageStackConfigHop, api.Modelled, (*Engine).stackConfigHop},
-		{api.StageStackSprintHops, api.Modelled, (*Engine).stackSprintHops},
-		{api.StageLoad, api.Measured, (*Engine).load},
-		{api.StageStackStateLoad, api.Modelled, (*Engine).stackStateLoad},
-		{api.StageValidate, api.Measured, (*Engine).validate},
-		{api.StageRender, api.Measured, (*Engine).render},
-		{api.StageSafety, api.Measured, (*Engine).classify},
-		{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
-	}
-	postInference = []stage{
-		{api.StageFinalize, api.Measured, (*Engine).finalize},
-		{api.StageStackBilling, api.Modelled, (*Engine).stackBilling},
-	}
-)
-
-// runStages runs stages in order and records each one's span, a failing
-// stage's included; it stops at the first error. The first span starts at
-// from, and each next one where the one before it ended.
-func (e *Engine) runStages(ctx context.Context, tu *turn, stages []stage, from time.Time) *api.Error {
-	for i := range stages {
-		s := &stages[i]
-		res, err := s.run(e, ctx, tu)
-		if res.skip {
-			continue
-		}
-		if s.kind == api.Modelled && err == nil {
-			// A stage cut short records what it really waited.
-			res.cost, err = e.waitModelled(ctx, s.name, res.cost)
-		}
-		from = tu.trace.record(s, from, &res)
-		if err != nil {
-			return err
-		}
-		if s.name == api.StageParse && tu.parsed != nil {
-			tu.parsed()
-			from = time.Now()
-		}
-	}
-	return nil
+// preInference are the stages before the scheduler, in order
+// (docs/decisions.md, "Stage order"). A new stage is one line here; queue,
+// prefill and generate (modelled, paced by the scheduler) follow, then
+// postInference, both in generate.go.
+var preInference = []pipelineStage{
+	{api.StageParse, api.Measured, (*Engine).parse},
+	{stepFindParent, unrecorded, (*Engine).findParent},
+	{api.StageResolve, api.Measured, (*Engine).resolve},
+	{api.StageStackConfigHop, api.Modelled, (*Engine).stackConfigHop},
+	{api.StageStackSprintHops, api.Modelled, (*Engine).stackSprintHops},
+	{api.StageLoad, api.Measured, (*Engine).load},
+	{api.StageStackStateLoad, api.Modelled, (*Engine).stackStateLoad},
+	{api.StageValidate, api.Measured, (*Engine).validate},
+	{api.StageRender, api.Measured, (*Engine).render},
+	{api.StageSafety, api.Measured, (*Engine).classify},
+	{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
 }
 
 // prepare runs the pre-inference stages, from the request's first byte to
-// a turn ready for the scheduler.
-func (e *Engine) prepare(ctx context.Context, tu *turn) *api.Error {
-	return e.runStages(ctx, tu, preInference, tu.trace.start)
+// a flight ready for the scheduler.
+func (e *Engine) prepare(ctx context.Context, fl *flight) *api.Error {
+	return e.runStages(ctx, fl, preInference, fl.trace.start)
 }
 
 // parse decodes the body: the envelope and the items it carries.
-func (e *Engine) parse(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	res := stageResult{bytes: len(tu.body)}
-	req, err := api.DecodeCreate(tu.body)
+func (e *Engine) parse(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	res := stageResult{bytes: len(fl.body)}
+	req, err := api.DecodeCreate(fl.body)
 	if err != nil {
 		return res, err
 	}
-	tu.partition = req.PromptCacheKey // names the session even if the input is bad
+	fl.parsed.partition = req.PromptCacheKey // names the session even if the input is bad
 	items, err := req.DecodeInput()
 	res.items = len(items)
 	if err != nil {
 		return res, err
 	}
-	tu.body = nil
-	tu.req, tu.newItems = req, items
-	tu.seed = seedOf(req)
-	if tu.admit != nil {
-		err = tu.admit(req)
+	fl.body = nil
+	fl.parsed.req, fl.parsed.items = req, items
+	fl.parsed.seed = seedOf(req)
+	if fl.via.admit != nil {
+		err = fl.via.admit(req)
 	}
 	return res, err
 }
 
+// stepFindParent names the step that finds a request's parent in its
+// connection's cache. It records no span: its time, a map lookup, falls in
+// the next span.
+const stepFindParent = "find_parent"
+
+// findParent decides, once, whether the connection cache holds the parent
+// that previous_response_id names (a WebSocket continuation; over HTTP
+// there is no connection cache). resolve and load read its answer.
+func (e *Engine) findParent(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	if fl.via.conn != nil {
+		fl.found.parent, fl.found.held = fl.via.conn.parentFor(fl.parsed.req.PreviousResponseID)
+	}
+	return stageResult{skip: true}, nil
+}
+
 // resolve finds the model configuration, reused from the connection's
 // latest response when that was resolved for the same model and tools.
-func (e *Engine) resolve(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	req, c := tu.req, tu.cached
-	if c != nil && req.PreviousResponseID == c.id && c.model != nil &&
-		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == tu.partition {
-		tu.model = c.model
+func (e *Engine) resolve(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	req, c := fl.parsed.req, fl.found.parent
+	if c != nil && c.model != nil &&
+		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == fl.parsed.partition {
+		fl.resolved.model = c.model
 		e.sh.Metrics.cacheLookup("connection_model", true)
 		return stageResult{note: "connection cache"}, nil
 	}
-	m, hit, err := e.resolveModel(tu.partition, req)
+	m, hit, err := e.resolveModel(fl.parsed.partition, req)
 	if err != nil {
 		return stageResult{bytes: len(req.Tools)}, err
 	}
-	tu.model, tu.resolvedCold = m, !hit
+	fl.resolved.model, fl.resolved.cold = m, !hit
 	if e.models != nil {
 		e.sh.Metrics.cacheLookup("config", hit)
 	}
@@ -216,21 +96,21 @@ func (e *Engine) resolve(_ context.Context, tu *turn) (stageResult, *api.Error) 
 }
 
 // load finds the parent, in the connection cache or the store.
-func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	id, c := tu.req.PreviousResponseID, tu.cached
+func (e *Engine) load(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	id, found := fl.parsed.req.PreviousResponseID, fl.found
 	if id == "" {
 		return stageResult{}, nil
 	}
-	evicted := c != nil && c.id == id && e.evictDrill(tu)
+	evicted := found.parent != nil && e.evictDrill(fl)
 	if evicted {
-		c = nil // evict-cache: the connection forgets its cached response
+		found = parentFound{} // evict-cache: the connection forgets its cached response
 	}
-	if c != nil {
-		e.sh.Metrics.cacheLookup("connection", c.id == id)
-		if c.id == id {
-			tu.parent = c
-			return stageResult{note: "connection cache"}, nil
-		}
+	if found.held {
+		e.sh.Metrics.cacheLookup("connection", found.parent != nil)
+	}
+	if found.parent != nil {
+		fl.loaded.parent = found.parent
+		return stageResult{note: "connection cache"}, nil
 	}
 	p, n, err := e.hydrate(ctx, id)
 	res := stageResult{items: len(p.contextOrNil()) + len(p.outputOrNil()), bytes: n}
@@ -240,47 +120,47 @@ func (e *Engine) load(ctx context.Context, tu *turn) (stageResult, *api.Error) {
 		}
 		return res, err
 	}
-	tu.parent, tu.loadedBytes = p, n
+	fl.loaded.parent, fl.loaded.bytes = p, n
 	res.note = "store"
 	return res, nil
 }
 
 // validate expands item references and checks that every tool output
 // answers a call, over the items that are new to this engine.
-func (e *Engine) validate(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	if err := e.buildContext(ctx, tu); err != nil {
-		return stageResult{items: len(tu.newItems)}, err
+func (e *Engine) validate(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	if err := e.buildContext(ctx, fl); err != nil {
+		return stageResult{items: len(fl.parsed.items)}, err
 	}
-	return stageResult{items: len(tu.context) - tu.freshFrom()}, nil
+	return stageResult{items: len(fl.built.context) - fl.freshFrom()}, nil
 }
 
 // render tokenizes instructions, tools and context. A parent built in
 // memory with the same instructions and tools already holds them.
-func (e *Engine) render(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	instructions := tu.instructions()
-	p := tu.parent
+func (e *Engine) render(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	instructions := fl.instructionsText()
+	p := fl.loaded.parent
 	var res stageResult
 	var hits int
 	var err error
-	if p != nil && p.tokens != nil && p.model == tu.model && p.instructions == instructions {
-		tu.fresh = tu.freshFrom()
-		tu.itemTokens, tu.instructionsTokens = make([]int, len(tu.context)-tu.fresh), -1
-		tu.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, tu.partition, tu.context[tu.fresh:], tu.itemTokens)
-		res = stageResult{items: len(tu.context) - tu.fresh, tokens: len(tu.tokens) - len(p.tokens), note: "appended to cached tokens"}
+	if p != nil && p.tokens != nil && p.model == fl.resolved.model && p.instructions == instructions {
+		fl.rendered.fresh = fl.freshFrom()
+		fl.rendered.itemTokens, fl.rendered.instructionsTokens = make([]int, len(fl.built.context)-fl.rendered.fresh), -1
+		fl.rendered.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, fl.parsed.partition, fl.built.context[fl.rendered.fresh:], fl.rendered.itemTokens)
+		res = stageResult{items: len(fl.built.context) - fl.rendered.fresh, tokens: len(fl.rendered.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
-		tu.fresh = 0
-		tu.itemTokens = make([]int, len(tu.context))
-		toks := make([]int, 0, len(tu.model.toolTokens)+64*len(tu.context))
+		fl.rendered.fresh = 0
+		fl.rendered.itemTokens = make([]int, len(fl.built.context))
+		toks := make([]int, 0, len(fl.resolved.model.toolTokens)+64*len(fl.built.context))
 		if instructions != "" {
 			toks, err = e.sh.Tokenizer.AppendEncodeWrapped(ctx, toks, "<|start|>system<|message|>", instructions, "<|end|>")
 		}
-		tu.instructionsTokens = len(toks)
+		fl.rendered.instructionsTokens = len(toks)
 		if err == nil {
-			toks = append(toks, tu.model.toolTokens...)
-			toks, hits, err = e.renderItemsCounted(ctx, toks, tu.partition, tu.context, tu.itemTokens)
+			toks = append(toks, fl.resolved.model.toolTokens...)
+			toks, hits, err = e.renderItemsCounted(ctx, toks, fl.parsed.partition, fl.built.context, fl.rendered.itemTokens)
 		}
-		tu.tokens = toks
-		res = stageResult{items: len(tu.context), tokens: len(toks)}
+		fl.rendered.tokens = toks
+		res = stageResult{items: len(fl.built.context), tokens: len(toks)}
 	}
 	if err != nil {
 		return res, clientGone()
@@ -288,23 +168,23 @@ func (e *Engine) render(ctx context.Context, tu *turn) (stageResult, *api.Error)
 	if hits > 0 {
 		res.addNote(strconv.Itoa(hits) + " token cache hits")
 	}
-	tu.renderedFresh = res.tokens
+	fl.rendered.freshTokens = res.tokens
 	return res, nil
 }
 
 // classify runs the safety classifier over what render rendered anew: it
 // reads what it has not read before.
-func (e *Engine) classify(ctx context.Context, tu *turn) (stageResult, *api.Error) {
-	instructions := tu.instructions()
-	texts := make([]string, 0, len(tu.context)-tu.fresh+1)
-	if tu.fresh == 0 && instructions != "" {
+func (e *Engine) classify(ctx context.Context, fl *flight) (stageResult, *api.Error) {
+	instructions := fl.instructionsText()
+	texts := make([]string, 0, len(fl.built.context)-fl.rendered.fresh+1)
+	if fl.rendered.fresh == 0 && instructions != "" {
 		texts = append(texts, instructions)
 	}
-	for i := tu.fresh; i < len(tu.context); i++ {
-		texts = append(texts, tu.context[i].Text())
+	for i := fl.rendered.fresh; i < len(fl.built.context); i++ {
+		texts = append(texts, fl.built.context[i].Text())
 	}
 	flags, n, err := e.safety.Scan(ctx, texts)
-	tu.safety = flags
+	fl.safety = flags
 	res := stageResult{items: len(texts), bytes: n}
 	if err != nil {
 		return res, clientGone()
@@ -313,37 +193,6 @@ func (e *Engine) classify(ctx context.Context, tu *turn) (stageResult, *api.Erro
 		res.note = strconv.Itoa(len(flags)) + " flags: " + flags[0].Kind
 	}
 	return res, nil
-}
-
-func (tu *turn) instructions() string {
-	if tu.req.Instructions != nil {
-		return *tu.req.Instructions
-	}
-	return ""
-}
-
-// freshFrom is the index of the first context item this engine has not
-// already rendered and classified: the new input after an in-memory parent,
-// or 0 when the whole context must be processed.
-func (tu *turn) freshFrom() int {
-	if tu.parent != nil && tu.parent.tokens != nil {
-		return tu.inputStart
-	}
-	return 0
-}
-
-func (p *chainState) contextOrNil() []ctxItem {
-	if p == nil {
-		return nil
-	}
-	return p.context
-}
-
-func (p *chainState) outputOrNil() []ctxItem {
-	if p == nil {
-		return nil
-	}
-	return p.output
 }
 
 // hydrate loads a stored response and decodes its items.
@@ -384,33 +233,33 @@ func (e *Engine) hydrate(ctx context.Context, id string) (*chainState, int, *api
 }
 
 // buildContext builds the context and checks the new items against it.
-func (e *Engine) buildContext(ctx context.Context, tu *turn) *api.Error {
-	p := tu.parent
+func (e *Engine) buildContext(ctx context.Context, fl *flight) *api.Error {
+	p := fl.loaded.parent
 	var callIDs map[string]struct{}
 	if p != nil {
-		tu.context = make([]ctxItem, 0, len(p.context)+len(p.output)+len(tu.newItems))
-		tu.context = append(tu.context, p.context...)
-		tu.context = append(tu.context, p.output...)
+		fl.built.context = make([]ctxItem, 0, len(p.context)+len(p.output)+len(fl.parsed.items))
+		fl.built.context = append(fl.built.context, p.context...)
+		fl.built.context = append(fl.built.context, p.output...)
 		if p.callIDs != nil {
 			callIDs = p.callIDs
 		} else {
 			callIDs = map[string]struct{}{}
-			for i := range tu.context {
-				if tu.context[i].Type == api.TypeFunctionCall {
-					callIDs[tu.context[i].CallID] = struct{}{}
+			for i := range fl.built.context {
+				if fl.built.context[i].Type == api.TypeFunctionCall {
+					callIDs[fl.built.context[i].CallID] = struct{}{}
 				}
 			}
 		}
 	} else {
-		tu.context = make([]ctxItem, 0, len(tu.newItems))
+		fl.built.context = make([]ctxItem, 0, len(fl.parsed.items))
 		callIDs = map[string]struct{}{}
 	}
-	tu.inputStart = len(tu.context)
+	fl.built.inputStart = len(fl.built.context)
 	var err *api.Error
-	if tu.context, err = e.admitItems(ctx, tu.context, callIDs, tu.newItems); err != nil {
+	if fl.built.context, err = e.admitItems(ctx, fl.built.context, callIDs, fl.parsed.items); err != nil {
 		return err
 	}
-	tu.callIDs = callIDs
+	fl.built.callIDs = callIDs
 	return nil
 }
 
@@ -485,28 +334,4 @@ func seedOf(req *api.CreateRequest) int64 {
 		}
 	}
 	return 0
-}
-
-// policyRequest is what the model sees.
-func (tu *turn) policyRequest() *policy.Request {
-	pr := &policy.Request{Tools: tu.model.tools, ToolChoice: tu.req.ToolChoiceName(), Seed: tu.seed, Metadata: tu.req.Metadata}
-	if tu.req.Instructions != nil {
-		pr.Instructions = *tu.req.Instructions
-	}
-	pr.Items = make([]policy.Item, len(tu.context))
-	for i := range tu.context {
-		it := &tu.context[i].Item
-		pr.Items[i] = policy.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
-			CallID: it.CallID, Namespace: it.Namespace}
-		switch it.Type {
-		case api.TypeMessage:
-			pr.Items[i].Text = it.Text()
-		case api.TypeFunctionCallOutput:
-			pr.Items[i].Output = it.Text()
-		}
-	}
-	if tu.req.IgnoreEOS && tu.req.MaxOutputTokens != nil {
-		pr.ExactTokens = *tu.req.MaxOutputTokens
-	}
-	return pr
 }

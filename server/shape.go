@@ -6,16 +6,16 @@ import "agentloop/api"
 // (api.Shape): the rendered sizes render counted, and each function call's
 // argument tokens as streamed. Counts only, never content; it walks the
 // items once, so it costs next to nothing in finalize.
-func (tu *turn) shape() *api.Shape {
-	s := &api.Shape{InstructionsTokens: tu.instructionsTokens, Tools: len(tu.model.tools),
-		ToolsTokens: len(tu.model.toolTokens), Generated: tu.req.Generates()}
-	from := len(tu.context)
-	for from > 0 && !modelWrote(&tu.context[from-1].Item) {
+func (fl *flight) shape() *api.Shape {
+	s := &api.Shape{InstructionsTokens: fl.rendered.instructionsTokens, Tools: len(fl.resolved.model.tools),
+		ToolsTokens: len(fl.resolved.model.toolTokens), Generated: fl.parsed.req.Generates()}
+	from := len(fl.built.context)
+	for from > 0 && !modelWrote(&fl.built.context[from-1].Item) {
 		from--
 	}
-	from = max(from, tu.fresh, len(tu.context)-api.MaxShapeItems)
-	for i := from; i < len(tu.context); i++ {
-		it := &tu.context[i].Item
+	from = max(from, fl.rendered.fresh, len(fl.built.context)-api.MaxShapeItems)
+	for i := from; i < len(fl.built.context); i++ {
+		it := &fl.built.context[i].Item
 		kind := it.Type
 		switch it.Type {
 		case api.TypeMessage:
@@ -24,12 +24,12 @@ func (tu *turn) shape() *api.Shape {
 			kind = "tool_output"
 		}
 		n := 0
-		if j := i - tu.fresh; j < len(tu.itemTokens) {
-			n = tu.itemTokens[j]
+		if j := i - fl.rendered.fresh; j < len(fl.rendered.itemTokens) {
+			n = fl.rendered.itemTokens[j]
 		}
 		s.New = append(s.New, api.ShapeItem{Kind: kind, Tokens: n})
 	}
-	g := &tu.stream
+	g := &fl.stream
 	for i := range g.items {
 		if g.items[i].item.Type == api.TypeFunctionCall && (i < g.cur || (i == g.cur && g.sent == g.total)) {
 			s.Calls = append(s.Calls, len(g.items[i].pieces))

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"agentloop/api"
 )
@@ -12,53 +11,53 @@ import (
 // does in this request, never the transport: a stage with no work records
 // no span, and with the lean stack (or an unmodelled engine) none runs.
 
-func (e *Engine) stackModelled(tu *turn) bool { return !e.cfg.Unmodelled && tu.stack.Modelled() }
+func (e *Engine) stackModelled(fl *flight) bool { return !e.cfg.Unmodelled && fl.stack.Modelled() }
 
 // stackStage is a stack stage's result for the work w, costed by the one
 // cost function (api.Stack.StageCost); a stage the stack does not model
 // records no span.
-func (e *Engine) stackStage(tu *turn, w api.StackWork) (stageResult, *api.Error) {
-	if !e.stackModelled(tu) || !tu.stack.Runs(w.Stage, w.PreSprint) {
+func (e *Engine) stackStage(fl *flight, w api.StackWork) (stageResult, *api.Error) {
+	if !e.stackModelled(fl) || !fl.stack.Runs(w.Stage, w.PreSprint) {
 		return stageResult{skip: true}, nil
 	}
-	return stageResult{tokens: w.Tokens, bytes: w.Bytes, cost: tu.stack.StageCost(w)}, nil
+	return stageResult{tokens: w.Tokens, bytes: w.Bytes, cost: fl.stack.StageCost(w)}, nil
 }
 
 // stackConfigHop is the model-resolution service, called when no cache
 // held the resolved model: always on /baseline/v1, on a cold start on /v1.
-func (e *Engine) stackConfigHop(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	if !tu.resolvedCold {
+func (e *Engine) stackConfigHop(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	if !fl.resolved.cold {
 		return stageResult{skip: true}, nil
 	}
-	return e.stackStage(tu, api.StackWork{Stage: api.StageStackConfigHop, PreSprint: e.cfg.PreSprint})
+	return e.stackStage(fl, api.StackWork{Stage: api.StageStackConfigHop, PreSprint: e.cfg.PreSprint})
 }
 
 // stackSprintHops are the intermediate hops the sprint removed, so only
 // the engine before it (/baseline/v1) makes them.
-func (e *Engine) stackSprintHops(_ context.Context, tu *turn) (stageResult, *api.Error) {
+func (e *Engine) stackSprintHops(_ context.Context, fl *flight) (stageResult, *api.Error) {
 	if !e.cfg.PreSprint {
 		return stageResult{skip: true}, nil
 	}
-	return e.stackStage(tu, api.StackWork{Stage: api.StageStackSprintHops, PreSprint: true})
+	return e.stackStage(fl, api.StackWork{Stage: api.StageStackSprintHops, PreSprint: true})
 }
 
 // stackStateLoad reads the parent's state from a remote store: paid when
 // load hydrated the parent from the store, by its bytes.
-func (e *Engine) stackStateLoad(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	if tu.loadedBytes == 0 {
+func (e *Engine) stackStateLoad(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	if fl.loaded.bytes == 0 {
 		return stageResult{skip: true}, nil
 	}
-	return e.stackStage(tu, api.StackWork{Stage: api.StageStackStateLoad, Bytes: tu.loadedBytes, PreSprint: e.cfg.PreSprint})
+	return e.stackStage(fl, api.StackWork{Stage: api.StageStackStateLoad, Bytes: fl.loaded.bytes, PreSprint: e.cfg.PreSprint})
 }
 
 // stackClassify runs the hosted safety classifiers over the tokens render
 // rendered anew: the whole context, or only the new items after a parent
 // built in memory.
-func (e *Engine) stackClassify(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	if tu.renderedFresh <= 0 {
+func (e *Engine) stackClassify(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	if fl.rendered.freshTokens <= 0 {
 		return stageResult{skip: true}, nil
 	}
-	res, err := e.stackStage(tu, api.StackWork{Stage: api.StageStackClassify, Tokens: tu.renderedFresh, PreSprint: e.cfg.PreSprint})
+	res, err := e.stackStage(fl, api.StackWork{Stage: api.StageStackClassify, Tokens: fl.rendered.freshTokens, PreSprint: e.cfg.PreSprint})
 	if e.cfg.PreSprint {
 		res.note = "pre-sprint classifier"
 	}
@@ -67,32 +66,8 @@ func (e *Engine) stackClassify(_ context.Context, tu *turn) (stageResult, *api.E
 
 // stackBilling records usage with the billing service, wherever finalize
 // runs, before the terminal event.
-func (e *Engine) stackBilling(_ context.Context, tu *turn) (stageResult, *api.Error) {
-	return e.stackStage(tu, api.StackWork{Stage: api.StageStackBilling, PreSprint: e.cfg.PreSprint})
-}
-
-// waitModelled spends a modelled stage's time, unless the request ends
-// first: its client goes away, or the engine stops (shutdown's grace is
-// over). It returns the time really waited, which is what a stage cut
-// short records (a dropped request never counts a wait it did not make).
-func (e *Engine) waitModelled(ctx context.Context, stage string, d time.Duration) (time.Duration, *api.Error) {
-	if d <= 0 {
-		return 0, nil
-	}
-	waiting := e.sh.Metrics.waiting.WithLabelValues(stage)
-	waiting.Inc()
-	defer waiting.Dec()
-	start := time.Now()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return d, nil
-	case <-ctx.Done():
-		return min(time.Since(start), d), clientGone()
-	case <-e.stopCtx.Done():
-		return min(time.Since(start), d), shuttingDown()
-	}
+func (e *Engine) stackBilling(_ context.Context, fl *flight) (stageResult, *api.Error) {
+	return e.stackStage(fl, api.StackWork{Stage: api.StageStackBilling, PreSprint: e.cfg.PreSprint})
 }
 
 // stackOf is the modelled stack a request chose with the header (or its
@@ -102,35 +77,20 @@ func (e *Engine) stackOf(r *http.Request) (api.Stack, *api.Error) {
 }
 
 // chooseStack sets the stack an HTTP request chose.
-func (e *Engine) chooseStack(tu *turn, r *http.Request) *api.Error {
+func (e *Engine) chooseStack(fl *flight, r *http.Request) *api.Error {
 	s, err := e.stackOf(r)
 	if err != nil {
 		return err
 	}
-	e.useStack(tu, s)
+	e.useStack(fl, s)
 	return nil
 }
 
 // useStack sets a request's stack; its trace records it when it models
 // anything.
-func (e *Engine) useStack(tu *turn, s api.Stack) {
-	tu.stack = s
-	if e.stackModelled(tu) {
-		tu.trace.Stack = s.String()
+func (e *Engine) useStack(fl *flight, s api.Stack) {
+	fl.stack = s
+	if e.stackModelled(fl) {
+		fl.trace.Stack = s.String()
 	}
-}
-
-// clientGone is the error of a request whose client went away during a
-// stage; nobody reads it, but the trace and the metrics record it.
-func clientGone() *api.Error {
-	return api.Errorf(499, "", api.CodeClientClosed, "The client went away before the response was ready.")
-}
-
-// shuttingDown is the answer to a request the engine stopped before its
-// response began: a 503 to retry, elsewhere (another replica, or this one
-// restarted).
-func shuttingDown() *api.Error {
-	e := api.Errorf(503, "", api.CodeServerError, "The server is shutting down; retry the request.")
-	e.Headers = map[string]string{"Retry-After": "1"}
-	return e
 }

@@ -28,37 +28,37 @@ func TestMeasuredStagesKeepTheContractOrder(t *testing.T) {
 func TestRunStagesRecordsEachSpanAndStopsAtTheFailingOne(t *testing.T) {
 	const cost = 5 * time.Millisecond
 	ran := 0
-	stages := []stage{
-		{"a", api.Measured, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+	stages := []pipelineStage{
+		{"a", api.Measured, func(*Engine, context.Context, *flight) (stageResult, *api.Error) {
 			ran++
 			r := stageResult{items: 1, tokens: 2, bytes: 3, note: "x"}
 			r.addNote("y")
 			return r, nil
 		}},
-		{"stack_b", api.Modelled, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+		{"stack_b", api.Modelled, func(*Engine, context.Context, *flight) (stageResult, *api.Error) {
 			ran++
 			return stageResult{tokens: 7, cost: cost}, nil
 		}},
-		{"c", api.Measured, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+		{"c", api.Measured, func(*Engine, context.Context, *flight) (stageResult, *api.Error) {
 			ran++
 			return stageResult{bytes: 9}, api.BadRequest("", "", "no")
 		}},
-		{"d", api.Measured, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+		{"d", api.Measured, func(*Engine, context.Context, *flight) (stageResult, *api.Error) {
 			ran++
 			return stageResult{}, nil
 		}},
 	}
 	start := time.Now()
-	tu := &turn{trace: traceEngine.newTrace("http", start)}
+	fl := &flight{trace: traceEngine.newTrace("http", start)}
 	// Enough of an engine to wait a modelled stage: its stop and metrics.
 	e := New(Config{Name: "v1"}, &Shared{Metrics: NewMetrics("")})
-	if err := e.runStages(context.Background(), tu, stages, start); err == nil {
+	if err := e.runStages(context.Background(), fl, stages, start); err == nil {
 		t.Fatal("no error from the failing stage")
 	}
 	if ran != 3 {
 		t.Fatalf("%d stages ran, want 3", ran)
 	}
-	sp := tu.trace.Spans
+	sp := fl.trace.Spans
 	if len(sp) != 3 {
 		t.Fatalf("spans %+v", sp)
 	}
@@ -85,12 +85,12 @@ func TestParseFailureRecordsTheParseSpan(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			tu := &turn{trace: traceEngine.newTrace("websocket", start), body: []byte(tc.body), admit: tc.admit}
-			err := (*Engine)(nil).prepare(context.Background(), tu)
+			fl := &flight{trace: traceEngine.newTrace("websocket", start), body: []byte(tc.body), via: via{admit: tc.admit}}
+			err := (*Engine)(nil).prepare(context.Background(), fl)
 			if err == nil || (tc.want != nil && err != tc.want) {
 				t.Fatalf("error %v, want %v", err, tc.want)
 			}
-			sp := tu.trace.Spans
+			sp := fl.trace.Spans
 			if len(sp) != 1 || sp[0].Name != api.StageParse || sp[0].Kind != api.Measured || sp[0].Bytes != int64(len(tc.body)) {
 				t.Fatalf("spans %+v", sp)
 			}
@@ -106,7 +106,7 @@ var traceEngine = &Engine{cfg: Config{Name: "v1"}, sh: &Shared{}}
 // Retry-After, the answer of a request stopped before its response began).
 func TestAModelledStageCutShortRecordsItsRealWait(t *testing.T) {
 	const cost = time.Hour
-	stages := []stage{{api.StageStackClassify, api.Modelled, func(*Engine, context.Context, *turn) (stageResult, *api.Error) {
+	stages := []pipelineStage{{api.StageStackClassify, api.Modelled, func(*Engine, context.Context, *flight) (stageResult, *api.Error) {
 		return stageResult{tokens: 7, cost: cost}, nil
 	}}}
 	gone, cancel := context.WithCancel(context.Background())
@@ -124,13 +124,27 @@ func TestAModelledStageCutShortRecordsItsRealWait(t *testing.T) {
 		{"engine stopping", stopped, context.Background(), 503, true},
 	} {
 		start := time.Now()
-		tu := &turn{trace: traceEngine.newTrace("http", start)}
-		err := tc.e.runStages(tc.ctx, tu, stages, start)
+		fl := &flight{trace: traceEngine.newTrace("http", start)}
+		err := tc.e.runStages(tc.ctx, fl, stages, start)
 		if err == nil || err.Status != tc.status || (err.Headers["Retry-After"] != "") != tc.retry {
 			t.Errorf("%s: %+v, want %d (Retry-After %v)", tc.name, err, tc.status, tc.retry)
 		}
-		if sp := tu.trace.Spans; len(sp) != 1 || sp[0].DurationNS >= cost.Nanoseconds() || sp[0].DurationNS < 0 {
+		if sp := fl.trace.Spans; len(sp) != 1 || sp[0].DurationNS >= cost.Nanoseconds() || sp[0].DurationNS < 0 {
 			t.Errorf("%s: spans %+v, want the real wait, not %v", tc.name, sp, cost)
 		}
+	}
+}
+
+// The trace's first allocation holds every span a request records: one
+// per recorded stage, and queue, prefill and generate.
+func TestSpansPerRequestCountsTheStages(t *testing.T) {
+	n := 3
+	for _, s := range append(append([]pipelineStage{}, preInference...), postInference...) {
+		if s.kind != unrecorded {
+			n++
+		}
+	}
+	if n != spansPerRequest {
+		t.Fatalf("the stage tables record %d spans a request; spansPerRequest is %d", n, spansPerRequest)
 	}
 }

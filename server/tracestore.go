@@ -13,6 +13,56 @@ import (
 	"agentloop/store"
 )
 
+// TraceRing keeps the latest traces, bounded, for every response
+// (store:false included).
+type TraceRing struct {
+	mu   sync.Mutex
+	ring []*api.Trace
+	next int
+	byID map[string]*api.Trace
+
+	// With replicas, traces are also written to a shared store (a
+	// TraceStore, through tracePersister); both nil for a lone process.
+	store   TraceStore
+	persist *tracePersister
+}
+
+// NewTraceRing keeps at most size traces.
+func NewTraceRing(size int) *TraceRing {
+	if size < 1 {
+		size = 1
+	}
+	return &TraceRing{ring: make([]*api.Trace, size), byID: make(map[string]*api.Trace, size)}
+}
+
+// Add stores a finished trace, evicting the oldest.
+func (r *TraceRing) Add(t *api.Trace) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old := r.ring[r.next]; old != nil && r.byID[old.ResponseID] == old {
+		delete(r.byID, old.ResponseID)
+	}
+	r.ring[r.next] = t
+	r.byID[t.ResponseID] = t
+	r.next = (r.next + 1) % len(r.ring)
+	if r.persist != nil {
+		r.persist.add(t)
+	}
+}
+
+// Get returns a copy of a trace by response id.
+func (r *TraceRing) Get(id string) (api.Trace, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.byID[id]
+	if !ok {
+		return api.Trace{}, false
+	}
+	c := *t
+	c.Spans = append([]api.Span(nil), t.Spans...)
+	return c, true
+}
+
 // TraceStore keeps traces where every replica can read them. With
 // PostgreSQL, replicas share one; a lone process keeps its traces in the
 // ring only (docs/decisions.md, "Replicas").

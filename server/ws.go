@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,23 +27,14 @@ type wsConn struct {
 	cancel context.CancelFunc
 	lanes  *lanes
 
-	queued      atomic.Int64 // creates waiting with a body
-	queuedBytes atomic.Int64
-	writing     *atomic.Int64 // unix nanos when the current write(2) began, 0 when idle (batchConn stamps it)
-	endOnce     sync.Once
+	writing *atomic.Int64 // unix nanos when the current write(2) began, 0 when idle (batchConn stamps it)
+	endOnce sync.Once
 
-	session string      // the inspector's and the drills' session key
-	scope   string      // the upgrade's drill scope header (drill.go)
-	client  *api.Client // who opened the connection
-	stack   api.Stack   // the modelled API stack, chosen at the upgrade
-	proto   bool        // the upgrade asked for the prototype (proto.go)
-}
-
-type wsEntry struct {
-	body    []byte
-	started time.Time
-	reply   *api.Error // answered in its turn instead of being run
-	stream  string     // the stream_id its error frame names, if any
+	sessionKey string      // the connection's client-session key (session.go), for the inspector and the drills
+	scope      string      // the upgrade's drill scope header (drillhooks.go)
+	client     *api.Client // who opened the connection
+	stack      api.Stack   // the modelled API stack, chosen at the upgrade
+	proto      bool        // the upgrade asked for the prototype (prototype.go)
 }
 
 func (e *Engine) handleWebSocket(c echo.Context) error {
@@ -56,7 +46,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	if aerr := e.upgradeDrill(r); aerr != nil {
 		return aerr
 	}
-	if e.isClosing() {
+	if e.conns.isClosing() {
 		return api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The server is shutting down.")
 	}
 	// The upgrade request's stack holds for the whole connection.
@@ -73,17 +63,17 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{e: e, c: conn, out: hj.conn, writing: hj.writing, ctx: ctx, cancel: cancel,
-		stack: stack, proto: isPrototype(r), session: newWSSession(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
-	wc.lanes = newLanes(wc, newQueueBound(max(4*e.cfg.WSQueue, 16)))
+		stack: stack, proto: isPrototype(r), sessionKey: newWSClientSessionKey(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
+	wc.lanes = newLanes(ctx, wc, wc.proto, newQueueBound(max(4*e.cfg.WSQueue, 16)), wc.handle)
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
 		return nil
 	}
-	defer e.untrack(wc)
+	defer e.conns.remove(wc)
 	// The connection is live for the inspector until the handler returns,
-	// after its lanes have ended and reported their last turns.
-	defer e.observeOpen(wc.session)()
+	// after its lanes have ended and reported their last requests.
+	defer e.observeOpen(wc.sessionKey)()
 	defer cancel()
 	defer conn.CloseNow()
 	// Ending the connection's context closes the socket, which ends a
@@ -124,30 +114,19 @@ func (wc *wsConn) read() {
 			if l, ent.stream, ent.reply = wc.lanes.route(body); ent.reply != nil {
 				break
 			}
-			if wc.queued.Load() >= int64(cfg.WSQueue) || wc.queuedBytes.Load()+int64(len(body)) > cfg.WSQueueBytes {
+			if !wc.lanes.reserve(len(body), cfg.WSQueue, cfg.WSQueueBytes) {
 				ent.reply = api.Errorf(http.StatusTooManyRequests, "", api.CodeWebSocketQueueFull,
 					"Too many queued response.create messages on this connection (limit %d creates or %d bytes). Wait for responses to finish before sending more.",
 					cfg.WSQueue, cfg.WSQueueBytes)
 				break
 			}
 			ent.body = body
-			wc.queued.Add(1)
-			wc.queuedBytes.Add(int64(len(body)))
 		}
 		if !wc.lanes.push(l, ent) { // blocks past the hard bound: TCP backpressure
 			return
 		}
 	}
 }
-
-// Why a connection ends.
-type connEnd int
-
-const (
-	endGone    connEnd = iota // the client went away
-	endDrained                // the server drains the connection
-	endExpired                // the connection's lifetime is over
-)
 
 // end ends the connection, once, for the first reason given: each lane
 // finishes the response it is running and starts no other; then a drained
@@ -168,134 +147,23 @@ func (wc *wsConn) end(why connEnd) {
 	})
 }
 
-// dequeued releases a taken entry's share of the queue bounds.
-func (wc *wsConn) dequeued(ent wsEntry) {
-	if ent.body != nil {
-		wc.queued.Add(-1)
-		wc.queuedBytes.Add(-int64(len(ent.body)))
-	}
-}
-
-// wsQueue is one lane's FIFO of creates. It grows only while creates
-// wait, so an idle connection holds no queue memory: a channel of the hard
-// bound's size was the largest part of an idle connection's heap.
-type wsQueue struct {
-	mu       sync.Mutex
-	entries  []wsEntry
-	head     int
-	onDemand bool          // its goroutine runs only while it has entries (the default lane's)
-	worked   bool          // an on-demand queue's goroutine is running; under mu
-	bound    *queueBound   // shared by the connection's lanes
-	added    chan struct{} // 1-buffered: an entry was pushed
-}
-
-// queueBound is the hard bound on the entries queued on one connection,
-// over all its lanes; beyond it the reader waits. Only the connection's
-// reader pushes, so checking and then counting cannot overshoot.
-type queueBound struct {
-	n     atomic.Int64
-	limit int64
-	taken chan struct{} // 1-buffered: an entry was popped
-}
-
-func newQueueBound(limit int) *queueBound {
-	return &queueBound{limit: int64(limit), taken: make(chan struct{}, 1)}
-}
-
-func newWSQueue(bound *queueBound) *wsQueue {
-	return &wsQueue{bound: bound, added: make(chan struct{}, 1)}
-}
-
-// push appends ent, waiting while the connection is at its hard bound. It
-// reports false if ctx ended first, and start when the queue is on demand
-// and has no goroutine running it: the caller starts one.
-func (q *wsQueue) push(ctx context.Context, ent wsEntry) (ok, start bool) {
-	for q.bound.n.Load() >= q.bound.limit {
-		select {
-		case <-q.bound.taken:
-		case <-ctx.Done():
-			return false, false
-		}
-	}
-	q.bound.n.Add(1)
-	q.mu.Lock()
-	q.entries = append(q.entries, ent)
-	if start = q.onDemand && !q.worked; start {
-		q.worked = true
-	}
-	q.mu.Unlock()
-	signalOne(q.added)
-	return true, start
-}
-
-// pop takes the next entry, if any.
-func (q *wsQueue) pop() (wsEntry, bool) { return q.next(false) }
-
-// take is pop for the goroutine running the queue: finding an on-demand
-// queue empty, that goroutine lets it go and must end (the next push
-// starts another).
-func (q *wsQueue) take() (wsEntry, bool) { return q.next(true) }
-
-func (q *wsQueue) next(running bool) (wsEntry, bool) {
-	q.mu.Lock()
-	if q.head == len(q.entries) {
-		if running {
-			q.worked = false
-		}
-		q.mu.Unlock()
-		return wsEntry{}, false
-	}
-	ent := q.entries[q.head]
-	q.entries[q.head] = wsEntry{}
-	q.head++
-	if q.head == len(q.entries) {
-		q.entries, q.head = nil, 0 // let the backing array go
-	}
-	q.mu.Unlock()
-	q.bound.n.Add(-1)
-	signalOne(q.bound.taken)
-	return ent, true
-}
-
-func signalOne(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
 func (wc *wsConn) limitReached() {
 	_ = wc.write(api.AppendWSError(nil, connectionLimitReached(wc.e.cfg.WSLifetime), ""))
 	wc.c.Close(websocket.StatusNormalClosure, "connection lifetime reached")
-}
-
-// connectionLimitReached is the error a connection gets when its lifetime
-// ends, or when the connection-limit drill fires, in OpenAI's words.
-func connectionLimitReached(lifetime time.Duration) *api.Error {
-	return api.BadRequest("", api.CodeWebSocketConnectionLimitReached,
-		"Responses websocket connection limit reached (%s). Create a new websocket connection to continue.", lifetimeText(lifetime))
-}
-
-// lifetimeText says a lifetime as the limit message does: whole minutes
-// as "60 minutes", anything else as a Go duration ("300ms").
-func lifetimeText(d time.Duration) string {
-	switch {
-	case d == time.Minute:
-		return "1 minute"
-	case d > time.Minute && d%time.Minute == 0:
-		return strconv.FormatInt(int64(d/time.Minute), 10) + " minutes"
-	}
-	return d.String()
 }
 
 // handle runs one entry of lane l: a reply decided when it was read, or a
 // create through the pipeline. Every frame of a named lane names it.
 func (wc *wsConn) handle(l *lane, ent wsEntry) {
 	e := wc.e
-	tu := &turn{trace: e.newTrace("websocket", ent.started), body: ent.body}
-	tu.trace.Session, tu.trace.Client, tu.trace.scope = wc.session, wc.client, wc.scope
+	fl := &flight{trace: e.newTrace("websocket", ent.started), body: ent.body}
+	fl.trace.Session, fl.trace.Client, fl.trace.scope = wc.sessionKey, wc.client, wc.scope
 	var aerr *api.Error
-	defer func() { e.observe(tu.trace, aerr) }()
+	defer func() {
+		if aerr != errProcessed { // response.processed gets no reply, and is no request
+			e.observe(fl.trace, aerr)
+		}
+	}()
 	if ent.reply != nil {
 		aerr = ent.reply
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, ent.reply.Status)
@@ -309,54 +177,55 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		return
 	}
 	defer release()
-	inner := admitMessage
-	if wc.proto {
-		inner, tu.proto = admitPrototype, wc
-	}
-	var taken *chainState // the lane's latest response, when tu continues it
-	tu.admit = wc.lanes.admit(l, tu, inner, &taken)
-	e.useStack(tu, wc.stack)
-	aerr = e.prepare(wc.ctx, tu)
+	fl.via = via{admit: wc.rulesOn(l), conn: l, prototype: wc.proto}
+	e.useStack(fl, wc.stack)
+	aerr = e.prepare(wc.ctx, fl)
 	if aerr == errProcessed {
-		wc.lanes.keep(l, taken)
 		return
 	}
 	if aerr != nil {
-		// A failed continuation evicts its parent: a taken one stays out.
+		// A failed continuation evicts its parent: one the parent step
+		// took stays out, and one a failed parse never reached goes now.
+		if fl.parsed.req != nil {
+			l.forget(fl.parsed.req.PreviousResponseID)
+		}
 		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
 		wc.lanes.sendError(aerr, l.id)
 		return
 	}
-	if aerr = wc.limitDrill(l, tu); aerr != nil {
+	if aerr = e.limitDrill(fl); aerr != nil {
+		// connection-limit: the create is answered with the limit error
+		// and the connection closes with 1000.
+		e.sh.Metrics.rejected("websocket", e.cfg.Name, aerr.Status)
+		wc.lanes.sendError(aerr, l.id)
+		wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
+		wc.cancel()
 		return
 	}
-	res := e.generate(wc.ctx, tu, &l.out)
-	wc.lanes.keep(l, res.state) // without a state, a taken parent stays out
+	res := e.generate(wc.ctx, fl, &l.out)
+	wc.lanes.remember(l, res.state) // without a state, a taken parent stays out
 }
 
-// errProcessed ends the pipeline for a response.processed message, which
-// gets no reply.
-var errProcessed = &api.Error{Status: http.StatusNoContent, Message: "response.processed gets no reply."}
+// rulesOn is the parse-stage rule of a create on lane l: the connection's
+// message rules (the prototype's on a prototype connection), then the lane
+// the frame must name.
+func (wc *wsConn) rulesOn(l *lane) func(*api.CreateRequest) *api.Error {
+	rules := admitMessage
+	if wc.proto {
+		rules = admitPrototype
+	}
+	return func(req *api.CreateRequest) *api.Error {
+		if err := rules(req); err != nil {
+			return err
+		}
+		return l.named(req)
+	}
+}
 
-// admitMessage applies the WebSocket message rules to a decoded envelope:
-// its type, and what this transport does not support.
-func admitMessage(req *api.CreateRequest) *api.Error {
-	switch req.Type {
-	case api.ClientResponseCreate:
-	case api.ClientResponseProcessed:
-		return errProcessed
-	case "":
-		return api.BadRequest("type", api.CodeMissingRequiredParameter, "Missing required parameter: 'type'.")
-	default:
-		return api.BadRequest("type", api.CodeInvalidValue, "Invalid value: '%s'. Supported values are: 'response.create' and 'response.processed'.", req.Type)
-	}
-	if req.Background != nil && *req.Background {
-		return api.BadRequest("background", api.CodeUnsupportedParameter, "'background' is not supported over WebSocket.")
-	}
-	if req.Model == "" {
-		return api.MissingParameter("model")
-	}
-	return nil
+// drop closes the socket at once, with no close frame.
+func (wc *wsConn) drop() {
+	wc.cancel()
+	wc.c.CloseNow()
 }
 
 // event frames one event into the batch that flush sends.
@@ -387,135 +256,52 @@ func (wc *wsConn) write(b []byte) error {
 
 // track registers a connection; it fails once the engine is closing.
 func (e *Engine) track(wc *wsConn) bool {
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	if e.closing {
+	if !e.conns.add(wc) {
 		return false
 	}
-	e.conns[wc] = struct{}{}
-	e.stalls.start(e)
+	e.conns.stalls.start(e.abortStalled)
 	return true
 }
 
-func (e *Engine) untrack(wc *wsConn) {
-	e.connsMu.Lock()
-	delete(e.conns, wc)
-	e.connsMu.Unlock()
-}
-
-func (e *Engine) isClosing() bool {
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	return e.closing
-}
-
 // Connections reports how many WebSocket connections are open.
-func (e *Engine) Connections() int {
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	return len(e.conns)
-}
+func (e *Engine) Connections() int { return e.conns.count() }
 
 // CloseConnections is the WebSocket part of graceful shutdown: it refuses
 // new connections, lets each connection finish the response in flight
 // (within ctx), then closes them all with 1001.
 func (e *Engine) CloseConnections(ctx context.Context) {
-	e.connsMu.Lock()
-	e.closing = true
-	conns := make([]*wsConn, 0, len(e.conns))
-	for wc := range e.conns {
-		conns = append(conns, wc)
+	for _, c := range e.conns.closeAll() {
+		go c.end(endDrained)
 	}
-	e.connsMu.Unlock()
-	for _, wc := range conns {
-		go wc.end(endDrained)
-	}
-	defer e.stalls.stop()
-	if e.waitConnections(ctx.Done()) {
+	defer e.conns.stalls.stop()
+	if e.conns.wait(ctx.Done()) {
 		return
 	}
 	// Grace is over: end what is still generating with a terminal event;
 	// each connection then closes itself with 1001.
 	e.StopGenerating()
-	if e.waitConnectionsAfter(2 * time.Second) {
+	if e.conns.waitFor(2 * time.Second) {
 		return
 	}
-	e.connsMu.Lock()
-	for wc := range e.conns {
-		wc.cancel()
-		wc.c.CloseNow()
-	}
-	e.connsMu.Unlock()
+	e.conns.dropAll()
 }
 
-func (e *Engine) waitConnectionsAfter(d time.Duration) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	return e.waitConnections(ctx.Done())
-}
-
-// waitConnections waits until every connection is gone (true) or until
-// stop fires (false).
-func (e *Engine) waitConnections(stop <-chan struct{}) bool {
-	for e.Connections() > 0 {
-		select {
-		case <-stop:
-			return false
-		case <-time.After(10 * time.Millisecond):
+// abortStalled aborts every connection whose current write began more than
+// the stall limit before now. A stalled socket cannot take a close frame,
+// so it is closed outright.
+func (e *Engine) abortStalled(now time.Time, limit time.Duration) {
+	e.conns.each(func(c liveConn) {
+		if since := c.writingSince(); since != 0 && now.Sub(time.Unix(0, since)) > limit {
+			e.sh.Log.Warn("websocket write stalled; aborting connection", "stalled_for", now.Sub(time.Unix(0, since)))
+			e.sh.Metrics.stallAborted()
+			c.drop()
 		}
-	}
-	return true
-}
-
-// stallWatch is the one write-stall watchdog of an engine: it aborts any
-// connection whose current write has not finished within the stall limit.
-// A stalled socket cannot take a close frame, so it is closed outright.
-type stallWatch struct {
-	limit time.Duration
-	once  sync.Once
-	done  chan struct{}
-	stops sync.Once
-}
-
-func newStallWatch(limit time.Duration) *stallWatch {
-	return &stallWatch{limit: limit, done: make(chan struct{})}
-}
-
-func (s *stallWatch) start(e *Engine) {
-	if s.limit <= 0 {
-		return
-	}
-	s.once.Do(func() {
-		tick := min(max(s.limit/4, 10*time.Millisecond), time.Second)
-		go func() {
-			t := time.NewTicker(tick)
-			defer t.Stop()
-			for {
-				select {
-				case <-s.done:
-					return
-				case now := <-t.C:
-					e.abortStalled(now, s.limit)
-				}
-			}
-		}()
 	})
 }
 
-func (s *stallWatch) stop() { s.stops.Do(func() { close(s.done) }) }
-
-func (e *Engine) abortStalled(now time.Time, limit time.Duration) {
-	e.connsMu.Lock()
-	defer e.connsMu.Unlock()
-	for wc := range e.conns {
-		if since := wc.writing.Load(); since != 0 && now.Sub(time.Unix(0, since)) > limit {
-			e.sh.Log.Warn("websocket write stalled; aborting connection", "stalled_for", now.Sub(time.Unix(0, since)))
-			e.sh.Metrics.stallAborted()
-			wc.cancel()
-			wc.c.CloseNow()
-		}
-	}
-}
-
 // Close stops the engine's background work.
-func (e *Engine) Close() { e.stalls.stop() }
+func (e *Engine) Close() { e.conns.stalls.stop() }
+
+// writingSince is when the current write(2) began, in unix nanos; 0 when
+// the socket is idle.
+func (wc *wsConn) writingSince() int64 { return wc.writing.Load() }

@@ -406,3 +406,29 @@ func TestWebSocketFailedContinuationEvictsItsParent(t *testing.T) {
 		t.Fatalf("older response: %+v", e)
 	}
 }
+
+// A continuation refused by the WebSocket message rules, in parse, before
+// its parent was looked up, evicts that parent as one that fails later
+// does; a response.processed naming it is no request and keeps it.
+func TestWebSocketContinuationRefusedInParseEvictsItsParent(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	c := h.rawWS("/v1/responses")
+	send(t, c, `{"type":"response.create","model":"x","store":false,"input":"first"}`)
+	first := readResponse(t, c)
+	id := first[len(first)-1].Response.ID
+	send(t, c, `{"type":"response.processed","model":"x","previous_response_id":"`+id+`"}`)
+	send(t, c, `{"type":"response.create","model":"x","store":false,"previous_response_id":"`+id+`","input":"second"}`)
+	second := readResponse(t, c)
+	if ev := second[len(second)-1]; ev.Type != api.EventCompleted {
+		t.Fatalf("after response.processed: %s", ev.Type)
+	}
+	id = second[len(second)-1].Response.ID
+	send(t, c, `{"type":"response.create","model":"x","store":false,"background":true,"previous_response_id":"`+id+`","input":"third"}`)
+	if e := readEvent(t, c).AsError(); e == nil || e.Param != "background" {
+		t.Fatalf("background over WebSocket: %+v", e)
+	}
+	send(t, c, `{"type":"response.create","model":"x","store":false,"previous_response_id":"`+id+`","input":"fourth"}`)
+	if e := readEvent(t, c).AsError(); e == nil || e.Code != "previous_response_not_found" {
+		t.Fatalf("after a refused continuation: %+v", e)
+	}
+}

@@ -1,0 +1,42 @@
+package server
+
+import (
+	"net/http"
+
+	"agentloop/api"
+
+	"github.com/labstack/echo/v4"
+)
+
+// Register mounts the engine on g (e.g. /v1 or /baseline/v1). Any other
+// path under g, or another method on one of its paths, gets OpenAI's 404.
+func (e *Engine) Register(g *echo.Group) {
+	routes := []struct {
+		method, path string
+		h            echo.HandlerFunc
+	}{
+		{http.MethodPost, "/responses", e.handleCreate},
+		{http.MethodGet, "/responses", e.handleWebSocket},
+		{http.MethodPost, "/responses/input_tokens", e.handleInputTokens},
+		{http.MethodGet, "/responses/:id", e.handleGet},
+		{http.MethodDelete, "/responses/:id", e.handleDelete},
+		{http.MethodGet, "/responses/:id/input_items", e.handleInputItems},
+		{http.MethodGet, "/models", e.handleModels},
+		{http.MethodGet, "/models/:id", e.handleModel},
+	}
+	for _, r := range routes {
+		g.Add(r.method, r.path, r.h)
+		// A path's own not-found handler answers its other methods, where
+		// Echo would answer 405.
+		g.RouteNotFound(r.path, invalidURL)
+	}
+	g.RouteNotFound("", invalidURL)
+	g.RouteNotFound("/*", invalidURL)
+}
+
+// invalidURL is OpenAI's answer to a path or method it does not serve: a
+// 404 invalid_request_error naming both.
+func invalidURL(c echo.Context) error {
+	r := c.Request()
+	return api.Errorf(http.StatusNotFound, "", "", "Invalid URL (%s %s)", r.Method, r.URL.Path)
+}
