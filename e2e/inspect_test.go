@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,30 @@ func TestInspectWatchesAClientLive(t *testing.T) {
 	turnRows := page.GetByTestId("turn-row")
 	check(t, expect.Locator(turnRows).ToHaveCount(3), "three turns")
 	check(t, expect.Locator(page.GetByTestId("summary-turns")).ToHaveText("3"), "the summary counts three")
+	// The legend is api's groups, and every bar is coloured by a group the
+	// server gave its span.
+	var legend, swatches []string
+	for _, g := range api.WaterfallGroups {
+		switch g.Name {
+		case api.GroupOverhead, api.GroupAPIStack, api.GroupQueuePrefill, api.GroupDecode:
+			legend = append(legend, g.Legend)
+			swatches = append(swatches, "stage-"+g.Name)
+		}
+	}
+	check(t, expect.Locator(page.GetByTestId("session-legend").Locator("li")).ToHaveText(append(legend, "error", "hatched: modelled")), "the legend is api's groups")
+	bars, err := page.Locator("#session-waterfall rect").EvaluateAll(`rs => rs.map(r => r.getAttribute("class"))`)
+	check(t, err, "the waterfall's bars")
+	if list, _ := bars.([]any); len(list) == 0 {
+		t.Error("the session's waterfall draws no bar")
+	} else {
+		for _, c := range list {
+			// A modelled bar carries a hatched overlay ("modelled", drawn
+			// with the pattern's "hatch-line"): not a bar of its own.
+			if s, _ := c.(string); !slices.Contains(swatches, s) && !slices.Contains([]string{"stage-error", "modelled", "hatch-line"}, s) {
+				t.Errorf("a bar of class %q, not a group the legend names (%v)", s, swatches)
+			}
+		}
+	}
 	check(t, expect.Locator(turnRows.Nth(1)).ToContainText("tokens hit"), "a continuation hits the connection's tokens")
 	client.turn("and the last")
 	check(t, expect.Locator(turnRows).ToHaveCount(4), "the fourth turn arrives live")

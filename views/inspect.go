@@ -31,4 +31,6 @@ type SessionHead struct {
 	Live                     bool
 	// HTTP says the summary shows the WebSocket estimate.
 	HTTP bool
+	// Legend is the waterfall's groups, as api names them.
+	Legend []Stage
 }

@@ -341,5 +341,5 @@ func sessionHead(s *inspect.Session, permalink string) views.SessionHead {
 		Started: fmtTime(started), StartedISO: started.UTC().Format(time.RFC3339),
 		UserAgent: dash(s.Client.UserAgent), Originator: dash(s.Client.Originator), Beta: dash(s.Client.Beta),
 		ExportHref: "/api/sessions/" + s.ID + "/export", Permalink: permalink, HTTP: s.Transport != inspect.TransportWebSocket,
-		WorkloadHref: "/api/sessions/" + s.ID + "/workload", RaceConfig: raceThisSession}
+		WorkloadHref: "/api/sessions/" + s.ID + "/workload", RaceConfig: raceThisSession, Legend: sessionStages}
 }

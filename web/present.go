@@ -23,6 +23,10 @@ var stages = legend(api.GroupPending)
 // raceStages adds what the live view draws before a lane's traces merge.
 var raceStages = legend()
 
+// sessionStages are the groups of an inspected session's turns: the
+// engine's spans only, no client side.
+var sessionStages = legend(api.GroupConnect, api.GroupNetwork, api.GroupTool, api.GroupRecovery, api.GroupPending)
+
 // groupsJSON is api.WaterfallGroups for the charts (views.Race.Groups).
 var groupsJSON = func() string {
 	b, _ := json.Marshal(api.WaterfallGroups)

@@ -273,11 +273,11 @@ func requestOf(tr *api.Trace) request {
 	r := request{ResponseID: tr.ResponseID}
 	for _, s := range tr.Spans {
 		d := time.Duration(s.DurationNS)
-		switch {
-		case api.IsStackStage(s.Name):
+		switch api.SpanGroup(s.Name) {
+		case api.GroupAPIStack:
 			r.work = append(r.work, api.StackWorkOf(tr, s))
-		case s.Name == api.StageGenerate:
-		case api.IsOverhead(s.Name):
+		case api.GroupDecode:
+		case api.GroupOverhead:
 			r.overhead += d
 			if s.Name != api.StageFinalize {
 				r.beforeToken += d
