@@ -186,11 +186,7 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 // StackFromRequest reads the request's stack from the header or its query
 // alias; def applies when neither is set.
 func StackFromRequest(r *http.Request, def Stack) (Stack, *Error) {
-	v := r.Header.Get(HeaderStack)
-	if v == "" {
-		v = r.URL.Query().Get(QueryStack)
-	}
-	return ParseStack(v, def, HeaderStack)
+	return ParseStack(AgentloopHeader(r, HeaderStack), def, HeaderStack)
 }
 
 // StageCeiling is the longest any modelled stack stage may take. The

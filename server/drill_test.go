@@ -338,3 +338,19 @@ func (c traceChan) ObserveTrace(t *api.Trace) {
 
 func (traceChan) ObserveOpen(string)  {}
 func (traceChan) ObserveClose(string) {}
+
+// A browser cannot set headers on a WebSocket upgrade, so the scope also
+// reads from its query alias: a drill scoped to "lane-a" refuses only the
+// upgrade whose query names that scope.
+func TestScopedDrillReadsTheUpgradesQueryAlias(t *testing.T) {
+	h := newHarness(t)
+	h.arm(api.DrillSpec{Drill: api.DrillRefuseUpgrade, Scope: "lane-a"})
+	h.rawWS("/v1/responses?agentloop_scope=lane-b") // another scope: let through
+	_, resp, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+"/v1/responses?agentloop_scope=lane-a", nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusUpgradeRequired || resp.Header.Get(api.HeaderDrill) != api.DrillRefuseUpgrade {
+		t.Fatalf("the upgrade scoped lane-a by its query: %v %+v", err, resp)
+	}
+	if dr := h.sh.Drills.List()[0]; dr.Fired != 1 {
+		t.Fatalf("firings %+v", dr)
+	}
+}

@@ -48,7 +48,7 @@ func (e *Engine) upgradeDrill(r *http.Request) *api.Error {
 	if e.sh.Drills.idle() {
 		return nil
 	}
-	dr := e.sh.Drills.fire(hookUpgrade, "", r.Header.Get(api.HeaderScope), api.DrillFiring{Upgrade: true})
+	dr := e.sh.Drills.fire(hookUpgrade, "", api.AgentloopHeader(r, api.HeaderScope), api.DrillFiring{Upgrade: true})
 	if dr == nil {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (e *Engine) limitDrill(fl *flight) *api.Error {
 // that status, Retry-After (whole seconds, rounded up) and retry-after-ms.
 // It also takes the request's scope header, for the stream drills.
 func (e *Engine) httpDrill(fl *flight, r *http.Request) *api.Error {
-	fl.trace.scope = r.Header.Get(api.HeaderScope)
+	fl.trace.scope = api.AgentloopHeader(r, api.HeaderScope)
 	if e.sh.Drills.idle() {
 		return nil
 	}

@@ -41,7 +41,7 @@ func IsWebSocketSession(key string) bool { return strings.HasPrefix(key, clientS
 // nothing.
 func clientOf(r *http.Request) *api.Client {
 	c := api.Client{UserAgent: r.Header.Get("User-Agent"), Originator: r.Header.Get("Originator"),
-		Beta: strings.Join(r.Header.Values("OpenAI-Beta"), ", "), Race: r.Header.Get(api.HeaderRace)}
+		Beta: strings.Join(r.Header.Values("OpenAI-Beta"), ", "), Race: api.AgentloopHeader(r, api.HeaderRace)}
 	if len(c.Race) > api.MaxRaceTag {
 		c.Race = c.Race[:api.MaxRaceTag]
 	}

@@ -63,7 +63,7 @@ func (e *Engine) handleWebSocket(c echo.Context) error {
 	// The connection outlives the handler's request context.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{e: e, c: conn, out: hj.conn, writing: hj.writing, ctx: ctx, cancel: cancel,
-		stack: stack, proto: isPrototype(r), sessionKey: newWSClientSessionKey(), client: clientOf(r), scope: r.Header.Get(api.HeaderScope)}
+		stack: stack, proto: isPrototype(r), sessionKey: newWSClientSessionKey(), client: clientOf(r), scope: api.AgentloopHeader(r, api.HeaderScope)}
 	wc.lanes = newLanes(ctx, wc, wc.proto, newQueueBound(max(4*e.cfg.WSQueue, 16)), wc.handle)
 	if !e.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")

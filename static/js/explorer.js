@@ -446,9 +446,11 @@
 
   onSend(sendHTTP, sendOverHTTP);
 
-  // The aliases of agentloop's own headers, for the upgrade's query.
-  const queryAliases = { "x-agentloop-stack": "agentloop_stack" };
-  document.getElementById("explorer-aliases").addEventListener("click", () => {
+  // The aliases of agentloop's own headers, for the upgrade's query, as the
+  // page lists them (api.QueryAliases).
+  const aliasButton = document.getElementById("explorer-aliases");
+  const queryAliases = Object.fromEntries(JSON.parse(aliasButton.dataset.aliases || "[]").map((a) => [a.header.toLowerCase(), a.query]));
+  aliasButton.addEventListener("click", () => {
     let h;
     try {
       h = headerLines();

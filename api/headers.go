@@ -1,0 +1,34 @@
+package api
+
+import "net/http"
+
+// QueryAliases are the query-parameter aliases of agentloop's own request
+// headers. A browser cannot set headers on a WebSocket upgrade, so each
+// header a client sends also reads from the upgrade's query; the header
+// wins when both are set (docs/protocol.md, "agentloop's headers"). The
+// explorer offers these aliases from this table.
+var QueryAliases = []QueryAlias{
+	{Header: HeaderStack, Query: QueryStack},
+	{Header: HeaderScope, Query: "agentloop_scope"},
+	{Header: HeaderRace, Query: "agentloop_race"},
+}
+
+// QueryAlias pairs one of agentloop's headers with its query alias.
+type QueryAlias struct {
+	Header string `json:"header"`
+	Query  string `json:"query"`
+}
+
+// AgentloopHeader reads one of agentloop's own headers from the request,
+// or else from its query alias.
+func AgentloopHeader(r *http.Request, header string) string {
+	if v := r.Header.Get(header); v != "" {
+		return v
+	}
+	for _, a := range QueryAliases {
+		if a.Header == header {
+			return r.URL.Query().Get(a.Query)
+		}
+	}
+	return ""
+}
