@@ -25,9 +25,9 @@ func TestExplorerConsole(t *testing.T) {
 
 	// A header for HTTP, and its query alias for the upgrade.
 	check(t, page.GetByText("Headers and the WebSocket query").Click(), "open the headers")
-	check(t, page.GetByTestId("explorer-headers").Fill("X-Agentloop-Stack: hosted"), "type a header")
+	check(t, page.GetByTestId("explorer-headers").Fill("X-Agentloop-Stack: hosted\nX-Agentloop-Scope: explorer"), "type the headers")
 	check(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Use the headers' query aliases"}).Click(), "use the aliases")
-	check(t, expect.Locator(page.GetByTestId("explorer-ws-query")).ToHaveValue("agentloop_stack=hosted"), "the alias in the query")
+	check(t, expect.Locator(page.GetByTestId("explorer-ws-query")).ToHaveValue("agentloop_stack=hosted&agentloop_scope=explorer"), "the aliases in the query")
 
 	// The same body over both transports, the traces side by side; the
 	// hosted stack (header, then alias) shows in both.
@@ -62,5 +62,5 @@ func TestExplorerConsole(t *testing.T) {
 	check(t, expect.Locator(items.First()).ToHaveAttribute("data-transport", "frame"), "newest first")
 	check(t, items.Nth(1).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Load"}).Click(), "load the WebSocket request")
 	check(t, expect.Locator(body).ToHaveValue(regexp.MustCompile(`"model": "instant"`)), "body loaded")
-	check(t, expect.Locator(page.GetByTestId("explorer-headers")).ToHaveValue("X-Agentloop-Stack: hosted"), "headers loaded")
+	check(t, expect.Locator(page.GetByTestId("explorer-headers")).ToHaveValue("X-Agentloop-Stack: hosted\nX-Agentloop-Scope: explorer"), "headers loaded")
 }
