@@ -187,7 +187,7 @@ func RunsPage(p Page, l RunsList) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<div class=\"table-wrap\"><table class=\"runs reflow\"><thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Started</th><th scope=\"col\">Scenario</th><th scope=\"col\">Profile</th><th scope=\"col\">Settings</th><th scope=\"col\">Lanes</th><th scope=\"col\">Status</th><th scope=\"col\">WebSocket vs HTTP</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<div class=\"table-wrap\"><table class=\"runs reflow\"><thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Started</th><th scope=\"col\">Scenario</th><th scope=\"col\">Profile</th><th scope=\"col\">Settings</th><th scope=\"col\">Lanes</th><th scope=\"col\">Status</th><th scope=\"col\">WebSocket's saving</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -335,14 +335,14 @@ func RunsPage(p Page, l RunsList) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</span></td><td data-label=\"WebSocket vs HTTP\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</span></td><td data-label=\"WebSocket's saving\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var19 string
 					templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(r.Saving)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/runs.templ`, Line: 66, Col: 53}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/runs.templ`, Line: 66, Col: 54}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 					if templ_7745c5c3_Err != nil {

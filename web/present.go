@@ -299,26 +299,40 @@ func runRow(r rollout.RunRecord) views.RunRow {
 	for _, l := range r.Config.Lanes {
 		lanes = append(lanes, laneLabel(l))
 	}
-	saving := "–"
-	if r.Summary != nil {
-		if v, ok := r.Summary.SavedVsHTTP[rollout.LaneWS]; ok && slices.Contains(r.Config.Lanes, rollout.LaneHTTP) {
-			saving = sooner(v)
-			// With repeats, the medians compared and their spread.
-			if r.Summary.Repeats > 1 {
-				var parts []string
-				for _, l := range r.Summary.Lanes {
-					if l.Lane == rollout.LaneHTTP || l.Lane == rollout.LaneWS {
-						parts = append(parts, laneLabel(l.Lane)+" "+rollout.TotalWithSpread(l))
-					}
-				}
-				saving += " (medians of " + strconv.Itoa(r.Summary.Repeats) + " repeats: " + strings.Join(parts, ", ") + ")"
-			}
-		}
-	}
 	return views.RunRow{ID: r.ID, Href: "/runs/" + r.ID, RaceHref: "/race?run=" + r.ID,
 		Created: fmtTime(r.CreatedAt), CreatedISO: r.CreatedAt.UTC().Format(time.RFC3339),
 		Scenario: r.Config.Scenario, Profile: r.Config.Profile, Status: r.Status, Lanes: strings.Join(lanes, ", "),
-		Settings: runSettings(r.Config), Saving: saving}
+		Settings: runSettings(r.Config), Saving: listSaving(r)}
+}
+
+// listSaving is WebSocket's saving in the runs list, against the baseline
+// the headline uses (optimized HTTP), or against HTTP for a run without
+// it; "–" when the run has neither comparison.
+func listSaving(r rollout.RunRecord) string {
+	s := r.Summary
+	if s == nil {
+		return "–"
+	}
+	base, saved, than := rollout.LaneHTTPOptimized, s.SavedVsOptimized, " than optimized HTTP"
+	if _, ok := saved[rollout.LaneWS]; !ok || !slices.Contains(r.Config.Lanes, base) {
+		base, saved, than = rollout.LaneHTTP, s.SavedVsHTTP, " than HTTP"
+	}
+	v, ok := saved[rollout.LaneWS]
+	if !ok || !slices.Contains(r.Config.Lanes, base) {
+		return "–"
+	}
+	out := sooner(v) + than
+	// With repeats, the medians compared and their spread.
+	if s.Repeats > 1 {
+		var parts []string
+		for _, l := range s.Lanes {
+			if l.Lane == base || l.Lane == rollout.LaneWS {
+				parts = append(parts, laneLabel(l.Lane)+" "+rollout.TotalWithSpread(l))
+			}
+		}
+		out += " (medians of " + strconv.Itoa(s.Repeats) + " repeats: " + strings.Join(parts, ", ") + ")"
+	}
+	return out
 }
 
 // runSettings is a run's setup in one line, for comparing runs in a list:
