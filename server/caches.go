@@ -39,66 +39,79 @@ func itemHash(partition string, it *api.Item) uint64 {
 	return h.Sum64()
 }
 
-// tokenCache is the request-level rendered-token cache of /v1: tokens per
-// item content, keyed by prompt_cache_key partition, LRU-bounded by tokens.
-type tokenCache struct {
+// lru is a request-level cache: values by key, each in a prompt_cache_key
+// partition, the least recently used evicted first once the values' summed
+// weight passes max. A value heavier than max is not kept.
+type lru[V any] struct {
 	mu        sync.Mutex
 	max, size int
-	lru       *list.List
+	weight    func(V) int
+	order     *list.List
 	byKey     map[uint64]*list.Element
 }
 
-type tokenEntry struct {
+type lruEntry[V any] struct {
 	key       uint64
 	partition string
-	tokens    []int
+	value     V
 }
 
-func newTokenCache(maxTokens int) *tokenCache {
-	return &tokenCache{max: maxTokens, lru: list.New(), byKey: map[uint64]*list.Element{}}
+func newLRU[V any](max int, weight func(V) int) *lru[V] {
+	return &lru[V]{max: max, weight: weight, order: list.New(), byKey: map[uint64]*list.Element{}}
 }
 
-func (c *tokenCache) get(key uint64) ([]int, bool) {
+func (c *lru[V]) get(key uint64) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
 	if !ok {
-		return nil, false
+		var zero V
+		return zero, false
 	}
-	c.lru.MoveToFront(el)
-	return el.Value.(*tokenEntry).tokens, true
+	c.order.MoveToFront(el)
+	return el.Value.(*lruEntry[V]).value, true
 }
 
-func (c *tokenCache) put(key uint64, partition string, tokens []int) {
+func (c *lru[V]) put(key uint64, partition string, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.byKey[key]; ok || len(tokens) > c.max {
+	w := c.weight(v)
+	if _, ok := c.byKey[key]; ok || w > c.max {
 		return
 	}
-	c.byKey[key] = c.lru.PushFront(&tokenEntry{key: key, partition: partition, tokens: tokens})
-	c.size += len(tokens)
+	c.byKey[key] = c.order.PushFront(&lruEntry[V]{key: key, partition: partition, value: v})
+	c.size += w
 	for c.size > c.max {
-		old := c.lru.Back()
-		ent := old.Value.(*tokenEntry)
-		c.lru.Remove(old)
-		delete(c.byKey, ent.key)
-		c.size -= len(ent.tokens)
+		c.remove(c.order.Back())
 	}
 }
 
-func (c *tokenCache) reset(partition string) {
+// reset forgets the partition's values, or every value when partition is "".
+func (c *lru[V]) reset(partition string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for el := c.lru.Front(); el != nil; {
+	for el := c.order.Front(); el != nil; {
 		next := el.Next()
-		ent := el.Value.(*tokenEntry)
-		if partition == "" || ent.partition == partition {
-			c.lru.Remove(el)
-			delete(c.byKey, ent.key)
-			c.size -= len(ent.tokens)
+		if partition == "" || el.Value.(*lruEntry[V]).partition == partition {
+			c.remove(el)
 		}
 		el = next
 	}
+}
+
+func (c *lru[V]) remove(el *list.Element) {
+	ent := el.Value.(*lruEntry[V])
+	c.order.Remove(el)
+	delete(c.byKey, ent.key)
+	c.size -= c.weight(ent.value)
+}
+
+// tokenCache is the request-level rendered-token cache of /v1: tokens per
+// item content, keyed by prompt_cache_key partition, bounded by tokens.
+type tokenCache = lru[[]int]
+
+func newTokenCache(maxTokens int) *tokenCache {
+	return newLRU(maxTokens, func(tokens []int) int { return len(tokens) })
 }
 
 // resolvedModel is the resolved model configuration: the profile, the tools
@@ -114,54 +127,12 @@ type resolvedModel struct {
 	schemaCount int
 }
 
-// configCache is the request-level cache of resolved model configurations.
-type configCache struct {
-	mu    sync.Mutex
-	max   int
-	lru   *list.List
-	byKey map[uint64]*list.Element
-}
+// configCache is the request-level cache of resolved model
+// configurations, bounded by their count.
+type configCache = lru[*resolvedModel]
 
 func newConfigCache(max int) *configCache {
-	return &configCache{max: max, lru: list.New(), byKey: map[uint64]*list.Element{}}
-}
-
-func (c *configCache) get(key uint64) (*resolvedModel, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.byKey[key]
-	if !ok {
-		return nil, false
-	}
-	c.lru.MoveToFront(el)
-	return el.Value.(*resolvedModel), true
-}
-
-func (c *configCache) put(m *resolvedModel) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.byKey[m.key]; ok {
-		return
-	}
-	c.byKey[m.key] = c.lru.PushFront(m)
-	for c.lru.Len() > c.max {
-		old := c.lru.Back()
-		c.lru.Remove(old)
-		delete(c.byKey, old.Value.(*resolvedModel).key)
-	}
-}
-
-func (c *configCache) reset(partition string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for el := c.lru.Front(); el != nil; {
-		next := el.Next()
-		if m := el.Value.(*resolvedModel); partition == "" || m.partition == partition {
-			c.lru.Remove(el)
-			delete(c.byKey, m.key)
-		}
-		el = next
-	}
+	return newLRU(max, func(*resolvedModel) int { return 1 })
 }
 
 var hashSeed = maphash.MakeSeed()

@@ -111,7 +111,7 @@ func (e *Engine) resolveModel(partition string, req *api.CreateRequest) (*resolv
 	}
 	m.key = key
 	if e.models != nil {
-		e.models.put(m)
+		e.models.put(m.key, m.partition, m)
 	}
 	return m, false, nil
 }
