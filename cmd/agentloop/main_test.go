@@ -197,7 +197,7 @@ func TestPrintRaceSaysWhereTheTimeWent(t *testing.T) {
 	rec.Summary.Lanes[1].MinTotalNS, rec.Summary.Lanes[1].MaxTotalNS = 7.5e9, 9.25e9
 	out.Reset()
 	printRace(&out, rec)
-	if !strings.Contains(out.String(), "total is the median of 3 repeats; spread 7.5s–9.25s") {
+	if !strings.Contains(out.String(), "total is the median of 3 repeats, the fastest and slowest in brackets: 8.00 s (7.50 s – 9.25 s)") {
 		t.Errorf("output lacks the spread:\n%s", out.String())
 	}
 }

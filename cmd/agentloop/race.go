@@ -204,24 +204,21 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	}
 	fmt.Fprintf(w, "run %s  scenario %s  profile %s  stack %s  rtt %.0fms  tool time %.0fms  repeats %d%s\n", rec.ID, c.Scenario, profile, stack,
 		c.RTTms, c.ToolTimeMs, c.Repeats, order)
-	fmt.Fprintf(w, "%-15s %-7s %10s %6s %12s %11s %9s %9s %10s %14s %8s %14s\n", "lane", "status", "total", "turns", "med.overhead", "stack/turn", "cached",
+	fmt.Fprintf(w, "%-15s %-7s %10s %6s %12s %11s %9s %9s %11s %14s %9s %14s\n", "lane", "status", "total", "turns", "med.overhead", "stack/turn", "cached",
 		"uploaded", "vs http", "vs http-opt", "API CPU", "rollouts/core")
 	if rec.Summary == nil {
 		return
 	}
+	// The cells are the summary's phrased rows, as every page shows them.
+	rec.Summary.Show()
 	for _, l := range rec.Summary.Lanes {
-		perCore := "-"
-		if l.RolloutsPerCore > 0 {
-			perCore = strconv.FormatFloat(l.RolloutsPerCore, 'f', 0, 64)
-		}
-		fmt.Fprintf(w, "%-15s %-7s %10s %6d %12s %11s %8.0f%% %9s %10s %14s %8s %14s\n", l.Lane, l.Status,
-			time.Duration(l.TotalNS).Round(time.Millisecond), l.Turns, time.Duration(l.MedianOverNS).Round(10*time.Microsecond),
-			time.Duration(l.StackPerTurnNS).Round(10*time.Microsecond),
-			100*l.CachedShare, bytesText(l.BytesSent), savedText(rec.Summary.SavedVsHTTP, l.Lane), savedText(rec.Summary.SavedVsOptimized, l.Lane),
-			time.Duration(l.APICPUNS).Round(100*time.Microsecond), perCore)
+		sh := l.Shown
+		fmt.Fprintf(w, "%-15s %-7s %10s %6s %12s %11s %8.0f%% %9s %11s %14s %9s %14s\n", l.Lane, l.Status,
+			rollout.FormatNS(l.TotalNS), sh.Turns, sh.MedianOverhead, sh.StackPerTurn,
+			100*l.CachedShare, bytesText(l.BytesSent), sh.VsHTTP, savedText(rec.Summary.SavedVsOptimized, l.Lane),
+			sh.APICPU, sh.RolloutsPerCore)
 		if c.Repeats > 1 && l.MaxTotalNS > 0 {
-			fmt.Fprintf(w, "    total is the median of %d repeats; spread %s–%s\n", c.Repeats,
-				time.Duration(l.MinTotalNS).Round(time.Millisecond), time.Duration(l.MaxTotalNS).Round(time.Millisecond))
+			fmt.Fprintf(w, "    total is the median of %d repeats, the fastest and slowest in brackets: %s\n", c.Repeats, sh.Total)
 		}
 		if l.Error != "" {
 			fmt.Fprintf(w, "    error: %s\n", l.Error)
@@ -274,14 +271,10 @@ func printDrills(w io.Writer, rec *rollout.RunRecord) {
 }
 
 func savedText(m map[string]float64, lane string) string {
-	v, ok := m[lane]
-	if !ok {
-		return "-"
+	if v, ok := m[lane]; ok {
+		return rollout.Sooner(v)
 	}
-	if v >= 0 {
-		return fmt.Sprintf("%.0f%% sooner", 100*v)
-	}
-	return fmt.Sprintf("%.0f%% later", -100*v)
+	return "–"
 }
 
 func bytesText(n int64) string {
