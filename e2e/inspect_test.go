@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +83,27 @@ func TestInspectWatchesAClientLive(t *testing.T) {
 	client.turn("and again")
 	client.turn("once more")
 	check(t, expect.Locator(turns).ToHaveText("3"), "the turn count follows the client")
+	// The row's cells are the server's, as /api/sessions phrases them.
+	var list struct {
+		Data []struct {
+			Summary struct {
+				Turns int `json:"turns"`
+			} `json:"summary"`
+			Row struct{ Client, Transport, Cache, Tokens, Overhead string } `json:"row"`
+		} `json:"data"`
+	}
+	res, err := http.Get(a.URL() + "/api/sessions")
+	check(t, err, "list the sessions")
+	check(t, json.NewDecoder(res.Body).Decode(&list), "decode the sessions")
+	res.Body.Close()
+	if len(list.Data) != 1 || list.Data[0].Summary.Turns != 3 || list.Data[0].Row.Transport != "WebSocket" {
+		t.Fatalf("the sessions the API lists: %+v", list.Data)
+	}
+	row := list.Data[0].Row
+	cells := rows.First().Locator("td")
+	for i, want := range map[int]string{1: row.Client, 2: row.Transport, 5: row.Cache, 6: row.Tokens, 7: row.Overhead} {
+		check(t, expect.Locator(cells.Nth(i)).ToHaveText(want), "the list's cell "+strconv.Itoa(i)+" is the server's")
+	}
 	screenshot(t, page, "inspect-list.png")
 
 	check(t, rows.First().GetByRole("link").Click(), "open the session")

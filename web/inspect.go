@@ -69,7 +69,43 @@ func (p *Playground) registerInspector(e *echo.Echo) {
 
 // sessionsFrame is a frame of the list feed: the sessions that changed.
 type sessionsFrame struct {
-	Sessions []inspect.Session `json:"sessions"`
+	Sessions []listedSession `json:"sessions"`
+}
+
+// listedSession is a session as the inspector's list serves it: the
+// session, and its row as the list shows it, phrased here so the page
+// builds none (sessionRow renders the same cells).
+type listedSession struct {
+	inspect.Session
+	Row sessionCells `json:"row"`
+}
+
+// sessionCells are a session's cells in the list.
+type sessionCells struct {
+	Client    string `json:"client"` // with the race it belongs to, if any
+	Transport string `json:"transport"`
+	Cache     string `json:"cache"`  // hits / misses
+	Tokens    string `json:"tokens"` // in / cached / out
+	Overhead  string `json:"overhead"`
+}
+
+func cellsOf(s inspect.Session) sessionCells {
+	client := clientLabel(s.Client)
+	if s.Race != "" {
+		client += " · race " + s.Race
+	}
+	return sessionCells{Client: client, Transport: transportLabel(s.Transport),
+		Cache:    strconv.Itoa(s.Summary.CacheHits) + " / " + strconv.Itoa(s.Summary.CacheMisses),
+		Tokens:   fmtInt(s.Summary.InputTokens) + " / " + fmtInt(s.Summary.CachedTokens) + " / " + fmtInt(s.Summary.OutputTokens),
+		Overhead: fmtNS(s.Summary.OverheadNS)}
+}
+
+func listed(sessions []inspect.Session) []listedSession {
+	out := make([]listedSession, len(sessions))
+	for i, s := range sessions {
+		out[i] = listedSession{Session: s, Row: cellsOf(s)}
+	}
+	return out
 }
 
 // sessionFrame is a frame of a session's feed: its summary and the turns
@@ -95,7 +131,7 @@ func (p *Playground) inspectFeed() {
 		changed, latest := p.inspector.Since(seq)
 		seq = latest
 		if len(changed) > 0 && p.hub.watched(inspectListFeed) {
-			p.sendFrame(inspectListFeed, sessionsFrame{Sessions: changed})
+			p.sendFrame(inspectListFeed, sessionsFrame{Sessions: listed(changed)})
 		}
 		for _, s := range changed {
 			feed := sessionFeed(s.ID)
@@ -154,8 +190,8 @@ func (p *Playground) watchInspector(c echo.Context, feed string) error {
 
 // sessionList is GET /api/sessions.
 type sessionList struct {
-	Object string            `json:"object"`
-	Data   []inspect.Session `json:"data"`
+	Object string          `json:"object"`
+	Data   []listedSession `json:"data"`
 	// Dropped counts the requests the inspector missed because its queue
 	// was full (it never slows the engine down).
 	Dropped int64 `json:"dropped"`
@@ -191,11 +227,8 @@ func (p *Playground) listSessions(c echo.Context) error {
 	if hideRaces {
 		sessions = slices.DeleteFunc(sessions, func(s inspect.Session) bool { return s.Race != "" })
 	}
-	if sessions == nil {
-		sessions = []inspect.Session{}
-	}
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, sessionList{Object: "list", Data: sessions, Dropped: p.inspector.Dropped(),
+	return c.JSON(http.StatusOK, sessionList{Object: "list", Data: listed(sessions), Dropped: p.inspector.Dropped(),
 		Unsaved: p.inspector.Unsaved()})
 }
 
@@ -318,15 +351,10 @@ func sessionRow(s inspect.Session) views.SessionRow {
 	if len(short) > 17 {
 		short = short[:17] + "…"
 	}
-	client := clientLabel(s.Client)
-	if s.Race != "" {
-		client += " · race " + s.Race
-	}
-	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: client, Transport: transportLabel(s.Transport),
+	cells := cellsOf(s)
+	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: cells.Client, Transport: cells.Transport,
 		Turns: strconv.Itoa(s.Summary.Turns), Errors: strconv.Itoa(s.Summary.Errors),
-		Cache:    strconv.Itoa(s.Summary.CacheHits) + " / " + strconv.Itoa(s.Summary.CacheMisses),
-		Tokens:   fmtInt(s.Summary.InputTokens) + " / " + fmtInt(s.Summary.CachedTokens) + " / " + fmtInt(s.Summary.OutputTokens),
-		Overhead: fmtNS(s.Summary.OverheadNS), Updated: fmtTime(updated), UpdatedISO: updated.UTC().Format(time.RFC3339), Live: s.Live}
+		Cache: cells.Cache, Tokens: cells.Tokens, Overhead: cells.Overhead, Updated: fmtTime(updated), UpdatedISO: updated.UTC().Format(time.RFC3339), Live: s.Live}
 }
 
 func sessionHead(s *inspect.Session, permalink string) views.SessionHead {

@@ -55,16 +55,6 @@
     };
   }
 
-  function transportLabel(t) {
-    return t === "websocket" ? "WebSocket" : "HTTP";
-  }
-
-  function clientLabel(c) {
-    c = c || {};
-    if (c.originator && c.user_agent) return c.originator + " · " + c.user_agent;
-    return c.originator || c.user_agent || "unknown client";
-  }
-
   function tokens(x) {
     return fmtInt(x.input_tokens) + " / " + fmtInt(x.cached_tokens) + " / " + fmtInt(x.output_tokens);
   }
@@ -238,13 +228,13 @@
         body.append(el("tr", { "data-testid": "session-row", "data-session": s.id },
           el("td", null, el("a", { href: "/inspect/" + encodeURIComponent(s.id) }, el("code", null, short)),
             s.live ? " " : null, s.live ? el("span", { class: "status", "data-status": "running" }, "live") : null),
-          el("td", s.race ? { "data-race": s.race } : null, clientLabel(s.client) + (s.race ? " · race " + s.race : "")),
-          el("td", null, transportLabel(s.transport)),
+          el("td", s.race ? { "data-race": s.race } : null, s.row.client),
+          el("td", null, s.row.transport),
           el("td", { "data-testid": "session-turns" }, String(sum.turns || 0)),
           el("td", null, String(sum.errors || 0)),
-          el("td", null, (sum.cache_hits || 0) + " / " + (sum.cache_misses || 0)),
-          el("td", null, tokens(sum)),
-          el("td", null, fmtNS(sum.overhead_ns)),
+          el("td", null, s.row.cache),
+          el("td", null, s.row.tokens),
+          el("td", null, s.row.overhead),
           el("td", null, when(s.updated_unix_ns))));
       }
       empty.hidden = rows.length > 0;
