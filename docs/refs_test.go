@@ -315,8 +315,8 @@ func repoFiles(t *testing.T) (root string, files []string) {
 func TestFindReferences(t *testing.T) {
 	for text, want := range map[string]string{
 		"see docs/protocol.md, \"WebSocket mode\"":      "docs/protocol.md",
-		"(PROTOCOL.md §7.6)":                            "PROTOCOL.md",
-		"../shared/docs/DECISIONS.md":                   "../shared/docs/DECISIONS.md",
+		"(SPEC.md §7.6)":                                "SPEC.md",
+		"../shared/docs/RULINGS.md":                     "../shared/docs/RULINGS.md",
 		"[stack](stack.md#ranges)":                      "stack.md",
 		"the hub (hub.go) fans out":                     "hub.go",
 		"https://example.com/docs/index.md":             "",
