@@ -265,11 +265,9 @@ type Problem struct {
 // SweepChart is one scenario's sweep: the share saved against optimized
 // HTTP by model speed, one line per stack and lane, laid out in SVG units.
 type SweepChart struct {
-	Scenario       string
-	Lines          []SweepLine
-	W, H           float64
-	X0, X1, Y0, Y1 float64 // the plot area
-	XTicks, YTicks []SweepTick
+	Scenario string
+	Lines    []SweepLine
+	ChartFrame
 }
 
 // SweepLine is one stack's (and lane's) points, in speed order.
@@ -289,8 +287,16 @@ type SweepPoint struct {
 	X, Y       float64
 }
 
-// SweepTick is one axis label.
-type SweepTick struct {
+// ChartFrame is a line chart's box, in SVG units: its size, its plot area
+// and its axes' ticks (the sweep's and the sensitivity chart's).
+type ChartFrame struct {
+	W, H           float64
+	X0, X1, Y0, Y1 float64 // the plot area
+	XTicks, YTicks []ChartTick
+}
+
+// ChartTick is one axis label, and where it stands.
+type ChartTick struct {
 	At    float64
 	Label string
 }
@@ -298,11 +304,9 @@ type SweepTick struct {
 // SensitivityChart draws docs/stack.md's sensitivity table: the headline's
 // saving for each stack parameter at each factor.
 type SensitivityChart struct {
-	Factors        []string
-	Lines          []SensitivityLine
-	W, H           float64
-	X0, X1, Y0, Y1 float64
-	XTicks, YTicks []SweepTick
+	Factors []string
+	Lines   []SensitivityLine
+	ChartFrame
 }
 
 // SensitivityLine is one parameter's savings, in factor order; Class picks

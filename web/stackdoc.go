@@ -231,12 +231,10 @@ func sensitivityChart(doc ast.Node, src []byte) (*views.SensitivityChart, ast.No
 
 // The sensitivity chart's drawing area, in SVG units: small enough that
 // its 14-unit labels stay readable when a phone scales it down.
-const (
-	sensW, sensH        = 420.0, 260.0
-	sensLeft, sensRight = 48.0, 12.0
-	sensTop, sensBottom = 12.0, 36.0
-)
+var sensitivityBox = chartBox{w: 420, h: 260, left: 48, right: 12, top: 12, bottom: 36}
 
+// layoutSensitivity places the points: the factors evenly, the saving (in
+// %) from the lowest to the highest point, rounded out to tens.
 func layoutSensitivity(ch *views.SensitivityChart) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, l := range ch.Lines {
@@ -248,30 +246,21 @@ func layoutSensitivity(ch *views.SensitivityChart) {
 	if hi == lo {
 		hi = lo + 10
 	}
+	frame, x, y := sensitivityBox.frame(lo, hi, 10, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) + "%" })
 	n := float64(max(len(ch.Factors)-1, 1))
-	x := func(i int) float64 { return sensLeft + float64(i)/n*(sensW-sensLeft-sensRight) }
-	y := func(v float64) float64 { return sensTop + (hi-v)/(hi-lo)*(sensH-sensTop-sensBottom) }
-	ch.W, ch.H = sensW, sensH
-	ch.X0, ch.X1, ch.Y0, ch.Y1 = sensLeft, sensW-sensRight, sensTop, sensH-sensBottom
 	for i, f := range ch.Factors {
-		ch.XTicks = append(ch.XTicks, views.SweepTick{At: x(i), Label: f})
+		frame.XTicks = append(frame.XTicks, views.ChartTick{At: x(float64(i) / n), Label: f})
 	}
-	step := 10.0
-	if hi-lo > 60 {
-		step = 20
-	}
-	for v := lo; v <= hi+1e-9; v += step {
-		ch.YTicks = append(ch.YTicks, views.SweepTick{At: y(v), Label: strconv.FormatFloat(v, 'f', -1, 64) + "%"})
-	}
+	ch.ChartFrame = frame
 	for i := range ch.Lines {
 		l := &ch.Lines[i]
 		l.Class = fmt.Sprintf("series-%d", i%8)
-		var path []string
+		xs, ys := make([]float64, len(l.Points)), make([]float64, len(l.Points))
 		for j := range l.Points {
 			p := &l.Points[j]
-			p.X, p.Y = x(p.Index), y(p.Saved)
-			path = append(path, strconv.FormatFloat(p.X, 'f', 1, 64)+","+strconv.FormatFloat(p.Y, 'f', 1, 64))
+			p.X, p.Y = x(float64(p.Index)/n), y(p.Saved)
+			xs[j], ys[j] = p.X, p.Y
 		}
-		l.Path = strings.Join(path, " ")
+		l.Path = polyline(xs, ys)
 	}
 }

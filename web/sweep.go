@@ -219,12 +219,10 @@ func referenceSweep() (*views.SweepReference, error) {
 
 // The chart's drawing area, in SVG units: narrow enough that its 14-unit
 // labels stay about 11 px on a phone.
-const (
-	sweepW, sweepH           = 480.0, 300.0
-	sweepLeft, sweepRight    = 52.0, 14.0
-	sweepTop, sweepBottom    = 14.0, 44.0
-	sweepMinTPS, sweepMaxTPS = 50.0, 5000.0
-)
+var sweepBox = chartBox{w: 480, h: 300, left: 52, right: 14, top: 14, bottom: 44}
+
+// The speed axis's ends, in tokens/s (log scale).
+const sweepMinTPS, sweepMaxTPS = 50.0, 5000.0
 
 // layoutSweep places the points: speed on a log scale, the saved share
 // from 0 (or the lowest point) to the highest, in steps of 10%.
@@ -236,33 +234,22 @@ func layoutSweep(ch *views.SweepChart) {
 		}
 	}
 	lo, hi = math.Floor(lo*10)/10, math.Ceil(hi*10)/10
+	frame, xAt, y := sweepBox.frame(lo, hi, 0.1, func(v float64) string { return strconv.Itoa(int(math.Round(v*100))) + "%" })
 	x := func(tps float64) float64 {
-		f := (math.Log10(tps) - math.Log10(sweepMinTPS)) / (math.Log10(sweepMaxTPS) - math.Log10(sweepMinTPS))
-		return sweepLeft + f*(sweepW-sweepLeft-sweepRight)
+		return xAt((math.Log10(tps) - math.Log10(sweepMinTPS)) / (math.Log10(sweepMaxTPS) - math.Log10(sweepMinTPS)))
 	}
-	y := func(v float64) float64 {
-		return sweepTop + (hi-v)/(hi-lo)*(sweepH-sweepTop-sweepBottom)
-	}
-	ch.W, ch.H = sweepW, sweepH
-	ch.X0, ch.X1, ch.Y0, ch.Y1 = sweepLeft, sweepW-sweepRight, sweepTop, sweepH-sweepBottom
 	for _, t := range []float64{65, 250, 1000, 4000} {
-		ch.XTicks = append(ch.XTicks, views.SweepTick{At: x(t), Label: strconv.FormatFloat(t, 'f', -1, 64)})
+		frame.XTicks = append(frame.XTicks, views.ChartTick{At: x(t), Label: strconv.FormatFloat(t, 'f', -1, 64)})
 	}
-	step := 0.1
-	if hi-lo > 0.6 {
-		step = 0.2
-	}
-	for v := lo; v <= hi+1e-9; v += step {
-		ch.YTicks = append(ch.YTicks, views.SweepTick{At: y(v), Label: strconv.Itoa(int(math.Round(v*100))) + "%"})
-	}
+	ch.ChartFrame = frame
 	for i := range ch.Lines {
 		l := &ch.Lines[i]
-		var path []string
+		xs, ys := make([]float64, len(l.Points)), make([]float64, len(l.Points))
 		for j := range l.Points {
 			pt := &l.Points[j]
 			pt.X, pt.Y = x(pt.TPS), y(pt.Saved)
-			path = append(path, strconv.FormatFloat(pt.X, 'f', 1, 64)+","+strconv.FormatFloat(pt.Y, 'f', 1, 64))
+			xs[j], ys[j] = pt.X, pt.Y
 		}
-		l.Path = strings.Join(path, " ")
+		l.Path = polyline(xs, ys)
 	}
 }

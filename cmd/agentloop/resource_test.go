@@ -67,27 +67,8 @@ func binary(t *testing.T) string {
 // serveBinary starts the binary on a free port and returns its URL and pid.
 func serveBinary(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "r.db")}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if url, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return url, cmd.Process.Pid
-		}
-	}
-	t.Fatal("the server did not start")
-	return "", 0
+	url, cmd := startBinary(t, args...)
+	return url, cmd.Process.Pid
 }
 
 // procKB reads a "Name:   N kB" line of /proc/pid/status.
