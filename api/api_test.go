@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -297,5 +298,29 @@ func TestSpanGroup(t *testing.T) {
 	var back Trace
 	if err := json.Unmarshal(b, &back); err != nil || back.Spans[0].DurationNS != 5 {
 		t.Errorf("the span does not read back: %v %+v", err, back)
+	}
+}
+
+// A span's hand-written JSON says what encoding/json would say of its
+// fields, the group filled in: the same keys, values and omissions.
+func TestSpanJSONIsItsFields(t *testing.T) {
+	type fields Span // the same tags, without MarshalJSON
+	for _, s := range []Span{
+		{Name: StageParse, StartNS: 1, DurationNS: 2, Kind: Measured, Items: 3, Tokens: 4, Bytes: 5},
+		{Name: StageStackClassify, StartNS: -7, DurationNS: 1 << 40, Kind: Modelled, Note: `hit "cache" <b> & é` + "\x00\xff", Segment: 2},
+		{Name: "no-such-stage", Note: "\u2028"},
+		{},
+	} {
+		got, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := fields(s)
+		f.Group = SpanGroup(s.Name)
+		want, _ := json.Marshal(f)
+		var g, w map[string]any
+		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || !reflect.DeepEqual(g, w) {
+			t.Errorf("span %+v:\n got %s\nwant %s", s, got, want)
+		}
 	}
 }
