@@ -261,7 +261,7 @@ func (e *Engine) handleInputItems(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
 }
 
-func storeError(err error) *api.Error { return api.StoreError(err, "The store is unavailable") }
+func storeError(err error) *api.Error { return api.StoreError(err, "The store could not answer") }
 
 // admitHTTP applies the HTTP transport's rules to a decoded create: what
 // this engine does not serve gets a clear 400 rather than a silent answer.
