@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -10,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"agentloop/api"
+	"agentloop/internal/wait"
 	"agentloop/rollout"
 )
 
@@ -44,13 +45,13 @@ func serve(t *testing.T, env map[string]string, args ...string) (url string, out
 	go func() {
 		done <- run(ctx, append([]string{"serve"}, args...), func(k string) string { return env[k] }, out, &errOut)
 	}()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	if err := wait.Poll(wait.Deadline, func() error {
 		if s := out.String(); strings.HasPrefix(s, "listening on http://127.0.0.1:") && strings.HasSuffix(s, "\n") {
 			url = strings.TrimSpace(strings.TrimPrefix(s, "listening on "))
-			break
+			return nil
 		}
-	}
-	if url == "" {
+		return errors.New("no listening line")
+	}); err != nil {
 		cancel()
 		t.Fatalf("no listening line; stdout %q stderr %q", out.String(), errOut.String())
 	}
