@@ -2,9 +2,11 @@ package rollout_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"agentloop/api"
@@ -158,6 +160,10 @@ func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every TLS handshake the race's clients make, the lanes' and the
+	// trace lookups' alike, is counted.
+	var handshakes atomic.Int32
+	clientTLS.VerifyConnection = func(tls.ConnectionState) error { handshakes.Add(1); return nil }
 	runner := rollout.NewRunner(url, a.DB, nil)
 	runner.TLS = clientTLS
 	id, sum, err := runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws", "http-chained"}, RTTms: 5, TLS: true}, nil)
@@ -182,6 +188,11 @@ func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
 	// Each lane opens its connection once and reuses it.
 	if connects != 2 {
 		t.Fatalf("%d turns paid for a new connection, want one per lane", connects)
+	}
+	// The trace lookups (one per turn, at most two at a time) share one
+	// engine client: they reuse its connections too.
+	if n := int(handshakes.Load()) - connects; n > 2 {
+		t.Fatalf("the trace lookups of %d turns made %d TLS handshakes, want at most two", len(rec.Turns), n)
 	}
 }
 
