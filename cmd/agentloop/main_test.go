@@ -202,3 +202,21 @@ func TestPrintRaceSaysWhereTheTimeWent(t *testing.T) {
 		t.Errorf("output lacks the spread:\n%s", out.String())
 	}
 }
+
+// The usage and bench's error name every benchmark bench runs.
+func TestUsageNamesEveryBenchmark(t *testing.T) {
+	var help strings.Builder
+	if err := run(context.Background(), []string{"help"}, func(string) string { return "" }, &help, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	err := run(context.Background(), []string{"bench"}, func(string) string { return "" }, io.Discard, &stderr)
+	if err == nil {
+		t.Fatal("bench without a benchmark ran")
+	}
+	for _, b := range []string{"overhead", "load", "floor", "matrix", "sweep", "calibrate", "sensitivity"} {
+		if !strings.Contains(help.String(), b) || !strings.Contains(stderr.String(), b) || !strings.Contains(err.Error(), b) {
+			t.Errorf("%s: usage %q, bench's usage %q, its error %q", b, help.String(), stderr.String(), err)
+		}
+	}
+}
