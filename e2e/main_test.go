@@ -63,11 +63,17 @@ func runMain(m *testing.M) int {
 	return code
 }
 
+// needBrowser skips t without the browser set-up; with it, t runs in
+// parallel with the other browser tests. Each starts its own app and opens
+// its own browser contexts on the one shared browser, and most of a browser
+// test's time is spent waiting (for a race's modelled time, for the page),
+// so they overlap well.
 func needBrowser(t *testing.T) {
 	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+	t.Parallel()
 }
 
 // newPage opens a page in its own browser context at desktop width. The

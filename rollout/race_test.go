@@ -22,7 +22,7 @@ func TestRaceEveryScenarioEveryLanePasses(t *testing.T) {
 	for _, sc := range rollout.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
 			var snaps int
-			id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: sc.Name, Profile: "burst", RTTms: 2, Seed: 3},
+			id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: sc.Name, Profile: "instant", RTTms: 2, Seed: 3},
 				func(rollout.Snapshot) { snaps++ })
 			if err != nil {
 				t.Fatal(err)
@@ -133,7 +133,7 @@ func TestRaceAgainstAKeyedServer(t *testing.T) {
 	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-race" })
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	runner.APIKey = "sk-race"
-	_, sum, err := runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws", "http-chained"}}, nil)
+	_, sum, err := runner.Run(context.Background(), rollout.Config{Workload: shortWorkload(t), Profile: "burst", Lanes: []string{"ws", "http-chained"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
 	clientTLS.VerifyConnection = func(tls.ConnectionState) error { handshakes.Add(1); return nil }
 	runner := rollout.NewRunner(url, a.DB, nil)
 	runner.TLS = clientTLS
-	id, sum, err := runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws", "http-chained"}, RTTms: 5, TLS: true}, nil)
+	id, sum, err := runner.Run(context.Background(), rollout.Config{Workload: shortWorkload(t), Profile: "burst", Lanes: []string{"ws", "http-chained"}, RTTms: 5, TLS: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 // same turn index is compared across lanes, the WebSocket's warm-up left
 // out; then the fit recovers rates it was given figures for.
 func TestCalibrate(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	ctx := context.Background()
 	a, stop, err := startEngine(ctx, nil) // the server's default stack stays lean
 	if err != nil {

@@ -40,6 +40,7 @@ func child(t *testing.T, args ...string) *exec.Cmd {
 }
 
 func TestSIGKILLMidRaceLeavesTheStoreIntact(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

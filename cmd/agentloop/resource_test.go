@@ -108,6 +108,7 @@ func bigBody(mib int) []byte {
 }
 
 func TestOneBigRequestCostsABoundedMultipleOfItsSize(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	url, pid := serveBinary(t)
 	if resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(`{"model":"instant","input":"warm up"}`)); err == nil {
 		resp.Body.Close()
@@ -137,6 +138,7 @@ func TestOneBigRequestCostsABoundedMultipleOfItsSize(t *testing.T) {
 }
 
 func TestDroppedBigRequestsStopWorking(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	url, pid := serveBinary(t)
 	addr := strings.TrimPrefix(url, "http://")
 	body := bigBody(8)
@@ -330,6 +332,7 @@ func bigField() string { return strings.Repeat("word ", 14<<20/5) }
 // HTTP and over a WebSocket: the peak RSS growth while one such request is
 // served, over the body's size.
 func TestEveryBigFieldCostsABoundedMultipleOfItsSize(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	text, _ := json.Marshal(bigField())
 	call := `{"type":"function_call","call_id":"call_1","name":"lookup","arguments":"{}"}`
 	output := `{"type":"function_call_output","call_id":"call_1","output":` + string(text) + `}`
