@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -184,4 +185,15 @@ func toFloat(v any) float64 {
 		return n
 	}
 	return 0
+}
+
+// copiesItsLink clicks a permalink's copy button (common.js's copyLink)
+// and expects its status to say the link was copied or, where the
+// browser refuses the clipboard, to show the link itself.
+func copiesItsLink(t *testing.T, page playwright.Page, button, status string) {
+	t.Helper()
+	link, err := page.Locator(button).GetAttribute("data-link")
+	check(t, err, button+"'s link")
+	check(t, page.Locator(button).Click(), "click "+button)
+	check(t, expect.Locator(page.Locator(status)).ToHaveText(regexp.MustCompile(`^(Link copied\.|`+regexp.QuoteMeta(link)+`)$`)), button+" copies its link")
 }
