@@ -26,7 +26,7 @@ func TestRaceThenRestart(t *testing.T) {
 
 	t.Run("race", func(t *testing.T) {
 		goTo(t, page, first.URL()+"/race")
-		choose(t, page.GetByTestId("race-scenario"), "config-migration", "choose the scenario (the quickest to play)")
+		choose(t, page.GetByTestId("race-scenario"), "fix-failing-test", "choose the scenario")
 		choose(t, page.GetByTestId("race-profile"), "burst", "choose the profile")
 		check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
 		check(t, page.GetByLabel("Tool time (ms)").Fill("0"), "set the tool time")
