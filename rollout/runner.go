@@ -174,9 +174,6 @@ type Runner struct {
 	wg      sync.WaitGroup
 	baseCtx context.Context
 	stop    context.CancelFunc
-	// engine is the one client of engineDo (engine.go), built once.
-	engineOnce sync.Once
-	engine     *http.Client
 }
 
 // NewRunner returns a runner for the engine at engineURL (http://host:port).
