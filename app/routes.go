@@ -41,6 +41,8 @@ func (a *App) routes() *echo.Echo {
 		KeyRequired: a.cfg.APIKey != "",
 		Inspector:   a.Inspector,
 		HomePreset:  a.cfg.HomePreset,
+		Identify:    identify(a.cfg.APIKey),
+		Budget:      a.Shared.Budget,
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)

@@ -22,19 +22,21 @@ import (
 type fakeRaces struct {
 	mu         sync.Mutex
 	started    []rollout.Config
+	clients    []string
 	startErr   error
 	running    map[string]bool
 	cancelled  []string
 	onSnapshot func(rollout.Snapshot)
 }
 
-func (f *fakeRaces) Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (string, error) {
+func (f *fakeRaces) Start(client string, cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.startErr != nil {
 		return "", f.startErr
 	}
 	f.started = append(f.started, cfg)
+	f.clients = append(f.clients, client)
 	f.running["run_fake"] = true
 	f.onSnapshot = onSnapshot
 	return "run_fake", nil
@@ -148,13 +150,17 @@ type testPlayground struct {
 	e     *echo.Echo
 }
 
-func newTestPlayground(t *testing.T) *testPlayground {
+func newTestPlayground(t *testing.T, opts ...func(*Deps)) *testPlayground {
 	t.Helper()
 	tp := &testPlayground{
 		races: &fakeRaces{running: map[string]bool{}},
 		runs:  &fakeRuns{runs: map[string]*rollout.RunRecord{"run_done": fixtureRun("run_done")}},
 	}
-	tp.pg = New(Deps{Races: tp.races, Runs: tp.runs, Cores: 2})
+	d := Deps{Races: tp.races, Runs: tp.runs, Cores: 2}
+	for _, o := range opts {
+		o(&d)
+	}
+	tp.pg = New(d)
 	tp.e = newEcho()
 	tp.pg.Register(tp.e)
 	return tp
