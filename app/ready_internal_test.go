@@ -5,8 +5,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"agentloop/internal/wait"
+	"agentloop/store"
 )
 
 func TestReadyUntilDrainingOrTheStoreIsGone(t *testing.T) {
@@ -41,4 +46,42 @@ func TestDefaultReplicaIDIsTheHostAndPort(t *testing.T) {
 	if !strings.HasSuffix(id, ":8080") || len(id) <= len(":8080") {
 		t.Errorf("replica id %q, want host:8080", id)
 	}
+}
+
+// failingWrites is a store whose login writes fail as a full disk's do.
+type failingWrites struct {
+	LoginStore
+	failing atomic.Bool
+}
+
+func (f *failingWrites) CreateSession(ctx context.Context, s store.Session) error {
+	if f.failing.Load() {
+		return store.ErrFull
+	}
+	return f.LoginStore.CreateSession(ctx, s)
+}
+
+// /readyz says not ready while the store answers but cannot write, and
+// ready again once it can.
+func TestNotReadyWhileTheStoreCannotWrite(t *testing.T) {
+	cfg := Defaults()
+	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(t.TempDir(), "ready.db")
+	a, err := New(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown(context.Background())
+	db := &failingWrites{LoginStore: a.DB}
+	db.failing.Store(true)
+	a.probe = newWriteProbe(db, cfg.ReplicaID)
+	probe := func() string {
+		rec := httptest.NewRecorder()
+		a.Echo.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/readyz", nil))
+		return strconv.Itoa(rec.Code) + " " + strings.TrimSpace(rec.Body.String())
+	}
+	if got := probe(); got != "503 store cannot write" {
+		t.Fatalf("a store that cannot write: %q", got)
+	}
+	db.failing.Store(false)
+	wait.Until(t, "ready once the store writes again", func() bool { return probe() == "200 ready" })
 }

@@ -72,11 +72,17 @@ type fakeRuns struct {
 	runs    map[string]*rollout.RunRecord
 	filters []store.RunFilter
 	failing bool
+	// failWith, when set, is what every call answers; deleteErr what
+	// DeleteRun answers.
+	failWith, deleteErr error
 }
 
 func (f *fakeRuns) LoadRun(_ context.Context, id string) (*rollout.RunRecord, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return nil, f.failWith
+	}
 	if f.failing {
 		return nil, errors.New("disk on fire")
 	}
@@ -97,6 +103,9 @@ func (f *fakeRuns) ListRuns(_ context.Context, flt store.RunFilter) ([]rollout.R
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.filters = append(f.filters, flt)
+	if f.failWith != nil {
+		return nil, f.failWith
+	}
 	var out []rollout.RunRecord
 	for _, r := range f.runs {
 		if (flt.Scenario == "" || r.Config.Scenario == flt.Scenario) && (flt.Profile == "" || r.Config.Profile == flt.Profile) {
@@ -114,6 +123,9 @@ func (f *fakeRuns) ListRuns(_ context.Context, flt store.RunFilter) ([]rollout.R
 func (f *fakeRuns) DeleteRun(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.deleteErr != nil {
+		return f.deleteErr
+	}
 	if _, ok := f.runs[id]; !ok {
 		return store.ErrNotFound
 	}

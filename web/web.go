@@ -160,7 +160,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	e.GET("/favicon.ico", favicon)
 
 	api := e.Group("/api/runs")
-	api.POST("", p.startRun, SameOriginJSON)
+	api.POST("", p.startRun, SameOriginJSON, p.heldBody(maxRunBody))
 	api.GET("", p.listRuns)
 	api.GET("/:id", p.getRun)
 	api.DELETE("/:id", p.deleteRun, SameOrigin)
