@@ -35,14 +35,15 @@ func (a *App) routes() *echo.Echo {
 			r.APIKey, r.Replica = a.cfg.APIKey, a.cfg.ReplicaID
 			return r
 		}),
-		Runs:        web.StoreRuns(a.DB),
-		Workloads:   a.DB,
-		Log:         a.log,
-		KeyRequired: a.cfg.APIKey != "",
-		Inspector:   a.Inspector,
-		HomePreset:  a.cfg.HomePreset,
-		Identify:    identify(a.cfg.APIKey),
-		Budget:      a.Shared.Budget,
+		Runs:         web.StoreRuns(a.DB),
+		Workloads:    a.DB,
+		Log:          a.log,
+		KeyRequired:  a.cfg.APIKey != "",
+		Inspector:    a.Inspector,
+		HomePreset:   a.cfg.HomePreset,
+		Identify:     identify(a.cfg.APIKey),
+		CancelSecret: cancelKey(a.cfg.DB, a.log),
+		Budget:       a.Shared.Budget,
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,7 +64,17 @@ func (r runAPI) start() (id, token string) {
 	if err := json.Unmarshal([]byte(body), &out); err != nil || code != 200 {
 		r.t.Fatalf("start: %d %s", code, body)
 	}
-	r.t.Cleanup(func() { r.send("POST", "/api/runs/"+out.ID+"/cancel", "{}", map[string]string{web.HeaderCancelToken: out.CancelToken}) })
+	r.t.Cleanup(func() { // the race may have ended, and its server too
+		req, _ := http.NewRequest("POST", r.base+"/api/runs/"+out.ID+"/cancel", strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(web.HeaderCancelToken, out.CancelToken)
+		for k, v := range r.header {
+			req.Header.Set(k, v)
+		}
+		if res, err := r.client.Do(req); err == nil {
+			res.Body.Close()
+		}
+	})
 	return out.ID, out.CancelToken
 }
 
@@ -123,5 +134,29 @@ func TestTheKeyCancelsWithoutAToken(t *testing.T) {
 	}
 	if code, body := keyed.send("POST", "/api/runs/"+id+"/cancel", "{}", nil); code != 202 {
 		t.Fatalf("cancel with the key: %d %s", code, body)
+	}
+}
+
+// A run's cancel token outlives a restart on the same SQLite file: whoever
+// started the run can still delete it.
+func TestCancelTokenOutlivesARestart(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "agentloop.db")
+	first := apptest.Start(t, apptest.DB(db))
+	api := runAPI{t: t, base: first.URL(), client: http.DefaultClient}
+	id, token := api.start()
+	if code, body := api.send("POST", "/api/runs/"+id+"/cancel", "{}", map[string]string{web.HeaderCancelToken: token}); code != 202 {
+		t.Fatalf("cancel: %d %s", code, body)
+	}
+	api.waitStatus(id, "cancelled")
+	if err := first.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	second := apptest.Start(t, apptest.DB(db))
+	api.base = second.URL()
+	if code, _ := api.send("DELETE", "/api/runs/"+id, "", nil); code != 403 {
+		t.Fatalf("delete without the token after a restart: %d", code)
+	}
+	if code, body := api.send("DELETE", "/api/runs/"+id, "", map[string]string{web.HeaderCancelToken: token}); code != 200 {
+		t.Fatalf("delete with the token after a restart: %d %s", code, body)
 	}
 }
