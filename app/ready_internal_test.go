@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,19 +13,25 @@ import (
 	"agentloop/store"
 )
 
-func TestReadyUntilDrainingOrTheStoreIsGone(t *testing.T) {
+// readyApp is an app that is not listening, and its readiness probe.
+func readyApp(t *testing.T) (*App, func() (int, string)) {
+	t.Helper()
 	cfg := Defaults()
 	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(t.TempDir(), "ready.db")
 	a, err := New(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Shutdown(context.Background())
-	probe := func() (int, string) {
+	t.Cleanup(func() { a.Shutdown(context.Background()) })
+	return a, func() (int, string) {
 		rec := httptest.NewRecorder()
 		a.Echo.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/readyz", nil))
 		return rec.Code, strings.TrimSpace(rec.Body.String())
 	}
+}
+
+func TestReadyUntilDrainingOrTheStoreIsGone(t *testing.T) {
+	a, probe := readyApp(t)
 	if code, body := probe(); code != 200 || body != "ready" {
 		t.Fatalf("a new replica: %d %q", code, body)
 	}
@@ -64,24 +69,13 @@ func (f *failingWrites) CreateSession(ctx context.Context, s store.Session) erro
 // /readyz says not ready while the store answers but cannot write, and
 // ready again once it can.
 func TestNotReadyWhileTheStoreCannotWrite(t *testing.T) {
-	cfg := Defaults()
-	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(t.TempDir(), "ready.db")
-	a, err := New(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Shutdown(context.Background())
+	a, probe := readyApp(t)
 	db := &failingWrites{LoginStore: a.DB}
 	db.failing.Store(true)
-	a.probe = newWriteProbe(db, cfg.ReplicaID)
-	probe := func() string {
-		rec := httptest.NewRecorder()
-		a.Echo.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/readyz", nil))
-		return strconv.Itoa(rec.Code) + " " + strings.TrimSpace(rec.Body.String())
-	}
-	if got := probe(); got != "503 store cannot write" {
-		t.Fatalf("a store that cannot write: %q", got)
+	a.probe = newWriteProbe(db, a.cfg.ReplicaID)
+	if code, body := probe(); code != 503 || body != "store cannot write" {
+		t.Fatalf("a store that cannot write: %d %q", code, body)
 	}
 	db.failing.Store(false)
-	wait.Until(t, "ready once the store writes again", func() bool { return probe() == "200 ready" })
+	wait.Until(t, "ready once the store writes again", func() bool { code, _ := probe(); return code == 200 })
 }
