@@ -19,12 +19,13 @@ const cancelKeyBytes = 32
 // it is drawn on first use. PostgreSQL replicas each draw their own: a
 // token then works on the replica that started the run, which is where a
 // run is cancelled, and --api-key covers the rest. nil (the playground
-// draws a key for the process) when the file cannot be kept.
-func cancelKey(db string, log *slog.Logger) []byte {
-	if postgres.IsURL(db) {
+// draws a key for the process) when the file cannot be kept, and with
+// --api-key, where every client holds the key and no token is given.
+func cancelKey(cfg Config, log *slog.Logger) []byte {
+	if cfg.APIKey != "" || postgres.IsURL(cfg.DB) {
 		return nil
 	}
-	path := db + ".cancel-key"
+	path := cfg.DB + ".cancel-key"
 	if b, err := os.ReadFile(path); err == nil && len(b) == cancelKeyBytes {
 		return b
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {

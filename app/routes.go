@@ -42,7 +42,7 @@ func (a *App) routes() *echo.Echo {
 		Inspector:    a.Inspector,
 		HomePreset:   a.cfg.HomePreset,
 		Identify:     identify(a.cfg.APIKey),
-		CancelSecret: cancelKey(a.cfg.DB, a.log),
+		CancelSecret: cancelKey(a.cfg, a.log),
 		Budget:       a.Shared.Budget,
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
