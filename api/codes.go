@@ -47,4 +47,7 @@ const (
 	CodeRunNotRunning = "run_not_running"
 	CodeTooManyRaces  = "too_many_races"
 	CodeTooManyDrills = "too_many_drills"
+	// CodeInvalidCancelToken: a run is cancelled or deleted by whoever
+	// started it (its cancel token) or with the server's key.
+	CodeInvalidCancelToken = "invalid_cancel_token"
 )

@@ -1,6 +1,9 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // QueryAliases are the query-parameter aliases of agentloop's own request
 // headers. A browser cannot set headers on a WebSocket upgrade, so each
@@ -31,4 +34,14 @@ func AgentloopHeader(r *http.Request, header string) string {
 		}
 	}
 	return ""
+}
+
+// Bearer returns the token of an "Authorization: Bearer TOKEN" header (the
+// scheme's name in any case), the process's one reader of it.
+func Bearer(r *http.Request) (token string, ok bool) {
+	auth := r.Header.Get("Authorization")
+	if len(auth) < len("Bearer ") || !strings.EqualFold(auth[:len("Bearer ")], "Bearer ") {
+		return "", false
+	}
+	return auth[len("Bearer "):], true
 }

@@ -24,3 +24,29 @@ func TestAgentloopHeaderFallsBackToItsQueryAlias(t *testing.T) {
 		t.Errorf("aliases %v: the stack, the scope and the race tag each need one", api.QueryAliases)
 	}
 }
+
+// Bearer reads the token of the Bearer scheme, named in any case, and
+// nothing else: Basic and a bare token are no bearer token.
+func TestBearerReadsOnlyTheBearerScheme(t *testing.T) {
+	for _, tc := range []struct {
+		header, token string
+		ok            bool
+	}{
+		{"Bearer sk-1", "sk-1", true},
+		{"bearer sk-1", "sk-1", true},
+		{"BEARER ", "", true},
+		{"Basic dXNlcjpwYXNz", "", false},
+		{"sk-1", "", false},
+		{"Bearer", "", false},
+		{"", "", false},
+	} {
+		r := httptest.NewRequest("GET", "/v1/models", nil)
+		if tc.header != "" {
+			r.Header.Set("Authorization", tc.header)
+		}
+		token, ok := api.Bearer(r)
+		if token != tc.token || ok != tc.ok {
+			t.Errorf("Authorization %q: (%q, %v), want (%q, %v)", tc.header, token, ok, tc.token, tc.ok)
+		}
+	}
+}

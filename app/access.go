@@ -91,7 +91,7 @@ func (l *logins) keyAuth(loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 			if path == "/login" || path == "/logout" || strings.HasPrefix(path, "/static/") || path == "/favicon.ico" {
 				return next(c)
 			}
-			if token, ok := bearer(r); ok {
+			if token, ok := api.Bearer(r); ok {
 				if err := l.guessCheck(c); err != nil {
 					return err
 				}
@@ -104,9 +104,10 @@ func (l *logins) keyAuth(loginPage echo.HandlerFunc) echo.MiddlewareFunc {
 				ok, err := l.valid(r.Context(), ck.Value)
 				if err != nil {
 					l.log.Error("read session", "err", err)
-					return api.ServerError("The server could not read the login session.")
+					return api.StoreError(err, "The login could not be read")
 				}
 				if ok {
+					c.Set(loginContextKey, l.loginID(ck.Value))
 					return next(c)
 				}
 			}

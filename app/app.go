@@ -43,6 +43,7 @@ type App struct {
 	beforeShutdown []func(context.Context)
 	onShutdown     []func(context.Context)
 	conns          *connLimiter // nil without --conn-limit
+	probe          *writeProbe  // /readyz's write probe
 }
 
 // New opens the store and builds the engines and routes. Call Serve next.

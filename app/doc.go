@@ -3,8 +3,9 @@
 // engines (/v1 with request-level caches, /baseline/v1 without) sharing one
 // simulated accelerator, the playground, metrics, and the access rules
 // (web's cross-site guard on every route, the API key with its login
-// sessions and guess throttle, host allowlist, per-address limits, security
-// headers), all on one Echo instance and one listener, with the one HTTP
+// sessions and guess throttle, who a client is (client.go), host
+// allowlist, per-address limits, security headers, readiness), all on one
+// Echo instance and one listener, with the one HTTP
 // error handler (ErrorHandler) that turns every returned error into a
 // response.
 //

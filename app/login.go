@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"agentloop/api"
@@ -170,7 +169,7 @@ func (l *logins) login(c echo.Context) error {
 	s := store.Session{ID: l.loginID(token), CreatedAt: now, ExpiresAt: now.Add(l.ttl)}
 	if err := l.db.CreateSession(ctx, s); err != nil {
 		l.log.Error("create session", "err", err)
-		return api.ServerError("The server could not store the session.")
+		return api.StoreError(err, "The login could not be stored")
 	}
 	c.SetCookie(&http.Cookie{Name: name, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: c.IsTLS(), MaxAge: max(1, int(math.Ceil(l.ttl.Seconds()))), Expires: s.ExpiresAt})
@@ -184,19 +183,10 @@ func (l *logins) logout(c echo.Context) error {
 	if ck, err := c.Cookie(name); err == nil && ck.Value != "" {
 		if err := l.db.DeleteSession(c.Request().Context(), l.loginID(ck.Value)); err != nil {
 			l.log.Error("delete session", "err", err)
-			return api.ServerError("The server could not end the session.")
+			return api.StoreError(err, "The login could not be deleted")
 		}
 	}
 	c.SetCookie(&http.Cookie{Name: name, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: c.IsTLS(), MaxAge: -1})
 	return c.NoContent(http.StatusNoContent)
-}
-
-// bearer returns the token of an "Authorization: Bearer" header.
-func bearer(r *http.Request) (string, bool) {
-	auth := r.Header.Get("Authorization")
-	if len(auth) < 7 || !strings.EqualFold(auth[:7], "Bearer ") {
-		return "", false
-	}
-	return auth[7:], true
 }

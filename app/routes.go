@@ -35,12 +35,15 @@ func (a *App) routes() *echo.Echo {
 			r.APIKey, r.Replica = a.cfg.APIKey, a.cfg.ReplicaID
 			return r
 		}),
-		Runs:        web.StoreRuns(a.DB),
-		Workloads:   a.DB,
-		Log:         a.log,
-		KeyRequired: a.cfg.APIKey != "",
-		Inspector:   a.Inspector,
-		HomePreset:  a.cfg.HomePreset,
+		Runs:         web.StoreRuns(a.DB),
+		Workloads:    a.DB,
+		Log:          a.log,
+		KeyRequired:  a.cfg.APIKey != "",
+		Inspector:    a.Inspector,
+		HomePreset:   a.cfg.HomePreset,
+		Identify:     identify(a.cfg.APIKey),
+		CancelSecret: cancelKey(a.cfg, a.log),
+		Budget:       a.Shared.Budget,
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)
@@ -58,22 +61,30 @@ func (a *App) routes() *echo.Echo {
 	server.RegisterDrills(e.Group("/api"), a.Shared.Drills)
 	e.GET("/metrics", echo.WrapHandler(a.Shared.Metrics.Handler()))
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	a.probe = newWriteProbe(a.DB, a.cfg.ReplicaID)
 	e.GET("/readyz", a.ready)
 	pg.Register(e)
 	return e
 }
 
 // ready is the load balancer's readiness probe: 200 while this replica
-// takes new work and its store answers, 503 once it drains or the store
-// does not answer within a second.
+// takes new work and its store answers and writes, 503 once it drains,
+// the store does not answer within a second, or it cannot write (a
+// write probe, reused for readyProbeEvery).
 func (a *App) ready(c echo.Context) error {
 	if a.draining.Load() {
 		return c.String(http.StatusServiceUnavailable, "draining\n")
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
+	// The probe's answer is reused, so a client gone mid-probe must not
+	// cut it short.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), time.Second)
 	defer cancel()
 	if err := a.DB.Ping(ctx); err != nil {
 		return c.String(http.StatusServiceUnavailable, "store unavailable\n")
+	}
+	if err := a.probe.check(ctx); err != nil {
+		a.log.Warn("readiness write probe", "err", err)
+		return c.String(http.StatusServiceUnavailable, "store cannot write\n")
 	}
 	return c.String(http.StatusOK, "ready\n")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentloop/app"
 	"agentloop/app/apptest"
 
 	"github.com/mxschmitt/playwright-go"
@@ -90,7 +91,10 @@ func TestRaceThenRestart(t *testing.T) {
 		if err := first.Shutdown(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		second := apptest.Start(t, apptest.DB(db))
+		// On the same address: the page keeps the run's cancel token for
+		// this origin, and the token outlives the restart.
+		addr := strings.TrimPrefix(first.URL(), "http://")
+		second := apptest.Start(t, apptest.DB(db), func(c *app.Config) { c.Addr = addr })
 		goTo(t, page, second.URL()+"/runs")
 		row := page.Locator(`[data-testid="run-row"][data-run="` + runID + `"]`)
 		check(t, expect.Locator(row).ToBeVisible(), "run listed after the restart")

@@ -66,16 +66,25 @@ func TestLoginWithKey(t *testing.T) {
 // startRace posts a race to the run API, as `agentloop race --server` does.
 func startRace(t *testing.T, base, body string) string {
 	t.Helper()
-	res, err := http.Post(base+"/api/runs", "application/json", bytes.NewBufferString(body))
+	id, _ := startRaceWith(t, http.DefaultClient, base, body)
+	return id
+}
+
+// startRaceWith posts a race with client and returns its id and cancel
+// token.
+func startRaceWith(t *testing.T, client *http.Client, base, body string) (id, token string) {
+	t.Helper()
+	res, err := client.Post(base+"/api/runs", "application/json", bytes.NewBufferString(body))
 	check(t, err, "POST /api/runs")
 	defer res.Body.Close()
 	var out struct {
-		ID string `json:"id"`
+		ID          string `json:"id"`
+		CancelToken string `json:"cancel_token"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK || out.ID == "" {
 		t.Fatalf("POST /api/runs: %d %v %q", res.StatusCode, err, out.ID)
 	}
-	return out.ID
+	return out.ID, out.CancelToken
 }
 
 // waitRun polls the run until it ends, for at most limit (a race of
@@ -93,7 +102,7 @@ func waitRun(t *testing.T, base, id string, limit time.Duration) string {
 		res.Body.Close()
 		check(t, err, "decode the run")
 		switch status = run.Status; status {
-		case "passed", "failed", "interrupted":
+		case "passed", "failed", "interrupted", "cancelled":
 			return nil
 		}
 		return fmt.Errorf("status %s", status)

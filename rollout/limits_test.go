@@ -53,13 +53,13 @@ func TestRacesAreCappedQueuedAndCancellable(t *testing.T) {
 	runner.MaxRunning, runner.MaxQueued = 1, 1
 	t.Cleanup(func() { runner.Shutdown(context.Background()) })
 
-	first, err := runner.Start(slowRace, nil)
+	first, err := runner.Start("client", slowRace, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	behind := ""
-	second, err := runner.Start(slowRace, func(s rollout.Snapshot) {
+	second, err := runner.Start("client", slowRace, func(s rollout.Snapshot) {
 		mu.Lock()
 		defer mu.Unlock()
 		if s.Status == rollout.StatusQueued && s.WaitingBehind != "" {
@@ -69,7 +69,7 @@ func TestRacesAreCappedQueuedAndCancellable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = runner.Start(slowRace, nil)
+	_, err = runner.Start("client", slowRace, nil)
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Status != 429 || ae.Headers["Retry-After"] == "" {
 		t.Fatalf("a race past the queue: %v, want 429 with Retry-After", err)
@@ -98,7 +98,7 @@ func TestRacesAreCappedQueuedAndCancellable(t *testing.T) {
 		t.Fatalf("cancelling an ended run: %v, want 409", err)
 	}
 	// The slots are free again.
-	third, err := runner.Start(slowRace, nil)
+	third, err := runner.Start("client", slowRace, nil)
 	if err != nil {
 		t.Fatalf("after the races ended: %v", err)
 	}
@@ -106,12 +106,79 @@ func TestRacesAreCappedQueuedAndCancellable(t *testing.T) {
 	waitRun(t, a.DB, third)
 }
 
+// statuses keeps the last status each race's snapshots told.
+type statuses struct {
+	mu sync.Mutex
+	of map[string]string
+}
+
+func (s *statuses) observe(snap rollout.Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.of[snap.RunID] = snap.Status
+}
+
+func (s *statuses) get(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.of[id]
+}
+
+func (s *statuses) is(id, status string) bool { return s.get(id) == status }
+
+// One client holding its share of race slots leaves another client's race
+// to start at once; its own races past its share wait, a freed slot goes
+// to the client served longest ago, and past its share of the queue it
+// gets a 429.
+func TestRaceSlotsAreSharedBetweenClients(t *testing.T) {
+	a := apptest.Start(t)
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	t.Cleanup(func() { runner.Shutdown(context.Background()) })
+	seen := &statuses{of: map[string]string{}}
+	start := func(client string) string {
+		t.Helper()
+		id, err := runner.Start(client, slowRace, seen.observe)
+		if err != nil {
+			t.Fatalf("client %s: %v", client, err)
+		}
+		return id
+	}
+	hog := start("hog")
+	wait.Until(t, "the hog's first race runs", func() bool { return seen.is(hog, rollout.StatusRunning) })
+	var hogQueued []string
+	for range rollout.DefaultMaxRunningPerClient + rollout.DefaultMaxQueuedPerClient - 1 {
+		hogQueued = append(hogQueued, start("hog"))
+	}
+	_, err := runner.Start("hog", slowRace, nil)
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Status != 429 || ae.Code != api.CodeTooManyRaces || ae.Headers["Retry-After"] == "" {
+		t.Fatalf("a race past the client's share: %v, want 429 too_many_races with Retry-After", err)
+	}
+	other := start("other")
+	wait.Until(t, "another client's race runs at once", func() bool { return seen.is(other, rollout.StatusRunning) })
+	late := start("late")
+	wait.Until(t, "the late client's race waits", func() bool { return seen.is(late, rollout.StatusQueued) })
+	for _, id := range hogQueued {
+		if !seen.is(id, rollout.StatusQueued) {
+			t.Fatalf("the hog's race %s is %q past its share, want queued", id, seen.get(id))
+		}
+	}
+	// The hog's slot frees: the late client, never served, takes it.
+	if err := runner.Cancel(hog); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, "the late client's race runs", func() bool { return seen.is(late, rollout.StatusRunning) })
+	if !seen.is(hogQueued[0], rollout.StatusQueued) {
+		t.Fatalf("the hog's next race is %q, want still queued", seen.get(hogQueued[0]))
+	}
+}
+
 func TestRaceTimeLimitFailsItsLanes(t *testing.T) {
 	a := apptest.Start(t)
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	runner.TimeLimit = 500 * time.Millisecond
 	t.Cleanup(func() { runner.Shutdown(context.Background()) })
-	id, err := runner.Start(slowRace, nil)
+	id, err := runner.Start("client", slowRace, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +195,7 @@ func TestShutdownInterruptsRunningAndQueuedRaces(t *testing.T) {
 	runner.MaxRunning = 1
 	underway := make(chan struct{})
 	var once sync.Once
-	running, err := runner.Start(slowRace, func(s rollout.Snapshot) {
+	running, err := runner.Start("client", slowRace, func(s rollout.Snapshot) {
 		for _, l := range s.Lanes {
 			if l.Turn >= 1 {
 				once.Do(func() { close(underway) })
@@ -138,7 +205,7 @@ func TestShutdownInterruptsRunningAndQueuedRaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queued, err := runner.Start(slowRace, nil)
+	queued, err := runner.Start("client", slowRace, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -134,10 +134,17 @@ const (
 )
 
 // Race limits of a Runner that starts races in the background (Start).
+// The slots are shared between clients (docs/engine.md, "Race slots"):
+// one client runs at most DefaultMaxRunningPerClient races at once, fewer
+// than the slots, so another client's race starts at once; it queues at
+// most DefaultMaxQueuedPerClient more; and a freed slot goes to the
+// client served longest ago.
 const (
-	DefaultMaxRunning = 2
-	DefaultMaxQueued  = 8
-	DefaultTimeLimit  = 30 * time.Minute
+	DefaultMaxRunning          = 2
+	DefaultMaxQueued           = 8
+	DefaultMaxRunningPerClient = 1
+	DefaultMaxQueuedPerClient  = 3
+	DefaultTimeLimit           = 30 * time.Minute
 )
 
 // Why a race stopped early, as its context's cause.
@@ -160,20 +167,33 @@ type Runner struct {
 	// each run (replicas sharing a store each end only their own).
 	Replica string
 
-	// MaxRunning races run at once from Start, and MaxQueued more wait
-	// (FIFO); beyond that Start answers 429. TimeLimit bounds each race's
+	// MaxRunning races run at once from Start, and MaxQueued more wait;
+	// beyond that Start answers 429. One client runs at most
+	// MaxRunningPerClient of them and queues at most MaxQueuedPerClient
+	// more (0: no cap of its own). TimeLimit bounds each race's
 	// wall-clock time. NewRunner sets the defaults.
-	MaxRunning, MaxQueued int
-	TimeLimit             time.Duration
+	MaxRunning, MaxQueued                   int
+	MaxRunningPerClient, MaxQueuedPerClient int
+	TimeLimit                               time.Duration
 
 	mu      sync.Mutex
 	live    map[string]*race
-	order   []string // live races started with Start, oldest first
-	running int      // how many of them hold a slot
-	freed   chan struct{}
+	order   []*slot // races started with Start and not ended, oldest first
+	running int     // how many of them hold a slot
+	// served is when each client with live races last got a slot (a
+	// count of slots handed out); the next slot goes to the lowest.
+	served  map[string]uint64
+	handed  uint64
+	changed chan struct{} // closed and replaced when a slot changes hands
 	wg      sync.WaitGroup
 	baseCtx context.Context
 	stop    context.CancelFunc
+}
+
+// slot is a race started with Start: queued, or running in a slot.
+type slot struct {
+	id, client string
+	running    bool
 }
 
 // NewRunner returns a runner for the engine at engineURL (http://host:port).
@@ -183,35 +203,40 @@ func NewRunner(engineURL string, db RunStore, log *slog.Logger) *Runner {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Runner{engineURL: strings.TrimRight(engineURL, "/"), db: db, log: log, live: map[string]*race{}, baseCtx: ctx, stop: cancel,
-		MaxRunning: DefaultMaxRunning, MaxQueued: DefaultMaxQueued, TimeLimit: DefaultTimeLimit, freed: make(chan struct{}, 1)}
+		MaxRunning: DefaultMaxRunning, MaxQueued: DefaultMaxQueued, TimeLimit: DefaultTimeLimit,
+		MaxRunningPerClient: DefaultMaxRunningPerClient, MaxQueuedPerClient: DefaultMaxQueuedPerClient,
+		served: map[string]uint64{}, changed: make(chan struct{})}
 }
 
-// Start validates cfg, stores a queued run and runs it in the background,
-// once one of MaxRunning slots is free; until then it waits, FIFO, behind
-// the races started before it. Past MaxQueued waiting races it answers 429.
-// onSnapshot, if set, receives its live snapshots, as with Run.
-func (r *Runner) Start(cfg Config, onSnapshot func(Snapshot)) (string, error) {
+// Start validates cfg, stores a queued run for client (who asks: see
+// web.Identify) and runs it in the background once a slot is free for it
+// (acquire). Past MaxQueued waiting races, or past the client's own
+// share, it answers 429. onSnapshot, if set, receives its live snapshots,
+// as with Run.
+func (r *Runner) Start(client string, cfg Config, onSnapshot func(Snapshot)) (string, error) {
 	if err := Normalize(&cfg); err != nil {
 		return "", err
 	}
+	s := &slot{client: client}
 	r.mu.Lock()
-	full := len(r.order) >= r.MaxRunning+r.MaxQueued
+	err := r.admit(client)
+	if err == nil {
+		r.order = append(r.order, s)
+	}
 	r.mu.Unlock()
-	if full {
-		e := api.Errorf(http.StatusTooManyRequests, "", api.CodeTooManyRaces,
-			"%d races are running and %d more are queued, the most this server takes; try again once one ends.", r.MaxRunning, r.MaxQueued)
-		e.Headers = map[string]string{"Retry-After": "30"}
-		return "", e
+	if err != nil {
+		return "", err
 	}
 	ctx, cancel := context.WithCancelCause(r.baseCtx)
 	rc, err := r.create(ctx, cfg, onSnapshot)
 	if err != nil {
 		cancel(nil)
+		r.forget(s)
 		return "", err
 	}
-	rc.cancel = cancel
+	rc.cancel, rc.slot = cancel, s
 	r.mu.Lock()
-	r.order = append(r.order, rc.id)
+	s.id = rc.id
 	r.mu.Unlock()
 	r.wg.Add(1)
 	go func() {
@@ -219,10 +244,10 @@ func (r *Runner) Start(cfg Config, onSnapshot func(Snapshot)) (string, error) {
 		defer cancel(nil)
 		if !r.acquire(ctx, rc) {
 			rc.endUnrun(ctx)
-			r.forget(rc.id, false)
+			r.forget(s)
 			return
 		}
-		defer r.forget(rc.id, true)
+		defer r.forget(s)
 		limited, stop := context.WithTimeoutCause(ctx, r.TimeLimit, errTimeLimit)
 		defer stop()
 		if _, err := rc.run(limited); err != nil && !errors.Is(err, errStopped) {
@@ -232,54 +257,137 @@ func (r *Runner) Start(cfg Config, onSnapshot func(Snapshot)) (string, error) {
 	return rc.id, nil
 }
 
-// acquire waits until rc is among the first MaxRunning live races and a
-// slot is free, or ctx ends. Meanwhile its snapshot says what it waits
-// behind.
+// admit refuses a race past the queue, or past client's own share of it,
+// with a 429; under mu.
+func (r *Runner) admit(client string) error {
+	if len(r.order) >= r.MaxRunning+r.MaxQueued {
+		return tooManyRaces("%d races are running and %d more are queued, the most this server takes; try again once one ends.", r.MaxRunning, r.MaxQueued)
+	}
+	if r.MaxQueuedPerClient <= 0 {
+		return nil
+	}
+	running, queued := r.count(client)
+	if running+queued >= r.runningShare()+r.MaxQueuedPerClient {
+		return tooManyRaces("You have %d races running and %d queued, the most one client may have while others share the server; try again once one ends.", running, queued)
+	}
+	return nil
+}
+
+func tooManyRaces(format string, args ...any) *api.Error {
+	e := api.Errorf(http.StatusTooManyRequests, "", api.CodeTooManyRaces, format, args...)
+	e.Headers = map[string]string{"Retry-After": "30"}
+	return e
+}
+
+// runningShare is how many races one client may run at once; under mu.
+func (r *Runner) runningShare() int {
+	if r.MaxRunningPerClient <= 0 || r.MaxRunningPerClient > r.MaxRunning {
+		return r.MaxRunning
+	}
+	return r.MaxRunningPerClient
+}
+
+// count is how many of client's races run and wait; under mu.
+func (r *Runner) count(client string) (running, queued int) {
+	for _, s := range r.order {
+		switch {
+		case s.client != client:
+		case s.running:
+			running++
+		default:
+			queued++
+		}
+	}
+	return running, queued
+}
+
+// next is the queued race that takes the next free slot: of the clients
+// running fewer than their share, the one that got a slot longest ago (a
+// new client first), and of its races the oldest. nil when none may run;
+// under mu.
+func (r *Runner) next() *slot {
+	var best *slot
+	for _, s := range r.order {
+		if s.running || s.id == "" {
+			continue
+		}
+		if running, _ := r.count(s.client); running >= r.runningShare() {
+			continue
+		}
+		if best == nil || r.served[s.client] < r.served[best.client] {
+			best = s
+		}
+	}
+	return best
+}
+
+// acquire waits until a slot is free and rc's race is the next to take
+// it, or ctx ends. Meanwhile its snapshot says what it waits behind.
 func (r *Runner) acquire(ctx context.Context, rc *race) bool {
 	for {
 		r.mu.Lock()
-		pos := slices.Index(r.order, rc.id)
-		if r.running < r.MaxRunning && pos >= 0 && pos < r.MaxRunning {
+		if r.running < r.MaxRunning && r.next() == rc.slot {
+			rc.slot.running = true
 			r.running++
+			r.handed++
+			r.served[rc.slot.client] = r.handed
+			r.wake()
 			r.mu.Unlock()
 			return true
 		}
+		changed := r.changed
 		r.mu.Unlock()
 		rc.publish()
 		select {
 		case <-ctx.Done():
 			return false
-		case <-r.freed:
-		case <-time.After(250 * time.Millisecond):
+		case <-changed:
 		}
 	}
 }
 
-// forget takes id off the queue, and frees its slot if it held one.
-func (r *Runner) forget(id string, held bool) {
-	r.mu.Lock()
-	if i := slices.Index(r.order, id); i >= 0 {
-		r.order = slices.Delete(r.order, i, i+1)
-	}
-	if held {
-		r.running--
-	}
-	r.mu.Unlock()
-	select {
-	case r.freed <- struct{}{}:
-	default:
-	}
+// wake tells every waiting race that the slots changed; under mu.
+func (r *Runner) wake() {
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
-// waitingBehind is the live race that id waits behind, or "" when it runs.
-func (r *Runner) waitingBehind(id string) string {
+// forget takes s off the queue, and frees its slot if it held one. A
+// client with no race left is forgotten too.
+func (r *Runner) forget(s *slot) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	pos := slices.Index(r.order, id)
-	if pos < r.MaxRunning {
+	if i := slices.Index(r.order, s); i >= 0 {
+		r.order = slices.Delete(r.order, i, i+1)
+	}
+	if s.running {
+		r.running--
+	}
+	if running, queued := r.count(s.client); running+queued == 0 {
+		delete(r.served, s.client)
+	}
+	r.wake()
+}
+
+// waitingBehind is the race that a queued race waits behind: the live
+// race started just before it (the first running race when it is
+// first), or "" when it runs.
+func (r *Runner) waitingBehind(s *slot) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s == nil || s.running {
 		return ""
 	}
-	return r.order[pos-1]
+	pos := slices.Index(r.order, s)
+	if pos > 0 {
+		return r.order[pos-1].id
+	}
+	for _, o := range r.order {
+		if o.running {
+			return o.id
+		}
+	}
+	return ""
 }
 
 // Cancel stops a race started in this process; it ends as cancelled, with
@@ -366,6 +474,8 @@ type race struct {
 	onSnapshot func(Snapshot)
 	// cancel stops a race started with Start, with the reason as cause.
 	cancel context.CancelCauseFunc
+	// slot is its place among the races started with Start.
+	slot *slot
 
 	mu      sync.Mutex
 	status  string
@@ -383,7 +493,7 @@ func (rc *race) snapshot() Snapshot {
 	defer rc.mu.Unlock()
 	s := Snapshot{RunID: rc.id, Status: rc.status, Config: rc.cfg, Summary: rc.summary}
 	if rc.status == StatusQueued {
-		s.WaitingBehind = rc.r.waitingBehind(rc.id)
+		s.WaitingBehind = rc.r.waitingBehind(rc.slot)
 	}
 	switch {
 	case rc.summary != nil && rc.summary.ElapsedNS > 0:

@@ -77,6 +77,11 @@ func (b *Budget) acquire(n int) (release func(), err *api.Error) {
 	}, nil
 }
 
+// Acquire is acquire for a body held outside the engines (the
+// playground's uploads and runs): every body the process holds counts
+// against one budget.
+func (b *Budget) Acquire(n int) (release func(), err *api.Error) { return b.acquire(n) }
+
 // carry counts n more body bytes of a request already admitted (a paused
 // response's response.append), which is never refused: refusing would
 // change the protocol. A big one runs the collector sooner, as a big

@@ -11,7 +11,9 @@
 //
 // It reaches races through the narrow Races and Runs interfaces (a
 // rollout.Runner and the store), client sessions through Inspector (an
-// inspect.Inspector), and the engine only the way a client does:
+// inspect.Inspector), who sent a request through Identify and the
+// process's in-flight budget of request bodies through Budget (both
+// app's), and the engine only the way a client does:
 // the pages' scripts call /v1 and /api/traces from the browser. web must
 // never import server or app, never run inference itself, and never write
 // user content into a page except through templ's escaping (or textContent

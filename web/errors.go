@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"strings"
 
 	"agentloop/api"
 	"agentloop/store"
@@ -13,17 +12,36 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// storeError maps a store or runner error to the API's error: a missing
-// record is a 404 naming it, anything else follows api.StoreError's rule.
+// storeError maps a failed read of a record to the API's error: a
+// missing record is a 404 naming it, anything else follows
+// api.StoreError's rule.
 func storeError(err error, what, id string) *api.Error {
+	return storeErrorDoing(err, what, id, "read")
+}
+
+// storeErrorDoing is storeError for a call that did more than read: verb
+// says what could not be done to the record ("stored", "deleted").
+func storeErrorDoing(err error, what, id, verb string) *api.Error {
 	if errors.Is(err, store.ErrNotFound) {
 		return api.Errorf(http.StatusNotFound, "", api.CodeNotFound, "%s '%s' not found.", what, id)
 	}
-	doing := what + " could not be read"
+	doing := what + " could not be " + verb
 	if id != "" {
-		doing = fmt.Sprintf("%s '%s' could not be read", what, id)
+		doing = fmt.Sprintf("%s '%s' could not be %s", what, id, verb)
 	}
 	return api.StoreError(err, doing)
+}
+
+// storeProblem is the page for a store call that failed: a 503 saying why
+// (with Retry-After when it is passing) or a 500 hiding the cause, as
+// api.StoreError rules; title heads the page.
+func (p *Playground) storeProblem(c echo.Context, err error, title, doing string) error {
+	p.log.Error("store", "doing", doing, "err", err)
+	e := api.StoreError(err, doing)
+	for k, v := range e.Headers {
+		c.Response().Header().Set(k, v)
+	}
+	return p.problem(c, e.Status, title, e.Message)
 }
 
 // crossSite says the browser reports a request from another origin that
@@ -36,7 +54,7 @@ func storeError(err error, what, id string) *api.Error {
 // checked on its own. Other schemes (Basic, Negotiate) do not exempt a
 // request, since browsers attach those by themselves.
 func crossSite(r *http.Request) bool {
-	if auth := r.Header.Get("Authorization"); len(auth) >= 7 && strings.EqualFold(auth[:7], "Bearer ") {
+	if _, ok := api.Bearer(r); ok {
 		return false
 	}
 	site := r.Header.Get("Sec-Fetch-Site")

@@ -54,3 +54,55 @@ func TestStoreErrorMapsTheStoreSentinels(t *testing.T) {
 		}
 	}
 }
+
+// Every route that calls the store follows api.StoreError's rule with its
+// own verb: a full disk is a 503 saying so (no Retry-After: it will not
+// pass by itself), a locked database a 503 with Retry-After, and the page
+// routes answer the same on their HTML pages.
+func TestStoreFailuresOnEveryRoute(t *testing.T) {
+	type want struct {
+		status     int
+		says       string
+		retryAfter bool
+	}
+	full := want{http.StatusServiceUnavailable, "the disk is full", false}
+	busy := want{http.StatusServiceUnavailable, "the database is locked", true}
+	cases := []struct {
+		name     string
+		method   string
+		path     string
+		body     string
+		startErr error
+		failWith error
+		delErr   error
+		want     want
+		verb     string
+	}{
+		{name: "start on a full disk", method: "POST", path: "/api/runs", body: `{}`, startErr: fmt.Errorf("store: create run: %w", store.ErrFull), want: full, verb: "could not be stored"},
+		{name: "start on a locked store", method: "POST", path: "/api/runs", body: `{}`, startErr: store.ErrBusy, want: busy, verb: "could not be stored"},
+		{name: "delete", method: "DELETE", path: "/api/runs/run_done", delErr: store.ErrFull, want: full, verb: "could not be deleted"},
+		{name: "list", method: "GET", path: "/api/runs", failWith: store.ErrBusy, want: busy, verb: "could not be read"},
+		{name: "get", method: "GET", path: "/api/runs/run_done", failWith: store.ErrBusy, want: busy, verb: "could not be read"},
+		{name: "cancel", method: "POST", path: "/api/runs/run_done/cancel", body: `{}`, failWith: store.ErrFull, want: full, verb: "could not be read"},
+		{name: "runs page", method: "GET", path: "/runs", failWith: store.ErrBusy, want: busy, verb: "could not be read"},
+		{name: "run page", method: "GET", path: "/runs/run_done", failWith: store.ErrFull, want: full, verb: "could not be read"},
+		{name: "race page", method: "GET", path: "/race?run=run_done", failWith: store.ErrFull, want: full, verb: "could not be read"},
+		{name: "sweep page", method: "GET", path: "/sweep", failWith: store.ErrBusy, want: busy, verb: "could not be read"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := newTestPlayground(t)
+			tp.races.startErr = tc.startErr
+			tp.runs.failWith, tp.runs.deleteErr = tc.failWith, tc.delErr
+			header := map[string]string{"Content-Type": "application/json", HeaderCancelToken: tp.pg.cancels.token("run_done")}
+			rec := tp.do(tc.method, tc.path, tc.body, header)
+			body := rec.Body.String()
+			if rec.Code != tc.want.status || !strings.Contains(body, tc.want.says) || !strings.Contains(body, tc.verb) {
+				t.Errorf("%d %s, want %d saying %q and %q", rec.Code, body, tc.want.status, tc.want.says, tc.verb)
+			}
+			if got := rec.Header().Get("Retry-After") != ""; got != tc.want.retryAfter {
+				t.Errorf("Retry-After %q, want set %v", rec.Header().Get("Retry-After"), tc.want.retryAfter)
+			}
+		})
+	}
+}

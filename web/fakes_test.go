@@ -22,19 +22,21 @@ import (
 type fakeRaces struct {
 	mu         sync.Mutex
 	started    []rollout.Config
+	clients    []string
 	startErr   error
 	running    map[string]bool
 	cancelled  []string
 	onSnapshot func(rollout.Snapshot)
 }
 
-func (f *fakeRaces) Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (string, error) {
+func (f *fakeRaces) Start(client string, cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.startErr != nil {
 		return "", f.startErr
 	}
 	f.started = append(f.started, cfg)
+	f.clients = append(f.clients, client)
 	f.running["run_fake"] = true
 	f.onSnapshot = onSnapshot
 	return "run_fake", nil
@@ -70,11 +72,17 @@ type fakeRuns struct {
 	runs    map[string]*rollout.RunRecord
 	filters []store.RunFilter
 	failing bool
+	// failWith, when set, is what every call answers; deleteErr what
+	// DeleteRun answers.
+	failWith, deleteErr error
 }
 
 func (f *fakeRuns) LoadRun(_ context.Context, id string) (*rollout.RunRecord, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return nil, f.failWith
+	}
 	if f.failing {
 		return nil, errors.New("disk on fire")
 	}
@@ -95,6 +103,9 @@ func (f *fakeRuns) ListRuns(_ context.Context, flt store.RunFilter) ([]rollout.R
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.filters = append(f.filters, flt)
+	if f.failWith != nil {
+		return nil, f.failWith
+	}
 	var out []rollout.RunRecord
 	for _, r := range f.runs {
 		if (flt.Scenario == "" || r.Config.Scenario == flt.Scenario) && (flt.Profile == "" || r.Config.Profile == flt.Profile) {
@@ -112,6 +123,9 @@ func (f *fakeRuns) ListRuns(_ context.Context, flt store.RunFilter) ([]rollout.R
 func (f *fakeRuns) DeleteRun(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.deleteErr != nil {
+		return f.deleteErr
+	}
 	if _, ok := f.runs[id]; !ok {
 		return store.ErrNotFound
 	}
@@ -148,13 +162,17 @@ type testPlayground struct {
 	e     *echo.Echo
 }
 
-func newTestPlayground(t *testing.T) *testPlayground {
+func newTestPlayground(t *testing.T, opts ...func(*Deps)) *testPlayground {
 	t.Helper()
 	tp := &testPlayground{
 		races: &fakeRaces{running: map[string]bool{}},
 		runs:  &fakeRuns{runs: map[string]*rollout.RunRecord{"run_done": fixtureRun("run_done")}},
 	}
-	tp.pg = New(Deps{Races: tp.races, Runs: tp.runs, Cores: 2})
+	d := Deps{Races: tp.races, Runs: tp.runs, Cores: 2}
+	for _, o := range opts {
+		o(&d)
+	}
+	tp.pg = New(d)
 	tp.e = newEcho()
 	tp.pg.Register(tp.e)
 	return tp

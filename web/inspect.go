@@ -222,7 +222,7 @@ func (p *Playground) listSessions(c echo.Context) error {
 	sessions, err := p.inspector.Sessions(c.Request().Context(), limit)
 	if err != nil {
 		p.log.Error("list sessions", "err", err)
-		return api.ServerError("The server could not list sessions.")
+		return api.StoreError(err, "The sessions could not be read")
 	}
 	if hideRaces {
 		sessions = slices.DeleteFunc(sessions, func(s inspect.Session) bool { return s.Race != "" })
@@ -300,8 +300,7 @@ func (p *Playground) sessionWorkload(c echo.Context) error {
 func (p *Playground) inspectPage(c echo.Context) error {
 	sessions, err := p.inspector.Sessions(c.Request().Context(), sessionListLimit)
 	if err != nil {
-		p.log.Error("list sessions", "err", err)
-		return p.problem(c, http.StatusInternalServerError, "Could not list sessions", "The server had an error while reading sessions.")
+		return p.storeProblem(c, err, "Could not list sessions", "The sessions could not be read")
 	}
 	v := views.InspectList{BaseURL: c.Scheme() + "://" + c.Request().Host + "/v1", Drills: api.DrillNames}
 	for _, s := range sessions {
@@ -318,8 +317,7 @@ func (p *Playground) sessionPage(c echo.Context) error {
 		return p.problem(c, http.StatusNotFound, "Session not found", "There is no session '"+id+"'. It may have been swept by retention.")
 	}
 	if err != nil {
-		p.log.Error("load session", "session", id, "err", err)
-		return p.problem(c, http.StatusInternalServerError, "Could not load the session", "The server had an error while reading the session.")
+		return p.storeProblem(c, err, "Could not load the session", "The session could not be read")
 	}
 	link := c.Scheme() + "://" + c.Request().Host + "/inspect/" + s.ID
 	return render(c, http.StatusOK, views.SessionPage(p.page("Session "+s.ID, "inspect", "js/inspect.js"), sessionHead(s, link)))

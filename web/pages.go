@@ -116,8 +116,7 @@ func (p *Playground) race(c echo.Context) error {
 			return p.problem(c, http.StatusNotFound, "Run not found", "There is no run '"+id+"'. It may have been deleted.")
 		}
 		if err != nil {
-			p.log.Error("load run", "run", id, "err", err)
-			return p.problem(c, http.StatusInternalServerError, "Could not load the run", "The server had an error while reading the run.")
+			return p.storeProblem(c, err, "Could not load the run", "The run could not be read")
 		}
 		cfg = rec.Config
 		v.RunID = rec.ID
@@ -254,8 +253,7 @@ func (p *Playground) runsPage(c echo.Context) error {
 	}
 	runs, more, err := p.list(c.Request().Context(), f)
 	if err != nil {
-		p.log.Error("list runs", "err", err)
-		return p.problem(c, http.StatusInternalServerError, "Could not list runs", "The server had an error while reading runs.")
+		return p.storeProblem(c, err, "Could not list runs", "The runs could not be read")
 	}
 	for _, r := range runs {
 		v.Rows = append(v.Rows, runRow(r))
@@ -272,8 +270,7 @@ func (p *Playground) runPage(c echo.Context) error {
 		return p.problem(c, http.StatusNotFound, "Run not found", "There is no run '"+id+"'. It may have been deleted.")
 	}
 	if err != nil {
-		p.log.Error("load run", "run", id, "err", err)
-		return p.problem(c, http.StatusInternalServerError, "Could not load the run", "The server had an error while reading the run.")
+		return p.storeProblem(c, err, "Could not load the run", "The run could not be read")
 	}
 	link := c.Scheme() + "://" + c.Request().Host + "/runs/" + rec.ID
 	d := runDetail(rec, link, p.cores)

@@ -108,7 +108,9 @@ func jsonKind(k string) string {
 	}
 }
 
-// startRun is POST /api/runs → {"id": "..."}.
+// startRun is POST /api/runs → {"id": "..."}, and the run's cancel_token
+// for a client without the server's key: only it (or the key) cancels or
+// deletes the run. The client's share of race slots is the runner's.
 func (p *Playground) startRun(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxRunBody+1))
 	if err != nil {
@@ -124,18 +126,28 @@ func (p *Playground) startRun(c echo.Context) error {
 	if err := p.resolveWorkload(c.Request().Context(), &cfg); err != nil {
 		return err
 	}
-	id, err := p.races.Start(cfg, p.hub.publish)
+	client := p.identify(c)
+	id, err := p.races.Start(client.ID, cfg, p.hub.publish)
 	if err != nil {
 		var ae *api.Error
-		if errors.As(err, &ae) {
-			return ae
+		if !errors.As(err, &ae) {
+			p.log.Error("start race", "err", err)
 		}
-		p.log.Error("start race", "err", err)
-		return api.ServerError("The server could not start the race.")
+		return api.StoreError(err, "The race could not be stored")
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Set(echo.HeaderLocation, "/api/runs/"+id)
-	return c.JSON(http.StatusOK, map[string]string{"id": id})
+	answer := startedRun{ID: id}
+	if !client.Keyed {
+		answer.CancelToken = p.cancels.token(id)
+	}
+	return c.JSON(http.StatusOK, answer)
+}
+
+// startedRun is POST /api/runs's answer.
+type startedRun struct {
+	ID          string `json:"id"`
+	CancelToken string `json:"cancel_token,omitempty"`
 }
 
 // runFilter reads ?scenario=&profile=&since=&until=&limit=. Dates are
@@ -199,7 +211,7 @@ func (p *Playground) listRuns(c echo.Context) error {
 	runs, more, err := p.list(c.Request().Context(), f)
 	if err != nil {
 		p.log.Error("list runs", "err", err)
-		return api.ServerError("The server could not list runs.")
+		return api.StoreError(err, "The runs could not be read")
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	return c.JSON(http.StatusOK, runList{Object: "list", Data: runs, HasMore: more})
@@ -242,19 +254,27 @@ func (p *Playground) getRun(c echo.Context) error {
 
 // cancelRun is POST /api/runs/{id}/cancel: a running or queued race stops
 // and ends as cancelled; its lanes that had not passed end cancelled too.
+// Only whoever started it, or the server's key, may (mayStop).
 func (p *Playground) cancelRun(c echo.Context) error {
 	id := c.Param("id")
-	if err := p.races.Cancel(id); err != nil {
+	if !p.races.Running(id) {
 		if _, lerr := p.runs.LoadRun(c.Request().Context(), id); lerr != nil {
 			return storeError(lerr, "Run", id)
 		}
+		return p.races.Cancel(id) // a 409: there is nothing to cancel here
+	}
+	if err := p.mayStop(c, id, "cancel"); err != nil {
+		return err
+	}
+	if err := p.races.Cancel(id); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, map[string]any{"id": id, "object": "run", "status": "cancelling"})
 }
 
-// deleteRun is DELETE /api/runs/{id}. A run still running is refused:
-// its lanes would keep writing turns of a deleted run.
+// deleteRun is DELETE /api/runs/{id}, by whoever started the run or with
+// the server's key (mayStop). A run still running is refused: its lanes
+// would keep writing turns of a deleted run.
 func (p *Playground) deleteRun(c echo.Context) error {
 	id := c.Param("id")
 	ctx := c.Request().Context()
@@ -268,8 +288,11 @@ func (p *Playground) deleteRun(c echo.Context) error {
 	if rec.Status == rollout.StatusQueued || rec.Status == rollout.StatusRunning {
 		return api.Errorf(http.StatusConflict, "", api.CodeRunRunning, "Run '%s' is %s in another process; delete it once it ends.", id, rec.Status)
 	}
+	if err := p.mayStop(c, id, "delete"); err != nil {
+		return err
+	}
 	if err := p.runs.DeleteRun(ctx, id); err != nil {
-		return storeError(err, "Run", id)
+		return storeErrorDoing(err, "Run", id, "deleted")
 	}
 	return c.JSON(http.StatusOK, map[string]any{"id": id, "object": "run", "deleted": true})
 }

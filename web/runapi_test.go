@@ -14,6 +14,8 @@ import (
 	"agentloop/rollout"
 	"agentloop/store"
 	"agentloop/store/sqlite"
+
+	"github.com/labstack/echo/v4"
 )
 
 type apiError struct {
@@ -299,16 +301,19 @@ func TestDeleteRun(t *testing.T) {
 		name   string
 		id     string
 		header map[string]string
+		token  bool // send the run's cancel token
 		status int
 		code   string
 		gone   bool
 	}{
-		{name: "stored", id: "run_done", status: 200, gone: true},
-		{name: "same origin", id: "run_done", header: map[string]string{"Sec-Fetch-Site": "same-origin"}, status: 200, gone: true},
-		{name: "cross site", id: "run_done", header: map[string]string{"Sec-Fetch-Site": "cross-site"}, status: 403, code: "cross_site_request"},
+		{name: "stored", id: "run_done", token: true, status: 200, gone: true},
+		{name: "same origin", id: "run_done", token: true, header: map[string]string{"Sec-Fetch-Site": "same-origin"}, status: 200, gone: true},
+		{name: "without its token", id: "run_done", status: 403, code: api.CodeInvalidCancelToken},
+		{name: "with another run's token", id: "run_done", header: map[string]string{HeaderCancelToken: newCancelTokens([]byte("other")).token("run_done")}, status: 403, code: api.CodeInvalidCancelToken},
+		{name: "cross site", id: "run_done", token: true, header: map[string]string{"Sec-Fetch-Site": "cross-site"}, status: 403, code: "cross_site_request"},
 		{name: "missing", id: "run_missing", status: 404, code: "not_found"},
-		{name: "running here", id: "run_live", status: 409, code: "run_running"},
-		{name: "running in another process", id: "run_elsewhere", status: 409, code: "run_running"},
+		{name: "running here", id: "run_live", token: true, status: 409, code: "run_running"},
+		{name: "running in another process", id: "run_elsewhere", token: true, status: 409, code: "run_running"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,7 +321,14 @@ func TestDeleteRun(t *testing.T) {
 			tp.runs.runs["run_elsewhere"] = running
 			tp.runs.runs["run_live"] = fixtureRun("run_live")
 			tp.races.running["run_live"] = true
-			rec := tp.do(http.MethodDelete, "/api/runs/"+tc.id, "", tc.header)
+			header := map[string]string{}
+			for k, v := range tc.header {
+				header[k] = v
+			}
+			if tc.token {
+				header[HeaderCancelToken] = tp.pg.cancels.token(tc.id)
+			}
+			rec := tp.do(http.MethodDelete, "/api/runs/"+tc.id, "", header)
 			if rec.Code != tc.status {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
@@ -347,19 +359,28 @@ func TestCancelRun(t *testing.T) {
 		name   string
 		id     string
 		header map[string]string
+		token  bool
 		status int
 		code   string
 	}{
-		{"running here", "run_live", json, 202, ""},
-		{"ended", "run_done", json, 409, "run_not_running"},
-		{"missing", "run_missing", json, 404, "not_found"},
-		{"cross site", "run_live", map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, 403, "cross_site_request"},
-		{"not JSON", "run_live", map[string]string{"Content-Type": "text/plain"}, 415, "unsupported_media_type"},
+		{"running here", "run_live", json, true, 202, ""},
+		{"without its token", "run_live", json, false, 403, api.CodeInvalidCancelToken},
+		{"ended", "run_done", json, true, 409, "run_not_running"},
+		{"missing", "run_missing", json, true, 404, "not_found"},
+		{"cross site", "run_live", map[string]string{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"}, true, 403, "cross_site_request"},
+		{"not JSON", "run_live", map[string]string{"Content-Type": "text/plain"}, true, 415, "unsupported_media_type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := newTestPlayground(t)
 			tp.races.running["run_live"] = true
-			rec := tp.do(http.MethodPost, "/api/runs/"+tc.id+"/cancel", "{}", tc.header)
+			header := map[string]string{}
+			for k, v := range tc.header {
+				header[k] = v
+			}
+			if tc.token {
+				header[HeaderCancelToken] = tp.pg.cancels.token(tc.id)
+			}
+			rec := tp.do(http.MethodPost, "/api/runs/"+tc.id+"/cancel", "{}", header)
 			if rec.Code != tc.status || (tc.code != "" && !strings.Contains(rec.Body.String(), tc.code)) {
 				t.Fatalf("%d %s, want %d %s", rec.Code, rec.Body.String(), tc.status, tc.code)
 			}
@@ -367,6 +388,58 @@ func TestCancelRun(t *testing.T) {
 				t.Fatalf("cancelled %v", tp.races.cancelled)
 			}
 		})
+	}
+}
+
+// A run is cancelled and deleted only by whoever started it: the start
+// answers its cancel token to a client without the server's key, and
+// only that token cancels it. A client holding the key (a login, the key
+// as a bearer token) gets none and needs none. Each race is started as
+// the client Identify names.
+func TestOnlyWhoeverStartedARunStopsIt(t *testing.T) {
+	keyed := false
+	tp := newTestPlayground(t, func(d *Deps) {
+		d.Identify = func(c echo.Context) Client {
+			if keyed {
+				return Client{ID: "login:abc", Keyed: true}
+			}
+			return AddressOf(c)
+		}
+	})
+	rec := tp.do(http.MethodPost, "/api/runs", `{}`, jsonHeader)
+	var started struct {
+		ID          string `json:"id"`
+		CancelToken string `json:"cancel_token"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &started); err != nil || rec.Code != 200 || started.CancelToken == "" {
+		t.Fatalf("start: %d %s, want an id and a cancel_token", rec.Code, rec.Body)
+	}
+	if got := tp.races.clients[0]; got != "addr:192.0.2.1" {
+		t.Errorf("the race's client is %q, want the address's", got)
+	}
+	cancel := func(header map[string]string) int {
+		h := map[string]string{"Content-Type": "application/json"}
+		for k, v := range header {
+			h[k] = v
+		}
+		return tp.do(http.MethodPost, "/api/runs/"+started.ID+"/cancel", "{}", h).Code
+	}
+	if code := cancel(nil); code != 403 {
+		t.Fatalf("cancel without the token: %d, want 403", code)
+	}
+	if code := cancel(map[string]string{HeaderCancelToken: started.CancelToken + "x"}); code != 403 {
+		t.Fatalf("cancel with a wrong token: %d, want 403", code)
+	}
+	if code := cancel(map[string]string{HeaderCancelToken: started.CancelToken}); code != 202 {
+		t.Fatalf("cancel with the token: %d, want 202", code)
+	}
+	keyed = true
+	rec = tp.do(http.MethodPost, "/api/runs", `{}`, jsonHeader)
+	if strings.Contains(rec.Body.String(), "cancel_token") || tp.races.clients[1] != "login:abc" {
+		t.Fatalf("a keyed start: %s as %q, want no cancel_token, as the login", rec.Body, tp.races.clients[1])
+	}
+	if code := cancel(nil); code != 202 {
+		t.Fatalf("cancel with the key: %d, want 202", code)
 	}
 }
 

@@ -29,8 +29,7 @@ const sweepRunsRead = 500
 func (p *Playground) sweepPage(c echo.Context) error {
 	runs, err := p.runs.ListRuns(c.Request().Context(), store.RunFilter{Limit: sweepRunsRead})
 	if err != nil {
-		p.log.Error("list runs", "err", err)
-		return p.problem(c, http.StatusInternalServerError, "Could not list runs", "The server had an error while reading runs.")
+		return p.storeProblem(c, err, "Could not list runs", "The runs could not be read")
 	}
 	ref, err := referenceSweep()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/store"
 
@@ -15,8 +16,10 @@ import (
 // Races starts races in this process and says which still run there.
 // *rollout.Runner implements it. Start hands every live snapshot of the
 // race to onSnapshot, the playground's hub, which fans them out.
+// client names who starts it (Client.ID): race slots are shared between
+// clients (rollout.Runner).
 type Races interface {
-	Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (runID string, err error)
+	Start(client string, cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (runID string, err error)
 	Running(runID string) bool
 	// Cancel stops a race running (or queued) in this process.
 	Cancel(runID string) error
@@ -30,6 +33,34 @@ type Runs interface {
 }
 
 var _ Races = (*rollout.Runner)(nil)
+
+// Client is who sent a request, as Identify tells it.
+type Client struct {
+	// ID names the client: "login:…" for a browser login, "key:…" for a
+	// bearer token on a server with --api-key, "addr:…" for an address.
+	ID string
+	// Keyed says the client holds the server's key (a login made with it,
+	// or the key itself): it may cancel or delete any run.
+	Keyed bool
+}
+
+// Identify says who sent a request: its login; failing that its bearer
+// token, only on a server with --api-key (without one any token would be
+// a new client); failing that its address. app provides it
+// (app/client.go); the fair share of race slots and the cancel rule use it.
+type Identify func(c echo.Context) Client
+
+// AddressOf is the client a request's address makes, which Identify falls
+// back to (and New uses without an Identify).
+func AddressOf(c echo.Context) Client { return Client{ID: "addr:" + c.RealIP()} }
+
+// Budget is the process's in-flight budget of request bodies (the
+// engine's, in app): the playground holds each body it reads against it.
+type Budget interface {
+	// Acquire admits n body bytes, or returns the 503 (with Retry-After)
+	// to answer; release is called once the body is no longer held.
+	Acquire(n int) (release func(), err *api.Error)
+}
 
 // Deps is what the playground needs.
 type Deps struct {
@@ -45,6 +76,14 @@ type Deps struct {
 	// Workloads stores workloads (/api/workloads, a run's workload_id);
 	// nil leaves them out.
 	Workloads WorkloadDB
+	// Identify says who sent a request; nil takes the address (AddressOf).
+	Identify Identify
+	// Budget, when set, holds the request bodies the playground reads.
+	Budget Budget
+	// CancelSecret signs the cancel tokens of runs started without the
+	// server's key; nil draws a random one, so tokens last as long as
+	// the process.
+	CancelSecret []byte
 	// HomePreset, when set, replaces the home page's ready-made race (and
 	// presenter mode's starting form); tests set a short one.
 	HomePreset *rollout.Config
@@ -63,6 +102,9 @@ type Playground struct {
 
 	inspector Inspector
 	workloads WorkloadDB
+	identify  Identify
+	budget    Budget
+	cancels   cancelTokens
 	stopFeed  chan struct{} // closed by Shutdown: the inspector's feed stops
 	stopOnce  sync.Once
 	feedDone  chan struct{}
@@ -84,6 +126,12 @@ func New(d Deps) *Playground {
 	if d.HomePreset != nil {
 		p.preset = *d.HomePreset
 	}
+	p.identify = d.Identify
+	if p.identify == nil {
+		p.identify = AddressOf
+	}
+	p.budget = d.Budget
+	p.cancels = newCancelTokens(d.CancelSecret)
 	p.hub = newHub(func(id string) bool {
 		if isInspectFeed(id) {
 			return p.inspector != nil
@@ -112,7 +160,7 @@ func (p *Playground) Register(e *echo.Echo) {
 	e.GET("/favicon.ico", favicon)
 
 	api := e.Group("/api/runs")
-	api.POST("", p.startRun, SameOriginJSON)
+	api.POST("", p.startRun, SameOriginJSON, p.heldBody(maxRunBody))
 	api.GET("", p.listRuns)
 	api.GET("/:id", p.getRun)
 	api.DELETE("/:id", p.deleteRun, SameOrigin)
@@ -191,8 +239,8 @@ func (d *deferred) get() Races {
 	return d.races
 }
 
-func (d *deferred) Start(cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (string, error) {
-	return d.get().Start(cfg, onSnapshot)
+func (d *deferred) Start(client string, cfg rollout.Config, onSnapshot func(rollout.Snapshot)) (string, error) {
+	return d.get().Start(client, cfg, onSnapshot)
 }
 
 func (d *deferred) Running(id string) bool { return d.get().Running(id) }

@@ -28,7 +28,7 @@ type WorkloadDB interface {
 
 func (p *Playground) registerWorkloads(e *echo.Echo) {
 	g := e.Group("/api/workloads")
-	g.POST("", p.uploadWorkload, SameOriginJSON)
+	g.POST("", p.uploadWorkload, SameOriginJSON, p.heldBody(workload.MaxBytes))
 	g.GET("", p.listWorkloads)
 	g.GET("/:id", p.getWorkload)
 	g.DELETE("/:id", p.deleteWorkload, SameOrigin)

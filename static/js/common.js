@@ -77,15 +77,45 @@
     return err;
   }
 
-  async function sendJSON(method, url, body) {
+  async function sendJSON(method, url, body, headers) {
     const res = await fetch(url, {
       method,
-      headers: { "Content-Type": "application/json", "Accept": "application/json" },
+      headers: { "Content-Type": "application/json", "Accept": "application/json", ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       credentials: "same-origin",
     });
     if (!res.ok) throw await apiError(res);
     return res.status === 204 ? null : res.json();
+  }
+
+  // A run is cancelled or deleted only by whoever started it (or with the
+  // server's key): a server without a key answers each start with the
+  // run's cancel token, which this browser keeps per run.
+  const cancelTokenKey = "agentloop.cancel.";
+
+  // startRun starts a race (POST /api/runs), keeps its cancel token and
+  // returns its id.
+  async function startRun(cfg) {
+    const run = await sendJSON("POST", "/api/runs", cfg);
+    if (run.cancel_token) {
+      try { localStorage.setItem(cancelTokenKey + run.id, run.cancel_token); } catch (_) { /* storage full or off */ }
+    }
+    return run.id;
+  }
+
+  // stopRun cancels run id ("cancel") or deletes it ("delete"), sending
+  // its cancel token when this browser started it.
+  async function stopRun(id, how) {
+    let token = null;
+    try { token = localStorage.getItem(cancelTokenKey + id); } catch (_) { /* storage off */ }
+    const headers = token ? { "X-Agentloop-Cancel-Token": token } : {};
+    const url = "/api/runs/" + encodeURIComponent(id);
+    if (how === "delete") {
+      const out = await sendJSON("DELETE", url, undefined, headers);
+      try { localStorage.removeItem(cancelTokenKey + id); } catch (_) { /* storage off */ }
+      return out;
+    }
+    return sendJSON("POST", url + "/cancel", {}, headers);
   }
 
   async function getJSON(url) {
@@ -161,7 +191,7 @@
     const errBox = document.querySelector("[data-start-race-error]");
     btn.disabled = true;
     try {
-      const { id } = await sendJSON("POST", "/api/runs", JSON.parse(btn.dataset.startRace));
+      const id = await startRun(JSON.parse(btn.dataset.startRace));
       const present = new URLSearchParams(location.search).has("present") ? "present&" : "";
       location.assign("/race?" + present + "run=" + encodeURIComponent(id));
     } catch (err) {
@@ -185,6 +215,6 @@
 
   window.agentloop = {
     el, svg, clear, fmtNS, fmtInt,
-    sendJSON, getJSON, showError, setFieldError, wsURL, terminal, labelCells, copyLink,
+    sendJSON, getJSON, startRun, stopRun, showError, setFieldError, wsURL, terminal, labelCells, copyLink,
   };
 })();

@@ -10,7 +10,7 @@
     A.showError(errBox, null);
     btn.disabled = true;
     try {
-      const { id } = await A.sendJSON("POST", "/api/runs", JSON.parse(btn.dataset.preset));
+      const id = await A.startRun(JSON.parse(btn.dataset.preset));
       // The race page hands the focus to the result when this race ends.
       sessionStorage.setItem("agentloop.follow", id);
       location.assign("/race?run=" + encodeURIComponent(id));

@@ -385,8 +385,8 @@
       try {
         const cfg = JSON.parse(raceBtn.dataset.config);
         cfg.workload = await A.getJSON(raceBtn.dataset.workload);
-        const run = await A.sendJSON("POST", "/api/runs", cfg);
-        window.location.assign("/race?run=" + encodeURIComponent(run.id));
+        const id = await A.startRun(cfg);
+        window.location.assign("/race?run=" + encodeURIComponent(id));
       } catch (err) {
         raceBtn.disabled = false;
         state.textContent = "";

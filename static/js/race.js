@@ -312,7 +312,7 @@
     startBtn.disabled = true;
     state.textContent = "Starting…";
     try {
-      const { id } = await A.sendJSON("POST", "/api/runs", cfg);
+      const id = await A.startRun(cfg);
       const present = form.dataset.present !== undefined ? "present&" : "";
       history.pushState({ run: id }, "", "/race?" + present + "run=" + encodeURIComponent(id));
       startedHere = true;
@@ -392,7 +392,7 @@
       if (!runID) return;
       cancelBtn.disabled = true;
       try {
-        await A.sendJSON("POST", "/api/runs/" + encodeURIComponent(runID) + "/cancel", {});
+        await A.stopRun(runID, "cancel");
         state.textContent = "Cancelling…";
       } catch (err) {
         A.showError(errorBox, err);
@@ -664,7 +664,8 @@
   document.getElementById("race-replay-step").addEventListener("click", replayStep);
   document.getElementById("race-replay-stop").addEventListener("click", replayStop);
 
-  // Presenter mode's keys: S starts the race, R resets to a fresh one, P
+  // Presenter mode's keys: S starts the race, R cancels a running race
+  // and resets to a fresh one, P
   // replays the finished race at 4×, N steps the replay to the next turn.
   // They never fire while typing in a field.
   if (form.dataset.present !== undefined) {
@@ -678,7 +679,11 @@
         form.requestSubmit();
       } else if (k === "r") {
         ev.preventDefault();
-        location.assign("/race?present");
+        // The race still running stops first: it would hold this
+        // client's share of the race slots, and the fresh one would wait.
+        const running = runID && last && !A.terminal.has(last.status);
+        (running ? A.stopRun(runID, "cancel").catch(() => {}) : Promise.resolve())
+          .then(() => location.assign("/race?present"));
       } else if (k === "p") {
         ev.preventDefault();
         replayPlay(4);

@@ -122,7 +122,7 @@
     if (!confirm("Delete run " + del.dataset.run + " and its transcript?")) return;
     del.disabled = true;
     try {
-      await A.sendJSON("DELETE", "/api/runs/" + encodeURIComponent(del.dataset.run));
+      await A.stopRun(del.dataset.run, "delete");
       location.assign("/runs");
     } catch (err) {
       A.showError(document.getElementById("run-error"), err);
