@@ -67,7 +67,8 @@ type Summary struct {
 	// excluded; OutputTokens every output token.
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
-	// ToolTimeMs is the recorded tool time between turns, summed.
+	// ToolTimeMs is the recorded tool time between turns, summed: what a
+	// replay waits (the last turn's is never waited).
 	ToolTimeMs float64 `json:"tool_time_ms"`
 }
 
@@ -79,7 +80,9 @@ func (w *Workload) Summarize() Summary {
 		s.Calls += len(t.Calls)
 		s.InputTokens += t.NewInputTokens()
 		s.OutputTokens += t.OutputTokens
-		s.ToolTimeMs += t.ToolTimeMs
+		if i+1 < len(w.Turns) {
+			s.ToolTimeMs += t.ToolTimeMs
+		}
 	}
 	return s
 }

@@ -113,7 +113,7 @@ func readRuns(t *testing.T, path string) []store.Run {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	runs, err := db.ListRuns(context.Background(), store.RunFilter{})
+	runs, _, err := db.ListRuns(context.Background(), store.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
