@@ -47,4 +47,5 @@ const (
 	CodeRunNotRunning = "run_not_running"
 	CodeTooManyRaces  = "too_many_races"
 	CodeTooManyDrills = "too_many_drills"
+	CodeWorkloadInUse = "workload_in_use"
 )

@@ -131,7 +131,7 @@ func (p *Playground) startRun(c echo.Context) error {
 			return ae
 		}
 		p.log.Error("start race", "err", err)
-		return api.ServerError("The server could not start the race.")
+		return api.StoreError(err, "The race could not be stored")
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
 	c.Response().Header().Set(echo.HeaderLocation, "/api/runs/"+id)
