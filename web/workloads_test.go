@@ -12,6 +12,7 @@ import (
 	"agentloop/internal/wait"
 	"agentloop/rollout"
 	"agentloop/store"
+	"agentloop/store/sqlite"
 	"agentloop/workload"
 )
 
@@ -204,5 +205,30 @@ func TestLiveFrameOfAWorkloadRaceIsSmall(t *testing.T) {
 	wait.Until(t, "the race's final frame", func() bool { mu.Lock(); defer mu.Unlock(); return final })
 	if largest == 0 || largest > 64<<10 {
 		t.Fatalf("largest live frame: %d bytes", largest)
+	}
+}
+
+// failingRunStore is a store whose workload saves fail as a full disk does.
+type failingRunStore struct{ *sqlite.DB }
+
+func (failingRunStore) SaveWorkload(context.Context, *store.Workload) error {
+	return fmt.Errorf("store: save workload: %w", store.ErrFull)
+}
+
+// TestRaceStorageFailure: a race whose workload cannot be stored is a 503
+// that says so and why, and leaves no run.
+func TestRaceStorageFailure(t *testing.T) {
+	_, db := validatingRunner(t)
+	runner := rollout.NewRunner("http://127.0.0.1:1", failingRunStore{db}, nil)
+	t.Cleanup(func() { runner.Shutdown(context.Background()) })
+	tp := &testPlayground{pg: New(Deps{Races: runner, Runs: StoreRuns(db), Workloads: db}), e: newEcho()}
+	tp.pg.Register(tp.e)
+	rec := tp.do(http.MethodPost, "/api/runs", `{"workload":`+testWorkload+`}`, jsonHeader)
+	e := decodeAPIError(t, rec.Body.Bytes())
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(e.Error.Message, "could not be stored: the disk is full") {
+		t.Fatalf("failed race storage: %d %s", rec.Code, rec.Body)
+	}
+	if runs, _, err := db.ListRuns(context.Background(), store.RunFilter{}); err != nil || len(runs) != 0 {
+		t.Fatalf("stored %d runs (%v)", len(runs), err)
 	}
 }

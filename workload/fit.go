@@ -31,7 +31,8 @@ func (w *Workload) Describe(base, note string) {
 // Fit cuts a normalized recording (normalize) to the format's bounds, so
 // that an export always decodes: the instructions, tools and source are
 // clamped, and the turns stop before the first that would pass MaxTurns
-// or MaxTotalTokens. It returns how many turns it dropped. A turn's
+// or MaxTotalTokens (the first turn's inputs shrink to fit instead). It
+// returns how many turns it dropped. A turn's
 // outputs answer the previous turn's calls, so a prefix of valid turns
 // stays valid.
 func Fit(w *Workload) (dropped int) {
@@ -44,6 +45,16 @@ func Fit(w *Workload) (dropped int) {
 	keep := 0
 	for keep < len(w.Turns) && keep < MaxTurns {
 		t := &w.Turns[keep]
+		if keep == 0 {
+			// The first turn alone may pass the total: its inputs shrink
+			// to what is left (the instructions, tools and one output
+			// leave at least 400,000 tokens, one for each input).
+			left := MaxTotalTokens - total - t.OutputTokens
+			for j := range t.Input {
+				t.Input[j].Tokens = min(t.Input[j].Tokens, left-(len(t.Input)-1-j))
+				left -= t.Input[j].Tokens
+			}
+		}
 		total += t.NewInputTokens() + t.OutputTokens
 		if total > MaxTotalTokens {
 			break
