@@ -39,7 +39,7 @@ func exported(t *testing.T, s *Session) *workload.Workload {
 // characters past the description's length is cut at a character, and
 // the export decodes.
 func TestExportCutsTheDescriptionAtCharacters(t *testing.T) {
-	s := &Session{ID: "sess_1", Transport: TransportHTTP, Client: api.Client{UserAgent: strings.Repeat("é", 300)},
+	s := &Session{ID: "sess_12", Transport: TransportHTTP, Client: api.Client{UserAgent: strings.Repeat("é", 300)},
 		Turns: []Turn{shapedTurn(0, "user", 10, 5)}}
 	w := exported(t, s)
 	if !utf8.ValidString(w.Description) || utf8.RuneCountInString(w.Description) != workload.MaxDescriptionLen {
