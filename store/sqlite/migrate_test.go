@@ -12,27 +12,7 @@ import (
 // 2 that holds a run with a lane and a turn: the step that rebuilds runs (to
 // allow 'cancelled') must not cascade to them.
 func TestRebuildingRunsKeepsTheirLanesAndTurns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v2.db")
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := steps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.Version > 2 {
-			break
-		}
-		if _, err := raw.Exec(m.SQL); err != nil {
-			t.Fatal(m.Name, err)
-		}
-		raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.Version, m.Name)
-	}
+	path, raw := fileAt(t, 2)
 	for _, q := range []string{
 		`INSERT INTO runs (id, created_at, updated_at, scenario, profile, status) VALUES ('run_a', 1, 1, 's', 'p', 'passed')`,
 		`INSERT INTO lanes (run_id, name, status) VALUES ('run_a', 'ws', 'passed')`,
@@ -72,27 +52,7 @@ func TestRebuildingRunsKeepsTheirLanesAndTurns(t *testing.T) {
 // names a stored workload, its config holds none, and workloads are
 // compact.
 func TestRunsLoseTheirWorkloadCopies(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v7.db")
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := steps()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.Version > 7 {
-			break
-		}
-		if _, err := raw.Exec(m.SQL); err != nil {
-			t.Fatal(m.Name, err)
-		}
-		raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.Version, m.Name)
-	}
+	path, raw := fileAt(t, 7)
 	const wl = `{"version":1,"source":"hand","turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3}]}`
 	for _, q := range []string{
 		`INSERT INTO runs (id, created_at, updated_at, scenario, profile, status, config) VALUES
@@ -135,4 +95,33 @@ func TestRunsLoseTheirWorkloadCopies(t *testing.T) {
 	if w, err := db.GetWorkload(ctx, "wl_named"); err != nil || string(w.JSON) != `{"version":1}` {
 		t.Fatalf("the stored workload, compact: %q %v", w.JSON, err)
 	}
+}
+
+// fileAt is a new database file migrated up to version, open without the
+// store, so a test can put rows of that schema in before the store
+// migrates the rest.
+func fileAt(t *testing.T, version int) (string, *sql.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := steps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Version > version {
+			break
+		}
+		if _, err := raw.Exec(m.SQL); err != nil {
+			t.Fatal(m.Name, err)
+		}
+		raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, 0)`, m.Version, m.Name)
+	}
+	return path, raw
 }
