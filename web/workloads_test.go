@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"agentloop/api"
 	"agentloop/internal/wait"
 	"agentloop/rollout"
 	"agentloop/store"
@@ -205,6 +206,27 @@ func TestLiveFrameOfAWorkloadRaceIsSmall(t *testing.T) {
 	wait.Until(t, "the race's final frame", func() bool { mu.Lock(); defer mu.Unlock(); return final })
 	if largest == 0 || largest > 64<<10 {
 		t.Fatalf("largest live frame: %d bytes", largest)
+	}
+	// Late in a long race: 4 lanes with 1,000 turns each of timings.
+	var stages []rollout.StageTime
+	for _, g := range api.WaterfallGroups {
+		stages = append(stages, rollout.StageTime{Name: g.Name, DurationNS: 123456789, Kind: api.Modelled})
+	}
+	snap := rollout.Snapshot{RunID: "run_x", Status: rollout.StatusRunning, Config: rollout.Config{Scenario: rollout.WorkloadScenario, Lanes: rollout.DefaultLanes}}
+	for _, lane := range rollout.DefaultLanes {
+		ls := rollout.LaneSnapshot{Lane: lane, Turn: 1000}
+		for i := range 1000 {
+			ls.Turns = append(ls.Turns, rollout.Turn{Lane: lane, Index: i, ResponseID: "resp_0123456789abcdef0123456789abcdef", SentNS: 123456789012,
+				FirstTokenNS: 123456789012, LastTokenNS: 123456789012, DoneNS: 123456789012, ToolNS: 1234567890, SentUnixNS: 1796415121123456789,
+				InputTokens: 123456, CachedTokens: 123000, OutputTokens: 1234, Stages: stages, OverheadNS: 1234567,
+				StackWork: []api.StackWork{{Stage: api.StageStackClassify, Tokens: 123456}, {Stage: api.StageStackBilling}},
+				Calls: []rollout.Call{{Name: "replay", CallID: "call_0123456789abcdef01234567", Arguments: "{}"}}})
+		}
+		snap.Lanes = append(snap.Lanes, ls)
+	}
+	b, _ := json.Marshal(tp.pg.liveFrame(snap))
+	if len(b) > 64<<10 || !strings.Contains(string(b), `"index":999`) {
+		t.Fatalf("a frame of 4 lanes at turn 1,000: %d bytes", len(b))
 	}
 }
 
