@@ -225,6 +225,7 @@ func TestLiveFrameOfAWorkloadRaceIsSmall(t *testing.T) {
 		snap.Lanes = append(snap.Lanes, ls)
 	}
 	b, _ := json.Marshal(tp.pg.liveFrame(snap))
+	t.Logf("a frame of 4 lanes at turn 1,000: %d bytes", len(b))
 	if len(b) > 64<<10 || !strings.Contains(string(b), `"index":999`) {
 		t.Fatalf("a frame of 4 lanes at turn 1,000: %d bytes", len(b))
 	}
