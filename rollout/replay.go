@@ -144,5 +144,5 @@ func (r *Runner) loadWorkload(ctx context.Context, id string) (*workload.Workloa
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", id, err)
 	}
-	return workload.Parse(sw.JSON)
+	return workload.ParseStored(sw.JSON)
 }

@@ -164,7 +164,7 @@ func (p *Playground) resolveWorkload(ctx context.Context, cfg *rollout.Config) e
 			}
 			return storeError(err, "Workload", cfg.WorkloadID)
 		}
-		w, err := workload.Parse(sw.JSON)
+		w, err := workload.ParseStored(sw.JSON)
 		if err != nil {
 			return workloadProblem(err)
 		}

@@ -159,6 +159,20 @@ func Parse(b []byte) (*Workload, error) {
 	return w, nil
 }
 
+// ParseStored is Parse of a workload a store kept: a copy stored before
+// workloads were stored in their compact form (indented, or as
+// PostgreSQL's jsonb text) is compacted first, so whatever was accepted
+// decodes again.
+func ParseStored(b []byte) (*Workload, error) {
+	if len(b) > MaxBytes {
+		var buf bytes.Buffer
+		if json.Compact(&buf, b) == nil {
+			b = buf.Bytes()
+		}
+	}
+	return Parse(b)
+}
+
 // strict decodes one JSON value into v, refusing unknown fields and
 // trailing data, and names the field of a type error.
 func strict(b []byte, v any) error {

@@ -231,3 +231,17 @@ func TestCutAtCharacters(t *testing.T) {
 		t.Fatalf("%v %q", err, w.Description)
 	}
 }
+
+// TestStoredCopiesDecode: a workload stored indented before workloads
+// were stored compact decodes, even past the size limit.
+func TestStoredCopiesDecode(t *testing.T) {
+	turn := `{"input": [{"kind": "user_message", "tokens": 5}], "output_tokens": 3}`
+	body := `{"version": 1, "turns": [` + strings.Repeat(turn+",\n          ", 999) + turn + `]}`
+	body = strings.Repeat(" ", MaxBytes-len(body)+1) + body
+	if _, err := Parse([]byte(body)); err == nil {
+		t.Fatal("a file past the limit decoded")
+	}
+	if w, err := ParseStored([]byte(body)); err != nil || len(w.Turns) != 1000 {
+		t.Fatalf("stored copy: %v", err)
+	}
+}
