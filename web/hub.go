@@ -187,6 +187,7 @@ func liveSnapshot(s rollout.Snapshot) rollout.Snapshot {
 	s.Lanes = lanes
 	return s
 }
+
 // liveFrame is one frame of a race's live feed: the snapshot without
 // content, and the sentences the race page shows about it, phrased here so
 // the page builds none: whether the lanes shared the CPU, and, once the
