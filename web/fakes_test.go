@@ -70,11 +70,13 @@ type fakeRuns struct {
 	runs    map[string]*rollout.RunRecord
 	filters []store.RunFilter
 	failing bool
+	loaded  []string // the runs LoadRun read whole
 }
 
 func (f *fakeRuns) LoadRun(_ context.Context, id string) (*rollout.RunRecord, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.loaded = append(f.loaded, id)
 	if f.failing {
 		return nil, errors.New("disk on fire")
 	}
