@@ -50,4 +50,5 @@ const (
 	// CodeInvalidCancelToken: a run is cancelled or deleted by whoever
 	// started it (its cancel token) or with the server's key.
 	CodeInvalidCancelToken = "invalid_cancel_token"
+	CodeWorkloadInUse      = "workload_in_use"
 )

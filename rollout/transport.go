@@ -160,9 +160,10 @@ func (c *collector) event(b []byte) (done bool, err error) {
 	return false, nil
 }
 
+// truncate cuts s to at most n bytes, at a character boundary.
 func truncate(s string, n int) string {
 	if len(s) > n {
-		return s[:n] + "…"
+		return strings.ToValidUTF8(s[:n], "") + "…"
 	}
 	return s
 }

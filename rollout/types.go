@@ -70,11 +70,19 @@ type Config struct {
 	// repeat of its lane, scoped to it (drills.go).
 	Drills []LaneDrill `json:"drills,omitempty"`
 	// Workload, when set, is replayed instead of a scenario (Scenario is
-	// then WorkloadScenario); docs/workload.md.
+	// then WorkloadScenario); docs/workload.md. It is how a race is asked
+	// for (the run API's inline workload, the CLI's file); the runner
+	// stores it under its content's id (WorkloadID) and drops it, so a
+	// stored run, a live snapshot and a run list never hold it. The race
+	// loads it by id when it runs.
 	Workload *workload.Workload `json:"workload,omitempty"`
 	// WorkloadID is the stored workload's id (its permalink is
 	// /api/workloads/{id}); the run API fills Workload from it.
 	WorkloadID string `json:"workload_id,omitempty"`
+	// WorkloadSummary is the raced workload in a few numbers, set by
+	// Normalize: what a run keeps of it besides its id. A value a request
+	// gives is replaced.
+	WorkloadSummary *workload.Summary `json:"workload_summary,omitempty"`
 	// FixedToolTime replays a workload with ToolTimeMs between every two
 	// turns instead of its recorded tool times.
 	FixedToolTime bool `json:"fixed_tool_time,omitempty"`

@@ -347,7 +347,7 @@ func sessionRow(s inspect.Session) views.SessionRow {
 	updated := time.Unix(0, s.UpdatedUnixNS)
 	short := s.ID
 	if len(short) > 17 {
-		short = short[:17] + "…"
+		short = strings.ToValidUTF8(short[:17], "") + "…" // cut at a character
 	}
 	cells := cellsOf(s)
 	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: cells.Client, Transport: cells.Transport,

@@ -11,6 +11,7 @@ import (
 	"agentloop/api"
 	"agentloop/rollout"
 	"agentloop/views"
+	"agentloop/workload"
 )
 
 // laneLabel names a lane as the headline does (rollout.LaneLabel).
@@ -202,6 +203,11 @@ func configFields(cfg rollout.Config) []views.Field {
 	}
 	f := []views.Field{
 		{Label: "Scenario", Value: cfg.Scenario},
+	}
+	if w := cfg.WorkloadSummary; w != nil {
+		f = append(f, views.Field{Label: "Workload", Value: workloadWords(*w)})
+	}
+	f = append(f, []views.Field{
 		{Label: "Profile", Value: cfg.Profile},
 		{Label: "Round trip", Value: fmtMs(cfg.RTTms)},
 		{Label: "Tool time", Value: fmtMs(cfg.ToolTimeMs)},
@@ -209,7 +215,7 @@ func configFields(cfg rollout.Config) []views.Field {
 		{Label: "Order", Value: order},
 		{Label: "Seed", Value: strconv.FormatInt(cfg.Seed, 10)},
 		{Label: "Repeats", Value: strconv.Itoa(max(cfg.Repeats, 1))},
-	}
+	}...)
 	if cfg.DecodeTPS > 0 {
 		f = append(f, views.Field{Label: "Decode rate", Value: trimFloat(cfg.DecodeTPS) + " tok/s (model " + cfg.Model() + ")"})
 	}
@@ -224,6 +230,18 @@ func configFields(cfg rollout.Config) []views.Field {
 		f = append(f, views.Field{Label: "Drills", Value: drillSchedule(cfg.Drills)})
 	}
 	return f
+}
+
+// workloadWords says what a run's workload holds: "1,000 turns (412 tool
+// calls) from codex-0.171.0: 52,000 tokens in, 9,800 out, 14 min of tool
+// time".
+func workloadWords(w workload.Summary) string {
+	s := fmtInt(int64(w.Turns)) + " turns (" + fmtInt(int64(w.Calls)) + " tool calls)"
+	if w.Source != "" {
+		s += " from " + w.Source
+	}
+	return s + ": " + fmtInt(int64(w.InputTokens)) + " tokens in, " + fmtInt(int64(w.OutputTokens)) + " out, " +
+		fmtNS(int64(w.ToolTimeMs*float64(time.Millisecond))) + " of tool time"
 }
 
 // drillSchedule lists a race's drills: "evict-cache on WebSocket after 2

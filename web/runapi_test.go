@@ -183,7 +183,7 @@ func TestStartRunWithTheRunner(t *testing.T) {
 			t.Errorf("%s: param %q, want %q", tc.body, deref(e.Error.Param), tc.param)
 		}
 	}
-	if runs, err := db.ListRuns(context.Background(), store.RunFilter{}); err != nil || len(runs) != 0 {
+	if runs, _, err := db.ListRuns(context.Background(), store.RunFilter{}); err != nil || len(runs) != 0 {
 		t.Errorf("refused configs stored %d runs (%v)", len(runs), err)
 	}
 }

@@ -113,7 +113,7 @@ func readRuns(t *testing.T, path string) []store.Run {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	runs, err := db.ListRuns(context.Background(), store.RunFilter{})
+	runs, _, err := db.ListRuns(context.Background(), store.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func waitForTurns(t *testing.T, path string, runs, n int) {
 		if err != nil {
 			continue
 		}
-		list, _ := db.ListRuns(context.Background(), store.RunFilter{})
+		list, _, _ := db.ListRuns(context.Background(), store.RunFilter{})
 		if len(list) >= runs {
 			turns, _, _ := db.RunTurns(context.Background(), list[0].ID)
 			if len(turns) >= n {
