@@ -32,3 +32,10 @@ func AgentloopHeader(r *http.Request, header string) string {
 	}
 	return ""
 }
+
+// The header that chooses a request's modelled API stack, and its query
+// alias for WebSocket upgrades from a browser, which cannot set headers.
+const (
+	HeaderStack = "X-Agentloop-Stack"
+	QueryStack  = "agentloop_stack"
+)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -273,3 +274,19 @@ var WaterfallGroups = []WaterfallGroup{
 	{Name: GroupPending, Label: "Waiting for the first token", Legend: "waiting for the first token (split once the engine trace arrives)"},
 	{Name: GroupOther, Label: "Other (client, waiting)"},
 }
+
+// Stack stage names: modelled spans of the hosted API's own work.
+const (
+	StageStackClassify   = "stack_classify"
+	StageStackStateLoad  = "stack_state_load"
+	StageStackConfigHop  = "stack_config_hop"
+	StageStackSprintHops = "stack_sprint_hops"
+	StageStackBilling    = "stack_billing"
+)
+
+// IsStackStage says whether a span is a stage of the modelled API stack.
+func IsStackStage(name string) bool { return strings.HasPrefix(name, "stack_") }
+
+// EngineBaseline is the trace's engine name of /baseline/v1, the engine
+// before the sprint, which pays the pre-sprint stack costs.
+const EngineBaseline = "baseline"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/scenario"
 	"agentloop/store"
 )
@@ -88,7 +89,7 @@ func Normalize(cfg *Config) *api.Error {
 		seen[l] = true
 	}
 	if cfg.Stack.Preset == "" {
-		cfg.Stack = api.StackLean
+		cfg.Stack = apistack.Lean
 	}
 	if err := cfg.Stack.Validate("stack"); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/inference"
 	"agentloop/policy"
 )
@@ -26,7 +27,7 @@ type Config struct {
 	// the pre-sprint rate of the modelled stack.
 	PreSprint bool
 	// Stack is the modelled API stack of requests that choose none.
-	Stack api.Stack
+	Stack apistack.Stack
 	// InflightRequests and InflightBytes bound the creates (and their body
 	// bytes) in flight across both engines; past them, 503 + Retry-After.
 	InflightRequests int
@@ -46,7 +47,7 @@ func Defaults(name string) Config {
 	return Config{
 		Name: name, TokenCache: true, ModelCache: true,
 		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
-		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, Stack: api.StackLean,
+		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, Stack: apistack.Lean,
 		InflightRequests: 4096, InflightBytes: 64 << 20,
 	}
 }

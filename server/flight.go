@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/inference"
 	"agentloop/policy"
 )
@@ -22,9 +23,9 @@ import (
 type flight struct {
 	// Set by the transport before the pipeline runs.
 	trace *trace
-	body  []byte    // the request, until parse has decoded it
-	via   via       // what the transport adds to the pipeline
-	stack api.Stack // the modelled API stack this request runs under
+	body  []byte         // the request, until parse has decoded it
+	via   via            // what the transport adds to the pipeline
+	stack apistack.Stack // the modelled API stack this request runs under
 
 	parsed   parseOut     // parse (and, in a paused prototype response, parseAppend)
 	found    parentFound  // findParent: the connection cache's answer, decided once

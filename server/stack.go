@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"agentloop/api"
+	"agentloop/apistack"
 )
 
 // The modelled API stack's stages (docs/stack.md). Each costs the work it
@@ -14,9 +15,9 @@ import (
 func (e *Engine) stackModelled(fl *flight) bool { return !e.cfg.Unmodelled && fl.stack.Modelled() }
 
 // stackStage is a stack stage's result for the work w, costed by the one
-// cost function (api.Stack.StageCost); a stage the stack does not model
+// cost function (apistack.Stack.StageCost); a stage the stack does not model
 // records no span.
-func (e *Engine) stackStage(fl *flight, w api.StackWork) (stageResult, *api.Error) {
+func (e *Engine) stackStage(fl *flight, w apistack.Work) (stageResult, *api.Error) {
 	if !e.stackModelled(fl) || !fl.stack.Runs(w.Stage, w.PreSprint) {
 		return stageResult{skip: true}, nil
 	}
@@ -29,7 +30,7 @@ func (e *Engine) stackConfigHop(_ context.Context, fl *flight) (stageResult, *ap
 	if !fl.resolved.cold {
 		return stageResult{skip: true}, nil
 	}
-	return e.stackStage(fl, api.StackWork{Stage: api.StageStackConfigHop, PreSprint: e.cfg.PreSprint})
+	return e.stackStage(fl, apistack.Work{Stage: api.StageStackConfigHop, PreSprint: e.cfg.PreSprint})
 }
 
 // stackSprintHops are the intermediate hops the sprint removed, so only
@@ -38,7 +39,7 @@ func (e *Engine) stackSprintHops(_ context.Context, fl *flight) (stageResult, *a
 	if !e.cfg.PreSprint {
 		return stageResult{skip: true}, nil
 	}
-	return e.stackStage(fl, api.StackWork{Stage: api.StageStackSprintHops, PreSprint: true})
+	return e.stackStage(fl, apistack.Work{Stage: api.StageStackSprintHops, PreSprint: true})
 }
 
 // stackStateLoad reads the parent's state from a remote store: paid when
@@ -47,7 +48,7 @@ func (e *Engine) stackStateLoad(_ context.Context, fl *flight) (stageResult, *ap
 	if fl.loaded.bytes == 0 {
 		return stageResult{skip: true}, nil
 	}
-	return e.stackStage(fl, api.StackWork{Stage: api.StageStackStateLoad, Bytes: fl.loaded.bytes, PreSprint: e.cfg.PreSprint})
+	return e.stackStage(fl, apistack.Work{Stage: api.StageStackStateLoad, Bytes: fl.loaded.bytes, PreSprint: e.cfg.PreSprint})
 }
 
 // stackClassify runs the hosted safety classifiers over the tokens render
@@ -57,7 +58,7 @@ func (e *Engine) stackClassify(_ context.Context, fl *flight) (stageResult, *api
 	if fl.rendered.freshTokens <= 0 {
 		return stageResult{skip: true}, nil
 	}
-	res, err := e.stackStage(fl, api.StackWork{Stage: api.StageStackClassify, Tokens: fl.rendered.freshTokens, PreSprint: e.cfg.PreSprint})
+	res, err := e.stackStage(fl, apistack.Work{Stage: api.StageStackClassify, Tokens: fl.rendered.freshTokens, PreSprint: e.cfg.PreSprint})
 	if e.cfg.PreSprint {
 		res.note = "pre-sprint classifier"
 	}
@@ -67,13 +68,13 @@ func (e *Engine) stackClassify(_ context.Context, fl *flight) (stageResult, *api
 // stackBilling records usage with the billing service, wherever finalize
 // runs, before the terminal event.
 func (e *Engine) stackBilling(_ context.Context, fl *flight) (stageResult, *api.Error) {
-	return e.stackStage(fl, api.StackWork{Stage: api.StageStackBilling, PreSprint: e.cfg.PreSprint})
+	return e.stackStage(fl, apistack.Work{Stage: api.StageStackBilling, PreSprint: e.cfg.PreSprint})
 }
 
 // stackOf is the modelled stack a request chose with the header (or its
 // query alias), or the engine's default.
-func (e *Engine) stackOf(r *http.Request) (api.Stack, *api.Error) {
-	return api.StackFromRequest(r, e.cfg.Stack)
+func (e *Engine) stackOf(r *http.Request) (apistack.Stack, *api.Error) {
+	return apistack.FromRequest(r, e.cfg.Stack)
 }
 
 // chooseStack sets the stack an HTTP request chose.
@@ -88,7 +89,7 @@ func (e *Engine) chooseStack(fl *flight, r *http.Request) *api.Error {
 
 // useStack sets a request's stack; its trace records it when it models
 // anything.
-func (e *Engine) useStack(fl *flight, s api.Stack) {
+func (e *Engine) useStack(fl *flight, s apistack.Stack) {
 	fl.stack = s
 	if e.stackModelled(fl) {
 		fl.trace.Stack = s.String()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
@@ -30,11 +31,11 @@ type wsConn struct {
 	writing *atomic.Int64 // unix nanos when the current write(2) began, 0 when idle (batchConn stamps it)
 	endOnce sync.Once
 
-	sessionKey string      // the connection's client-session key (session.go), for the inspector and the drills
-	scope      string      // the upgrade's drill scope header (drillhooks.go)
-	client     *api.Client // who opened the connection
-	stack      api.Stack   // the modelled API stack, chosen at the upgrade
-	proto      bool        // the upgrade asked for the prototype (prototype.go)
+	sessionKey string         // the connection's client-session key (session.go), for the inspector and the drills
+	scope      string         // the upgrade's drill scope header (drillhooks.go)
+	client     *api.Client    // who opened the connection
+	stack      apistack.Stack // the modelled API stack, chosen at the upgrade
+	proto      bool           // the upgrade asked for the prototype (prototype.go)
 }
 
 func (e *Engine) handleWebSocket(c echo.Context) error {

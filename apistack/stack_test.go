@@ -1,4 +1,4 @@
-package api
+package apistack
 
 import (
 	"encoding/json"
@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agentloop/api"
 )
 
 func TestParseStack(t *testing.T) {
-	custom := StackHosted
+	custom := Hosted
 	custom.Preset, custom.HopMS = "custom", 5
 	for _, tc := range []struct {
 		in      string
@@ -18,53 +20,53 @@ func TestParseStack(t *testing.T) {
 		want    Stack
 		wantErr bool
 	}{
-		{"", StackLean, StackLean, false},
-		{"", StackHosted, StackHosted, false},
-		{"hosted", StackLean, StackHosted, false},
-		{" lean ", StackHosted, StackLean, false},
-		{`{"preset":"hosted","hop_ms":5}`, StackLean, custom, false},
-		{`{"hop_ms":5}`, StackHosted, custom, false},
-		{`{"preset":"hosted"}`, StackLean, StackHosted, false},
-		{custom.String(), StackLean, custom, false},
-		{"heavy", StackLean, Stack{}, true},
-		{`{"preset":"heavy"}`, StackLean, Stack{}, true},
-		{`{"hop_ms":-1}`, StackLean, Stack{}, true},
-		{`{"hop_ms":1e9}`, StackLean, Stack{}, true},
-		{`{"hops":1}`, StackLean, Stack{}, true},
-		{`{"hop_ms":"1"}`, StackLean, Stack{}, true},
-		{`{`, StackLean, Stack{}, true},
+		{"", Lean, Lean, false},
+		{"", Hosted, Hosted, false},
+		{"hosted", Lean, Hosted, false},
+		{" lean ", Hosted, Lean, false},
+		{`{"preset":"hosted","hop_ms":5}`, Lean, custom, false},
+		{`{"hop_ms":5}`, Hosted, custom, false},
+		{`{"preset":"hosted"}`, Lean, Hosted, false},
+		{custom.String(), Lean, custom, false},
+		{"heavy", Lean, Stack{}, true},
+		{`{"preset":"heavy"}`, Lean, Stack{}, true},
+		{`{"hop_ms":-1}`, Lean, Stack{}, true},
+		{`{"hop_ms":1e9}`, Lean, Stack{}, true},
+		{`{"hops":1}`, Lean, Stack{}, true},
+		{`{"hop_ms":"1"}`, Lean, Stack{}, true},
+		{`{`, Lean, Stack{}, true},
 	} {
-		got, err := ParseStack(tc.in, tc.def, HeaderStack)
+		got, err := Parse(tc.in, tc.def, api.HeaderStack)
 		if (err != nil) != tc.wantErr {
-			t.Errorf("ParseStack(%q): err %v, want error %v", tc.in, err, tc.wantErr)
+			t.Errorf("Parse(%q): err %v, want error %v", tc.in, err, tc.wantErr)
 			continue
 		}
 		if err != nil {
-			if err.Status != 400 || !strings.HasPrefix(err.Param, HeaderStack) {
-				t.Errorf("ParseStack(%q): error %+v, want a 400 naming %s", tc.in, err, HeaderStack)
+			if err.Status != 400 || !strings.HasPrefix(err.Param, api.HeaderStack) {
+				t.Errorf("Parse(%q): error %+v, want a 400 naming %s", tc.in, err, api.HeaderStack)
 			}
 			continue
 		}
 		if got != tc.want {
-			t.Errorf("ParseStack(%q) = %+v, want %+v", tc.in, got, tc.want)
+			t.Errorf("Parse(%q) = %+v, want %+v", tc.in, got, tc.want)
 		}
 	}
 }
 
 func TestStackFromRequestReadsHeaderThenQuery(t *testing.T) {
 	r := httptest.NewRequest("GET", "/v1/responses?agentloop_stack=hosted", nil)
-	if s, err := StackFromRequest(r, StackLean); err != nil || s != StackHosted {
+	if s, err := FromRequest(r, Lean); err != nil || s != Hosted {
 		t.Fatalf("query alias: %+v %v", s, err)
 	}
-	r.Header.Set(HeaderStack, "lean")
-	if s, err := StackFromRequest(r, StackHosted); err != nil || s != StackLean {
+	r.Header.Set(api.HeaderStack, "lean")
+	if s, err := FromRequest(r, Hosted); err != nil || s != Lean {
 		t.Fatalf("header wins over the query: %+v %v", s, err)
 	}
-	if StackLean.Modelled() || !StackHosted.Modelled() {
+	if Lean.Modelled() || !Hosted.Modelled() {
 		t.Fatal("lean models nothing; hosted models something")
 	}
-	if StackHosted.String() != "hosted" {
-		t.Fatalf("a preset's header value is its name, got %q", StackHosted.String())
+	if Hosted.String() != "hosted" {
+		t.Fatalf("a preset's header value is its name, got %q", Hosted.String())
 	}
 }
 
@@ -73,9 +75,9 @@ func TestStackUnmarshalJSON(t *testing.T) {
 		Stack Stack `json:"stack"`
 	}
 	for in, want := range map[string]Stack{
-		`{"stack":"hosted"}`:            StackHosted,
+		`{"stack":"hosted"}`:            Hosted,
 		`{"stack":{"hop_ms":2.65}}`:     {Preset: "custom", HopMS: 2.65},
-		`{"stack":{"preset":"hosted"}}`: StackHosted,
+		`{"stack":{"preset":"hosted"}}`: Hosted,
 		`{}`:                            {},
 	} {
 		cfg.Stack = Stack{}
@@ -91,8 +93,8 @@ func TestStackUnmarshalJSON(t *testing.T) {
 }
 
 func TestStackCostsFollowTheWork(t *testing.T) {
-	s := StackHosted
-	if s.Classify(0, false) != 0 || StackLean.Classify(50_000, true) != 0 {
+	s := Hosted
+	if s.Classify(0, false) != 0 || Lean.Classify(50_000, true) != 0 {
 		t.Fatal("classifying nothing, or with no classifier, costs nothing")
 	}
 	small, big := s.Classify(1_000, false), s.Classify(50_000, false)
@@ -127,20 +129,20 @@ func TestStackRangesRefuseWithTheParameterNamed(t *testing.T) {
 		{`{"billing_hops":101}`, "billing_hops"},
 		{`{"config_hops":1e308}`, "config_hops"},
 	} {
-		_, err := ParseStack(tc.in, StackHosted, HeaderStack)
+		_, err := Parse(tc.in, Hosted, api.HeaderStack)
 		if err == nil {
 			t.Errorf("%s: accepted", tc.in)
 			continue
 		}
-		if err.Status != 400 || err.Param != HeaderStack+"."+tc.param || !strings.Contains(err.Message, tc.param) {
+		if err.Status != 400 || err.Param != api.HeaderStack+"."+tc.param || !strings.Contains(err.Message, tc.param) {
 			t.Errorf("%s: %+v, want a 400 naming %s", tc.in, err, tc.param)
 		}
 	}
 	// 0 turns a rate's work off; Min and Max themselves are in range.
-	for _, p := range StackParams {
+	for _, p := range Params {
 		for _, v := range []float64{p.FormMin(), p.Min, p.Max} {
 			in := fmt.Sprintf(`{"%s":%g}`, p.Key, v)
-			if _, err := ParseStack(in, StackHosted, HeaderStack); err != nil {
+			if _, err := Parse(in, Hosted, api.HeaderStack); err != nil {
 				t.Errorf("%s: %v", in, err)
 			}
 		}
@@ -149,7 +151,7 @@ func TestStackRangesRefuseWithTheParameterNamed(t *testing.T) {
 		Stack Stack `json:"stack"`
 	}
 	err := json.Unmarshal([]byte(`{"stack":{"classify_tps":0.001}}`), &cfg)
-	if ae, ok := err.(*Error); !ok || ae.Param != "stack.classify_tps" {
+	if ae, ok := err.(*api.Error); !ok || ae.Param != "stack.classify_tps" {
 		t.Fatalf("the run API's stack: %v, want a 400 naming stack.classify_tps", err)
 	}
 }
@@ -159,7 +161,7 @@ func TestStackRangesRefuseWithTheParameterNamed(t *testing.T) {
 // parameter, validated or not, makes a duration negative.
 func TestStackRangesKeepStagesUnderTheCeiling(t *testing.T) {
 	worst := Stack{}
-	for _, p := range StackParams {
+	for _, p := range Params {
 		v := p.Max
 		if p.Off { // a rate is worst at its slowest
 			v = p.Min
@@ -170,11 +172,11 @@ func TestStackRangesKeepStagesUnderTheCeiling(t *testing.T) {
 		t.Fatal(err)
 	}
 	stages := map[string]time.Duration{
-		StageStackClassify:   max(worst.Classify(StackMaxTokens, false), worst.Classify(StackMaxTokens, true)),
-		StageStackStateLoad:  worst.StateLoad(StackMaxBytes),
-		StageStackConfigHop:  worst.Hops(worst.ConfigHops),
-		StageStackSprintHops: worst.Hops(worst.SprintHops),
-		StageStackBilling:    worst.Hops(worst.BillingHops),
+		api.StageStackClassify:   max(worst.Classify(MaxTokens, false), worst.Classify(MaxTokens, true)),
+		api.StageStackStateLoad:  worst.StateLoad(MaxBytes),
+		api.StageStackConfigHop:  worst.Hops(worst.ConfigHops),
+		api.StageStackSprintHops: worst.Hops(worst.SprintHops),
+		api.StageStackBilling:    worst.Hops(worst.BillingHops),
 	}
 	for name, d := range stages {
 		if d <= 0 || d >= StageCeiling {
@@ -182,8 +184,8 @@ func TestStackRangesKeepStagesUnderTheCeiling(t *testing.T) {
 		}
 	}
 	wild := Stack{HopMS: 1e300, ClassifyTPS: 1e-300, ClassifyTPSBaseline: 1e-300, StateLoadMS: 1e300, StateLoadMBps: 1e-300}
-	for _, d := range []time.Duration{wild.Classify(StackMaxTokens, false), wild.Classify(1, true),
-		wild.StateLoad(StackMaxBytes), wild.Hops(1e300)} {
+	for _, d := range []time.Duration{wild.Classify(MaxTokens, false), wild.Classify(1, true),
+		wild.StateLoad(MaxBytes), wild.Hops(1e300)} {
 		if d < 0 || d > StageCeiling {
 			t.Errorf("an unvalidated stack: %v, want between 0 and %v", d, StageCeiling)
 		}
@@ -194,28 +196,28 @@ func TestStackRangesKeepStagesUnderTheCeiling(t *testing.T) {
 // function's value for the recorded work, and nothing for a stage the
 // stack does not model.
 func TestStageCostIsTheStagesCost(t *testing.T) {
-	s := StackHosted
+	s := Hosted
 	for _, c := range []struct {
-		w    StackWork
+		w    Work
 		want time.Duration
 	}{
-		{StackWork{Stage: StageStackClassify, Tokens: 30_000}, s.Classify(30_000, false)},
-		{StackWork{Stage: StageStackClassify, Tokens: 30_000, PreSprint: true}, s.Classify(30_000, true)},
-		{StackWork{Stage: StageStackStateLoad, Bytes: 1 << 20}, s.StateLoad(1 << 20)},
-		{StackWork{Stage: StageStackConfigHop}, s.Hops(s.ConfigHops)},
-		{StackWork{Stage: StageStackSprintHops, PreSprint: true}, s.Hops(s.SprintHops)},
-		{StackWork{Stage: StageStackBilling}, s.Hops(s.BillingHops)},
+		{Work{Stage: api.StageStackClassify, Tokens: 30_000}, s.Classify(30_000, false)},
+		{Work{Stage: api.StageStackClassify, Tokens: 30_000, PreSprint: true}, s.Classify(30_000, true)},
+		{Work{Stage: api.StageStackStateLoad, Bytes: 1 << 20}, s.StateLoad(1 << 20)},
+		{Work{Stage: api.StageStackConfigHop}, s.Hops(s.ConfigHops)},
+		{Work{Stage: api.StageStackSprintHops, PreSprint: true}, s.Hops(s.SprintHops)},
+		{Work{Stage: api.StageStackBilling}, s.Hops(s.BillingHops)},
 	} {
 		if got := s.StageCost(c.w); got != c.want || got <= 0 {
 			t.Errorf("%+v costs %v, want %v", c.w, got, c.want)
 		}
-		if got := StackLean.StageCost(c.w); got != 0 || StackLean.Runs(c.w.Stage, c.w.PreSprint) {
+		if got := Lean.StageCost(c.w); got != 0 || Lean.Runs(c.w.Stage, c.w.PreSprint) {
 			t.Errorf("lean costs %+v %v", c.w, got)
 		}
 	}
 	noBilling := s
 	noBilling.BillingHops = 0
-	if noBilling.Runs(StageStackBilling, false) || !noBilling.Runs(StageStackClassify, true) {
+	if noBilling.Runs(api.StageStackBilling, false) || !noBilling.Runs(api.StageStackClassify, true) {
 		t.Error("Runs follows the parameters")
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package apistack
 
 import (
 	"bytes"
@@ -9,13 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// The header that chooses a request's modelled API stack, and its query
-// alias for WebSocket upgrades from a browser, which cannot set headers.
-const (
-	HeaderStack = "X-Agentloop-Stack"
-	QueryStack  = "agentloop_stack"
+	"agentloop/api"
 )
 
 // Stack names the modelled work of a hosted API around the model: the
@@ -68,36 +63,36 @@ const (
 // hosted-plain and hosted-post-sprint fit them to the announced figures
 // under their reading (agentloop bench calibrate --fit).
 var (
-	StackLean   = Stack{Preset: "lean"}
-	StackHosted = Stack{Preset: "hosted", HopMS: 2.65, ClassifyTPS: 130_000, ClassifyTPSBaseline: 25_000,
+	Lean   = Stack{Preset: "lean"}
+	Hosted = Stack{Preset: "hosted", HopMS: 2.65, ClassifyTPS: 130_000, ClassifyTPSBaseline: 25_000,
 		StateLoadMS: 5, StateLoadMBps: 1250, ConfigHops: 1, SprintHops: 1, BillingHops: 1}
 	// The classifier rates fitted under each reading by agentloop bench
 	// calibrate --fit (docs/stack.md, "Calibration record": the fit, its
 	// run and its residuals); every other parameter is hosted's.
-	StackHostedPlain = Stack{Preset: "hosted-plain", HopMS: 2.65, ClassifyTPS: 489_000, ClassifyTPSBaseline: 130_000,
+	HostedPlain = Stack{Preset: "hosted-plain", HopMS: 2.65, ClassifyTPS: 489_000, ClassifyTPSBaseline: 130_000,
 		StateLoadMS: 5, StateLoadMBps: 1250, ConfigHops: 1, SprintHops: 1, BillingHops: 1}
-	StackHostedPostSprint = Stack{Preset: "hosted-post-sprint", HopMS: 2.65, ClassifyTPS: 110_000, ClassifyTPSBaseline: 43_700,
+	HostedPostSprint = Stack{Preset: "hosted-post-sprint", HopMS: 2.65, ClassifyTPS: 110_000, ClassifyTPSBaseline: 43_700,
 		StateLoadMS: 5, StateLoadMBps: 1250, ConfigHops: 1, SprintHops: 1, BillingHops: 1}
 )
 
-// StackPresets in display order.
-var StackPresets = []Stack{StackLean, StackHostedPostSprint, StackHostedPlain, StackHosted}
+// Presets in display order.
+var Presets = []Stack{Lean, HostedPostSprint, HostedPlain, Hosted}
 
-// StackDefaultRace is the stack the one-click race and the race form start
+// DefaultRace is the stack the one-click race and the race form start
 // from: the preset fitted under the post-sprint reading, whose baseline is
 // http-optimized, the HTTP anyone calling the API has today.
-var StackDefaultRace = StackHostedPostSprint
+var DefaultRace = HostedPostSprint
 
 // HostedReadings are the readings a headline gives its range over, each
 // with its preset, in display order.
 var HostedReadings = []struct {
 	Reading string
 	Preset  Stack
-}{{ReadingPostSprint, StackHostedPostSprint}, {ReadingPlain, StackHostedPlain}, {ReadingDerived, StackHosted}}
+}{{ReadingPostSprint, HostedPostSprint}, {ReadingPlain, HostedPlain}, {ReadingDerived, Hosted}}
 
-// StackReading returns the reading of a preset by name ("" for lean, a
+// Reading returns the reading of a preset by name ("" for lean, a
 // custom stack or an unknown name).
-func StackReading(preset string) string {
+func Reading(preset string) string {
 	for _, r := range HostedReadings {
 		if r.Preset.Preset == preset {
 			return r.Reading
@@ -106,19 +101,19 @@ func StackReading(preset string) string {
 	return ""
 }
 
-// StackPreset returns the preset of that name.
-func StackPreset(name string) (Stack, bool) {
-	i := slices.IndexFunc(StackPresets, func(s Stack) bool { return s.Preset == name })
+// Preset returns the preset of that name.
+func Preset(name string) (Stack, bool) {
+	i := slices.IndexFunc(Presets, func(s Stack) bool { return s.Preset == name })
 	if i < 0 {
 		return Stack{}, false
 	}
-	return StackPresets[i], true
+	return Presets[i], true
 }
 
-// StackPresetNames lists the presets' names.
-func StackPresetNames() []string {
-	names := make([]string, len(StackPresets))
-	for i, s := range StackPresets {
+// PresetNames lists the presets' names.
+func PresetNames() []string {
+	names := make([]string, len(Presets))
+	for i, s := range Presets {
 		names[i] = s.Preset
 	}
 	return names
@@ -131,19 +126,19 @@ func (s Stack) Modelled() bool {
 	return c != Stack{}
 }
 
-// ParseStack reads a stack choice: empty keeps def, a preset name selects
+// Parse reads a stack choice: empty keeps def, a preset name selects
 // it, and a JSON object sets parameters on top of its "preset" (def when
 // absent). Bad values get a 400 that names param.
-func ParseStack(v string, def Stack, param string) (Stack, *Error) {
+func Parse(v string, def Stack, param string) (Stack, *api.Error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return def, nil
 	}
 	if !strings.HasPrefix(v, "{") {
-		s, ok := StackPreset(v)
+		s, ok := Preset(v)
 		if !ok {
-			return Stack{}, BadRequest(param, CodeInvalidValue, "Unknown stack '%s'; use one of %s, or a JSON object of parameters.",
-				v, strings.Join(StackPresetNames(), ", "))
+			return Stack{}, api.BadRequest(param, api.CodeInvalidValue, "Unknown stack '%s'; use one of %s, or a JSON object of parameters.",
+				v, strings.Join(PresetNames(), ", "))
 		}
 		return s, nil
 	}
@@ -151,15 +146,15 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 		Preset *string `json:"preset"`
 	}
 	if err := json.Unmarshal([]byte(v), &head); err != nil {
-		return Stack{}, BadRequest(param, CodeInvalidValue, "The stack is not a valid JSON object: %s", err.Error())
+		return Stack{}, api.BadRequest(param, api.CodeInvalidValue, "The stack is not a valid JSON object: %s", err.Error())
 	}
 	base := def
 	// "custom" and "" (a zero Stack marshalled) start from def too.
 	if head.Preset != nil && *head.Preset != "custom" && *head.Preset != "" {
-		p, ok := StackPreset(*head.Preset)
+		p, ok := Preset(*head.Preset)
 		if !ok {
-			return Stack{}, BadRequest(param, CodeInvalidValue, "Unknown stack preset '%s'; use one of %s.",
-				*head.Preset, strings.Join(StackPresetNames(), ", "))
+			return Stack{}, api.BadRequest(param, api.CodeInvalidValue, "Unknown stack preset '%s'; use one of %s.",
+				*head.Preset, strings.Join(PresetNames(), ", "))
 		}
 		base = p
 	}
@@ -167,7 +162,7 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode((*stackFields)(&s)); err != nil {
-		return Stack{}, BadRequest(param, CodeInvalidValue, "The stack has a bad parameter: %s", err.Error())
+		return Stack{}, api.BadRequest(param, api.CodeInvalidValue, "The stack has a bad parameter: %s", err.Error())
 	}
 	if s.Preset == "" {
 		s.Preset = base.Preset
@@ -183,15 +178,15 @@ func ParseStack(v string, def Stack, param string) (Stack, *Error) {
 	return s, nil
 }
 
-// StackFromRequest reads the request's stack from the header or its query
+// FromRequest reads the request's stack from the header or its query
 // alias; def applies when neither is set.
-func StackFromRequest(r *http.Request, def Stack) (Stack, *Error) {
-	return ParseStack(AgentloopHeader(r, HeaderStack), def, HeaderStack)
+func FromRequest(r *http.Request, def Stack) (Stack, *api.Error) {
+	return Parse(api.AgentloopHeader(r, api.HeaderStack), def, api.HeaderStack)
 }
 
 // StageCeiling is the longest any modelled stack stage may take. The
-// ranges of StackParams keep every stage under it for the largest request
-// the engine accepts (StackMaxTokens, StackMaxBytes); a stage that would
+// ranges of Params keep every stage under it for the largest request
+// the engine accepts (MaxTokens, MaxBytes); a stage that would
 // exceed it anyway (a chain whose stored context outgrew one request) is
 // capped at it, so no duration ever overflows (docs/stack.md, "Ranges").
 const StageCeiling = 30 * time.Minute
@@ -201,14 +196,14 @@ const StageCeiling = 30 * time.Minute
 // token is at least one byte) for the classifier and as bytes of stored
 // state for the state load.
 const (
-	StackMaxTokens = 32 << 20
-	StackMaxBytes  = 32 << 20
+	MaxTokens = 32 << 20
+	MaxBytes  = 32 << 20
 )
 
-// StackParam is one parameter of the modelled stack: how the header, the
+// Param is one parameter of the modelled stack: how the header, the
 // run API and the form spell it, how to read it, and its range. It is data,
 // so that the form and the docs can be built from the same table.
-type StackParam struct {
+type Param struct {
 	Key   string // the JSON key: "hop_ms"
 	Label string // how a form labels it: "hop (ms)"
 	Unit  string // "ms", "tok/s", "MB/s" or "hops"
@@ -220,26 +215,26 @@ type StackParam struct {
 }
 
 // Get is the parameter's value in s.
-func (p StackParam) Get(s Stack) float64 { return *p.get(&s) }
+func (p Param) Get(s Stack) float64 { return *p.get(&s) }
 
 // Set sets the parameter in s to v, unchecked (Validate checks).
-func (p StackParam) Set(s *Stack, v float64) { *p.get(s) = v }
+func (p Param) Set(s *Stack, v float64) { *p.get(s) = v }
 
 // FormMin is the smallest value a form may offer: 0 when it turns the
 // work off, else Min.
-func (p StackParam) FormMin() float64 {
+func (p Param) FormMin() float64 {
 	if p.Off {
 		return 0
 	}
 	return p.Min
 }
 
-// StackParams are the stack's parameters with their ranges, in display
-// order. With the largest request (StackMaxTokens, StackMaxBytes), the
+// Params are the stack's parameters with their ranges, in display
+// order. With the largest request (MaxTokens, MaxBytes), the
 // extremes make: classify 10 s + 32 Mi tokens ÷ 20,000 tok/s ≈ 28 min;
 // state load 10 s + 32 MiB ÷ 1 MB/s ≈ 44 s; hops 100 × 10 s ≈ 17 min; all
 // under StageCeiling (TestStackRangesKeepStagesUnderTheCeiling).
-var StackParams = []StackParam{
+var Params = []Param{
 	{Key: "hop_ms", Label: "hop (ms)", Unit: "ms", Max: 10_000, get: func(s *Stack) *float64 { return &s.HopMS }},
 	{Key: "classify_tps", Label: "classifier tok/s (/v1)", Unit: "tok/s", Min: 20_000, Max: 1e9, Off: true,
 		get: func(s *Stack) *float64 { return &s.ClassifyTPS }},
@@ -253,17 +248,17 @@ var StackParams = []StackParam{
 	{Key: "billing_hops", Label: "billing hops", Unit: "hops", Max: 100, get: func(s *Stack) *float64 { return &s.BillingHops }},
 }
 
-// Validate checks every parameter against its range in StackParams; the
+// Validate checks every parameter against its range in Params; the
 // 400 names the parameter (param + "." + its key) and its range.
-func (s Stack) Validate(param string) *Error {
-	for _, p := range StackParams {
+func (s Stack) Validate(param string) *api.Error {
+	for _, p := range Params {
 		v := p.Get(s)
 		if math.IsNaN(v) || v > p.Max || (v < p.Min && !(p.Off && v == 0)) {
 			rng := fmt.Sprintf("between %g and %g %s", p.Min, p.Max, p.Unit)
 			if p.Off {
 				rng += " (or 0 for none)"
 			}
-			return BadRequest(param+"."+p.Key, CodeInvalidValue, "Stack parameter %s must be %s; got %g.", p.Key, rng, v)
+			return api.BadRequest(param+"."+p.Key, api.CodeInvalidValue, "Stack parameter %s must be %s; got %g.", p.Key, rng, v)
 		}
 	}
 	return nil
@@ -281,7 +276,7 @@ func (s *Stack) UnmarshalJSON(b []byte) error {
 			return err
 		}
 	}
-	got, err := ParseStack(v, StackLean, "stack")
+	got, err := Parse(v, Lean, "stack")
 	if err != nil {
 		return err
 	}
@@ -291,24 +286,12 @@ func (s *Stack) UnmarshalJSON(b []byte) error {
 
 // String is the header value that selects exactly this stack.
 func (s Stack) String() string {
-	if p, ok := StackPreset(s.Preset); ok && p == s {
+	if p, ok := Preset(s.Preset); ok && p == s {
 		return s.Preset
 	}
 	b, _ := json.Marshal(stackFields(s))
 	return string(b)
 }
-
-// Stack stage names: modelled spans of the hosted API's own work.
-const (
-	StageStackClassify   = "stack_classify"
-	StageStackStateLoad  = "stack_state_load"
-	StageStackConfigHop  = "stack_config_hop"
-	StageStackSprintHops = "stack_sprint_hops"
-	StageStackBilling    = "stack_billing"
-)
-
-// IsStackStage says whether a span is a stage of the modelled API stack.
-func IsStackStage(name string) bool { return strings.HasPrefix(name, "stack_") }
 
 // stageTime is a modelled stage's duration of secs seconds, capped at
 // StageCeiling: no parameter or amount of work overflows it.
@@ -348,14 +331,10 @@ func (s Stack) StateLoad(bytes int) time.Duration {
 	return stageTime(secs)
 }
 
-// EngineBaseline is the trace's engine name of /baseline/v1, the engine
-// before the sprint, which pays the pre-sprint stack costs.
-const EngineBaseline = "baseline"
-
-// StackWork is the work one stack stage did for one request, as its span
+// Work is the work one stack stage did for one request, as its span
 // records it. A stage's cost is a function of this work alone, so a
 // recorded request can be costed again under another stack (re-costing).
-type StackWork struct {
+type Work struct {
 	Stage string `json:"stage"`
 	// Tokens classified (stack_classify); Bytes of state loaded
 	// (stack_state_load).
@@ -366,28 +345,28 @@ type StackWork struct {
 	PreSprint bool `json:"pre_sprint,omitempty"`
 }
 
-// StackWorkOf is the work a stack span of a trace records.
-func StackWorkOf(tr *Trace, sp Span) StackWork {
-	return StackWork{Stage: sp.Name, Tokens: int(sp.Tokens), Bytes: int(sp.Bytes), PreSprint: tr.Engine == EngineBaseline}
+// WorkOf is the work a stack span of a trace records.
+func WorkOf(tr *api.Trace, sp api.Span) Work {
+	return Work{Stage: sp.Name, Tokens: int(sp.Tokens), Bytes: int(sp.Bytes), PreSprint: tr.Engine == api.EngineBaseline}
 }
 
 // StageCost is the time a stack stage takes for its work under s: the one
 // place a stage's cost is computed, by the engine as it runs the stage and
 // by re-costing a recorded run. A stage s does not run costs nothing.
-func (s Stack) StageCost(w StackWork) time.Duration {
+func (s Stack) StageCost(w Work) time.Duration {
 	if !s.Runs(w.Stage, w.PreSprint) {
 		return 0
 	}
 	switch w.Stage {
-	case StageStackClassify:
+	case api.StageStackClassify:
 		return s.Classify(w.Tokens, w.PreSprint)
-	case StageStackStateLoad:
+	case api.StageStackStateLoad:
 		return s.StateLoad(w.Bytes)
-	case StageStackConfigHop:
+	case api.StageStackConfigHop:
 		return s.Hops(s.ConfigHops)
-	case StageStackSprintHops:
+	case api.StageStackSprintHops:
 		return s.Hops(s.SprintHops)
-	case StageStackBilling:
+	case api.StageStackBilling:
 		return s.Hops(s.BillingHops)
 	}
 	return 0
@@ -398,22 +377,22 @@ func (s Stack) StageCost(w StackWork) time.Duration {
 // from a request raced under s.
 func (s Stack) Runs(stage string, preSprint bool) bool {
 	switch stage {
-	case StageStackClassify:
+	case api.StageStackClassify:
 		if preSprint {
 			return s.ClassifyTPSBaseline > 0
 		}
 		return s.ClassifyTPS > 0
-	case StageStackStateLoad:
+	case api.StageStackStateLoad:
 		return s.StateLoadMS > 0 || s.StateLoadMBps > 0
-	case StageStackConfigHop:
+	case api.StageStackConfigHop:
 		return s.ConfigHops > 0
-	case StageStackSprintHops:
+	case api.StageStackSprintHops:
 		return s.SprintHops > 0
-	case StageStackBilling:
+	case api.StageStackBilling:
 		return s.BillingHops > 0
 	}
 	return false
 }
 
-// StackStages are the stack's stages, in the order a request runs them.
-var StackStages = []string{StageStackConfigHop, StageStackSprintHops, StageStackStateLoad, StageStackClassify, StageStackBilling}
+// Stages are the stack's stages, in the order a request runs them.
+var Stages = []string{api.StageStackConfigHop, api.StageStackSprintHops, api.StageStackStateLoad, api.StageStackClassify, api.StageStackBilling}
