@@ -102,7 +102,7 @@ type Trace struct {
 	Spans         []Span `json:"spans"`
 	// Session names the client session the response belongs to: a
 	// WebSocket connection, or the HTTP requests sharing a
-	// prompt_cache_key, or else a TCP connection (server/session.go).
+	// prompt_cache_key, or else a TCP connection (server/request/request.go).
 	Session string `json:"session,omitempty"`
 	// Client is who sent the request, as its headers say.
 	Client *Client `json:"client,omitempty"`

@@ -12,7 +12,8 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
-	"agentloop/server"
+	"agentloop/server/drill"
+	"agentloop/server/request"
 
 	"github.com/coder/websocket"
 )
@@ -27,7 +28,7 @@ func TestDrillAPIArmsListsAndDisarms(t *testing.T) {
 	if err := json.Unmarshal(b, &dr); err != nil || dr.ID == "" || dr.Drill != "evict-cache" || dr.AfterTurns != 2 || dr.Times != 3 {
 		t.Fatalf("armed %s", b)
 	}
-	var list server.DrillList
+	var list drill.DrillList
 	getJSON(t, h.url+"/api/drills", &list)
 	if list.Object != "list" || len(list.Data) != 1 || list.Data[0].ID != dr.ID || list.Data[0].Firings == nil {
 		t.Fatalf("list %+v", list)
@@ -96,9 +97,9 @@ func FuzzDecodeDrillSpec(f *testing.F) {
 		`{"drill":"http-429"}`, `{"drill":"x"}`, `{}`, `[]`, `{"drill":"stall","times":-1}`, `{"drill":"stall"}{}`, ``} {
 		f.Add([]byte(s))
 	}
-	d := server.NewDrills(nil, "")
+	d := drill.NewDrills(nil, "")
 	f.Fuzz(func(t *testing.T, body []byte) {
-		spec, err := server.DecodeDrillSpec(body)
+		spec, err := drill.DecodeDrillSpec(body)
 		if err != nil {
 			if err.Status != 400 || err.Message == "" {
 				t.Fatalf("bad error %+v", err)
@@ -107,7 +108,7 @@ func FuzzDecodeDrillSpec(f *testing.F) {
 		}
 		// An accepted spec is complete and arms as it is.
 		again := spec
-		if e := server.CheckDrill(&again); e != nil || again != spec || spec.Times < 1 {
+		if e := drill.Check(&again); e != nil || again != spec || spec.Times < 1 {
 			t.Fatalf("accepted %+v re-checks as %+v (%v)", spec, again, e)
 		}
 		dr, e := d.Arm(spec)
@@ -251,7 +252,7 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 		case <-h.ctx().Done():
 			t.Fatal("the dropped response was never observed")
 		}
-		if tr.ResponseID != f.ResponseID || tr.Drill != api.DrillDropMidStream || !server.IsWebSocketSession(f.Session) || tr.Session != f.Session {
+		if tr.ResponseID != f.ResponseID || tr.Drill != api.DrillDropMidStream || !request.IsWebSocketSession(f.Session) || tr.Session != f.Session {
 			t.Fatalf("firing %+v, trace %+v", f, tr)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/server/httpapi"
 )
 
 // scrape reads the engine's /metrics into series name (with labels as
@@ -17,7 +18,7 @@ import (
 func (h *harness) scrape() map[string]float64 {
 	h.t.Helper()
 	rec := httptest.NewRecorder()
-	h.sh.Metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	httpapi.MetricsHandler(h.sh.Metrics).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if rec.Code != http.StatusOK {
 		h.t.Fatalf("/metrics: %d", rec.Code)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
-	"agentloop/server"
+	"agentloop/server/request"
 
 	"github.com/coder/websocket"
 )
@@ -108,7 +108,7 @@ func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {
 	if http1.Error != "" || rejected.Error == "" || rejected.Status != 400 {
 		t.Errorf("errors: ok %q/%d, rejected %q/%d", http1.Error, http1.Status, rejected.Error, rejected.Status)
 	}
-	if !server.IsWebSocketSession(ws1.Session) || ws2.Session != ws1.Session || ws1.Transport != "websocket" {
+	if !request.IsWebSocketSession(ws1.Session) || ws2.Session != ws1.Session || ws1.Transport != "websocket" {
 		t.Errorf("WebSocket sessions %q %q (%s)", ws1.Session, ws2.Session, ws1.Transport)
 	}
 	if ws1.Client == nil || ws1.Client.Beta != "responses_websockets=2026-02-06" {

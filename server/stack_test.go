@@ -12,7 +12,7 @@ import (
 	"agentloop/api"
 	"agentloop/apistack"
 	"agentloop/app"
-	"agentloop/server"
+	"agentloop/server/core"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
@@ -251,7 +251,7 @@ func TestTracesHoldNoContent(t *testing.T) {
 // The stack's ranges are chosen for the largest request the engine takes
 // by default (docs/stack.md, "Ranges"): its limits must not outgrow them.
 func TestStackRangesCoverTheLargestRequest(t *testing.T) {
-	cfg := server.Defaults("v1")
+	cfg := core.Defaults("v1")
 	if cfg.MaxBody > apistack.MaxBytes || cfg.WSReadLimit > apistack.MaxBytes || cfg.MaxBody > apistack.MaxTokens {
 		t.Fatalf("max body %d, WebSocket read limit %d: beyond the stack ranges' largest request (%d bytes, %d tokens)",
 			cfg.MaxBody, cfg.WSReadLimit, apistack.MaxBytes, apistack.MaxTokens)

@@ -12,7 +12,7 @@ import (
 	"agentloop/api"
 	"agentloop/apistack"
 	"agentloop/rollout"
-	"agentloop/server"
+	"agentloop/server/drill"
 )
 
 var errHelp = errors.New("help requested")
@@ -213,7 +213,7 @@ func parseDrill(v string) (api.DrillSpec, error) {
 			return s, fmt.Errorf("drill %q: %s: %v", v, key, err)
 		}
 	}
-	if aerr := server.CheckDrill(&s); aerr != nil {
+	if aerr := drill.Check(&s); aerr != nil {
 		return s, fmt.Errorf("drill %q: %s", v, aerr.Message)
 	}
 	return s, nil
