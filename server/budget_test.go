@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"agentloop/app"
+	"agentloop/server/enginetest"
 )
 
 func TestInflightBudgetAnswers503WithRetryAfter(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.InflightRequests = 1 })
+	h := newHarness(t, func(c *enginetest.Config) { c.InflightRequests = 1 })
 	// One slow stream holds the only place in flight until it is read.
 	long, err := http.Post(h.url+"/v1/responses", "application/json",
 		strings.NewReader(`{"model":"classic","stream":true,"input":"go","max_output_tokens":2000,"ignore_eos":true}`))

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"agentloop/api"
-	"agentloop/app"
 	"agentloop/server/drill"
+	"agentloop/server/enginetest"
 	"agentloop/server/request"
 
 	"github.com/coder/websocket"
@@ -69,12 +69,6 @@ func TestDrillAPIBadInputNamesTheParameter(t *testing.T) {
 			t.Errorf("%s: %d %s, want a 400 naming %q", body, code, b, param)
 		}
 	}
-	// JSON only, like every /api write.
-	resp, err := http.Post(h.url+"/api/drills", "text/plain", strings.NewReader(`{"drill":"stall"}`))
-	if err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
-		t.Fatalf("text/plain: %v %v", err, resp.Status)
-	}
-	resp.Body.Close()
 }
 
 func getJSON(t *testing.T, url string, v any) {
@@ -222,7 +216,7 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 	})
 	t.Run("drop-mid-stream cuts a WebSocket without a close frame", func(t *testing.T) {
 		observed := make(chan api.Trace, 4)
-		h := newHarness(t, func(c *app.Config) { c.Observer = traceChan(observed) })
+		h := newHarness(t, func(c *enginetest.Config) { c.Observer = traceChan(observed) })
 		h.arm(api.DrillSpec{Drill: api.DrillDropMidStream, AfterTurns: 1})
 		c := h.rawWS("/v1/responses")
 		send(t, c, drillWSWarm) // a warm-up generates nothing to cut, and counts
@@ -288,32 +282,6 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestDrillAPINeedsTheKey(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.APIKey = "sk-drills" })
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		req, _ := http.NewRequest(method, h.url+"/api/drills", strings.NewReader(`{"drill":"stall"}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("%s without the key: %d", method, resp.StatusCode)
-		}
-		req.Header.Set("Authorization", "Bearer sk-drills")
-		req.Body = io.NopCloser(strings.NewReader(`{"drill":"stall"}`))
-		resp, err = http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("%s with the key: %d", method, resp.StatusCode)
-		}
 	}
 }
 

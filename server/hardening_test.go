@@ -16,12 +16,13 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 )
 
-func unmodelled(c *app.Config) { c.Unmodelled = true }
+func unmodelled(c *enginetest.Config) { c.Unmodelled = true }
 
 func TestBadInputGetsClearErrors(t *testing.T) {
 	h := newHarness(t, unmodelled)
@@ -216,7 +217,7 @@ func (h *harness) smallBufferServer() string {
 }
 
 func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WriteStall = 300 * time.Millisecond })
 	addr := h.smallBufferServer()
 	d := net.Dialer{Control: nil}
 	raw, err := d.Dial("tcp", addr)
@@ -246,7 +247,7 @@ func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
 }
 
 func TestSlowSSEReaderIsAbortedAndCounted(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WriteStall = 300 * time.Millisecond })
 	addr := h.smallBufferServer()
 	raw, err := net.Dial("tcp", addr)
 	if err != nil {

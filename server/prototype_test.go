@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 )
@@ -171,7 +171,7 @@ func TestAppendWithoutBetaHeaderIsRefused(t *testing.T) {
 
 // A response paused longer than the connection's lifetime ends failed.
 func TestPrototypePauseExpires(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSLifetime = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.protoWS("/v1/responses")
 	send(t, c, protoCreate)
 	first := readSegment(t, c)

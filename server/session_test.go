@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/server/enginetest"
 	"agentloop/server/request"
 
 	"github.com/coder/websocket"
@@ -65,8 +65,8 @@ func (l *traceLog) wait(t *testing.T, n int) []api.Trace {
 	}
 }
 
-func observed(l *traceLog) func(*app.Config) {
-	return func(c *app.Config) { c.Observer = l }
+func observed(l *traceLog) func(*enginetest.Config) {
+	return func(c *enginetest.Config) { c.Observer = l }
 }
 
 func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {

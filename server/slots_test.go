@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 )
@@ -67,7 +67,7 @@ func TestPausedResponsesGiveTheirSlotsBack(t *testing.T) {
 		h.serveConcurrently(n)
 	})
 	t.Run("pause expires", func(t *testing.T) {
-		h := newHarness(t, func(c *app.Config) { c.WSLifetime = 300 * time.Millisecond })
+		h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 		for _, c := range h.pauseN(n) {
 			if ev := readEvent(t, c); ev.Type != api.EventFailed {
 				t.Fatalf("after the pause: %s", ev.Raw)

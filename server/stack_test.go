@@ -11,8 +11,8 @@ import (
 
 	"agentloop/api"
 	"agentloop/apistack"
-	"agentloop/app"
 	"agentloop/server/core"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
@@ -190,7 +190,7 @@ func TestStackStagesFollowTheWork(t *testing.T) {
 func TestOpenAIGoWorksUnchangedUnderEveryPreset(t *testing.T) {
 	for _, preset := range apistack.Presets {
 		t.Run(preset.Preset, func(t *testing.T) {
-			h := newHarness(t, func(c *app.Config) { c.Stack = preset })
+			h := newHarness(t, func(c *enginetest.Config) { c.Stack = preset })
 			ctx := h.ctx()
 			stream := h.client.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "burst",
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Why do persistent connections help agent loops?")}})

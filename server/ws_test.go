@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
@@ -254,7 +254,7 @@ func TestWebSocketQueuesCreatesInOrder(t *testing.T) {
 }
 
 func TestWebSocketQueueBound(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSQueue = 2 })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSQueue = 2 })
 	c := h.rawWS("/v1/responses")
 	const n = 8
 	for i := range n {
@@ -279,7 +279,7 @@ func TestWebSocketQueueBound(t *testing.T) {
 }
 
 func TestWebSocketLifetimeLimit(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSLifetime = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.rawWS("/v1/responses")
 	ev := readEvent(t, c)
 	if e := ev.AsError(); e == nil || e.Code != "websocket_connection_limit_reached" || e.Status != 400 {
@@ -365,7 +365,7 @@ func TestWebSocketDroppedMidStreamFreesTheSlot(t *testing.T) {
 }
 
 func TestWebSocketBinaryFrameAndReadLimit(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSReadLimit = 1024 })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSReadLimit = 1024 })
 	c := h.rawWS("/v1/responses")
 	if err := c.Write(context.Background(), websocket.MessageBinary, []byte(`{"type":"response.create"}`)); err != nil {
 		t.Fatal(err)
