@@ -2,11 +2,12 @@ package server_test
 
 import (
 	"bufio"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
+	"agentloop/internal/wait"
 	"agentloop/server/enginetest"
 )
 
@@ -37,15 +38,15 @@ func TestInflightBudgetAnswers503WithRetryAfter(t *testing.T) {
 	}
 	// Once the stream has gone, there is room again.
 	long.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.UntilErr(t, "room again once the stream has gone", func() error {
 		status, _ = h.post("/v1/responses", `{"model":"instant","input":"hi"}`)
-		if status == http.StatusOK {
-			break
+		switch status {
+		case http.StatusOK:
+			return nil
+		case http.StatusServiceUnavailable:
+			return fmt.Errorf("still %d", status)
 		}
-		if status != http.StatusServiceUnavailable || time.Now().After(deadline) {
-			t.Fatalf("after the stream ended: %d", status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		t.Fatalf("after the stream ended: %d", status)
+		return nil
+	})
 }

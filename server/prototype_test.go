@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/internal/wait"
 	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
@@ -205,11 +206,9 @@ func TestAPausedResponseStoppedInAModelledStageFails(t *testing.T) {
 	send(t, c, `{"type":"response.append","input":[{"type":"function_call_output","call_id":"`+call.CallID+`","output":"`+
 		strings.Repeat("word ", 100_000)+`"}]}`)
 	// Rendering the append is slow under the race detector: a generous deadline.
-	for deadline := time.Now().Add(time.Minute); h.scrape()[`agentloop_stack_stage_waiting{stage="stack_classify"}`] != 1; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the append never waited in stack_classify")
-		}
-	}
+	wait.Until(t, "the append waiting in stack_classify", func() bool {
+		return h.scrape()[`agentloop_stack_stage_waiting{stage="stack_classify"}`] == 1
+	})
 	h.v1.StopGenerating()
 	if ev := readEvent(t, c); ev.Type != api.EventFailed || ev.Response == nil || ev.Response.Status != "failed" {
 		t.Fatalf("stopped while classifying the append: %s, want response.failed", ev.Raw)

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"agentloop/api"
+	"agentloop/internal/wait"
 	"agentloop/server/enginetest"
 	"agentloop/server/request"
 
@@ -130,9 +130,5 @@ func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {
 		t.Errorf("the finished HTTP turns are still reported open %d times", n)
 	}
 	ws.Close(websocket.StatusNormalClosure, "")
-	for deadline := time.Now().Add(10 * time.Second); log.opened(ws1.Session) != 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed connection was never reported closed")
-		}
-	}
+	wait.Until(t, "the closed connection reported closed", func() bool { return log.opened(ws1.Session) == 0 })
 }

@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"agentloop/api"
+	"agentloop/internal/wait"
 	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
@@ -24,17 +26,12 @@ func (h *harness) slotGauge(profile, state string) float64 {
 // waitSlots waits until the gauge reads want: a state, never a moment.
 func (h *harness) waitSlots(profile, state string, want float64) {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := h.slotGauge(profile, state)
-		if got == want {
-			return
+	wait.UntilErr(h.t, "the batch slots gauge", func() error {
+		if got := h.slotGauge(profile, state); got != want {
+			return fmt.Errorf("agentloop_batch_slots{profile=%q,state=%q} is %g, want %g", profile, state, got, want)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("agentloop_batch_slots{profile=%q,state=%q} stayed %g, want %g", profile, state, got, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // pauseN opens n prototype responses and reads each to its response.done:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/internal/wait"
 	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
@@ -300,13 +301,12 @@ func TestWebSocketIdleConnectionParksOnlyItsReader(t *testing.T) {
 	for i := range 2 {
 		send(t, c, fmt.Sprintf(`{"type":"response.create","model":"burst","store":false,"input":"request %d"}`, i))
 		checkGrammar(t, readResponse(t, c))
-		deadline := time.Now().Add(10 * time.Second)
-		for n := lanesRunning(); n > 0; n = lanesRunning() {
-			if time.Now().After(deadline) {
-				t.Fatalf("after response %d the connection is idle, yet %d lane goroutines still run", i, n)
+		wait.UntilErr(t, "no lane goroutine on the idle connection", func() error {
+			if n := lanesRunning(); n > 0 {
+				return fmt.Errorf("after response %d the connection is idle, yet %d lane goroutines still run", i, n)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 
@@ -351,17 +351,12 @@ func TestWebSocketDroppedMidStreamFreesTheSlot(t *testing.T) {
 		t.Fatalf("decoding %d, want 1", dec)
 	}
 	c.CloseNow()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		dec, q := h.sh.Scheduler.Active()
-		if dec == 0 && q == 0 && h.v1.Connections() == 0 {
-			break
+	wait.UntilErr(t, "the slot freed", func() error {
+		if dec, q := h.sh.Scheduler.Active(); dec != 0 || q != 0 || h.v1.Connections() != 0 {
+			return fmt.Errorf("slot not freed: decoding %d queued %d conns %d", dec, q, h.v1.Connections())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("slot not freed: decoding %d queued %d conns %d", dec, q, h.v1.Connections())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestWebSocketBinaryFrameAndReadLimit(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"agentloop/api"
@@ -152,4 +153,28 @@ func TestSpansPerRequestCountsTheStages(t *testing.T) {
 	if n != spansPerRequest {
 		t.Fatalf("the stage tables record %d spans a request; spansPerRequest is %d", n, spansPerRequest)
 	}
+}
+
+// A modelled stage waits its whole cost and records exactly it. The
+// bubble's clock is the stage's: an hour's cost passes at once, and the
+// span and the clock agree to the nanosecond.
+func TestAModelledStageWaitsItsCost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const cost = time.Hour
+		stages := []Stage{{api.StageStackBilling, api.Modelled, func(*Engine, context.Context, *Flight) (StageResult, *api.Error) {
+			return StageResult{cost: cost}, nil
+		}}}
+		e := New(Config{Name: "v1"}, &Shared{Metrics: NewMetrics("")})
+		start := time.Now()
+		fl := &Flight{Trace: e.newTrace("http", start)}
+		if err := e.runStages(context.Background(), fl, stages, start); err != nil {
+			t.Fatal(err)
+		}
+		if sp := fl.Trace.Spans; len(sp) != 1 || sp[0].DurationNS != cost.Nanoseconds() || sp[0].StartNS != 0 {
+			t.Fatalf("spans %+v, want one of %v from the start", sp, cost)
+		}
+		if waited := time.Since(start); waited != cost {
+			t.Fatalf("waited %v, want %v", waited, cost)
+		}
+	})
 }
