@@ -15,6 +15,15 @@
 // hooks (hooks.go), where the layers above add stages, wrap the sink and
 // reach a flight.
 //
+// The hooks the features to come use, so they add stages rather than
+// reopen the layers (hooks.go): an Outliving sink keeps a response
+// generating after its request has gone (background responses);
+// Via.BetweenItems is the point between output items where a response can
+// stop and hand over (steering); and the create's stage table has entries
+// for compaction (after validate), context_window (after render) and
+// reasoning (last before the scheduler), which do nothing and record no
+// span until their features fill them in.
+//
 // A transport hands the core a Flight with its Via (its rules, and for
 // WebSocket mode its Conn), runs Prepare and Generate, and receives the
 // events through a Sink. The prototype's stages are pipeline stages and

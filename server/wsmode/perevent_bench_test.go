@@ -1,13 +1,10 @@
 package wsmode
 
 import (
-	"context"
 	"fmt"
 	"net"
-	"sync/atomic"
 	"testing"
 
-	"agentloop/server/core"
 )
 
 // discardConn is a socket whose writes go nowhere, so that a benchmark
@@ -30,17 +27,7 @@ func BenchmarkStreamEvents(b *testing.B) {
 }
 
 func benchStreamEvents(b *testing.B, laneID string, per int) {
-	wc := &wsConn{out: &batchConn{Conn: discardConn{}, writing: new(atomic.Int64)}, cancel: func() {}}
-	ls := newLanes(context.Background(), wc, false, newQueueBound(16), nil)
-	l := ls.def
-	if laneID != "" {
-		l = ls.newLane(laneID)
-	}
-	pieces := make([]string, 4096)
-	for i := range pieces {
-		pieces[i] = fmt.Sprintf(" w%d", i%100)
-	}
-	st := core.NewTextStream(&l.out, pieces)
+	l, st := laneStream(laneID)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -18,17 +18,7 @@ func TestPerEventPathAllocatesNothing(t *testing.T) {
 	for _, laneID := range []string{"", "lane-a"} {
 		for _, per := range []int{1, 16} {
 			t.Run(fmt.Sprintf("lane=%q/tokens=%d", laneID, per), func(t *testing.T) {
-				wc := &wsConn{out: &batchConn{Conn: discardConn{}, writing: new(atomic.Int64)}, cancel: func() {}}
-				ls := newLanes(context.Background(), wc, false, newQueueBound(16), nil)
-				l := ls.def
-				if laneID != "" {
-					l = ls.newLane(laneID)
-				}
-				pieces := make([]string, 4096)
-				for i := range pieces {
-					pieces[i] = fmt.Sprintf(" word%d", i%100) // 16 make a delta past the runtime's 32-byte stack buffer
-				}
-				st := core.NewTextStream(&l.out, pieces)
+				l, st := laneStream(laneID)
 				step := func() {
 					if err := st.Advance(per); err != nil {
 						t.Fatal(err)
@@ -44,6 +34,23 @@ func TestPerEventPathAllocatesNothing(t *testing.T) {
 			})
 		}
 	}
+}
+
+// laneStream is a text stream on lane laneID ("" the default) of a
+// connection whose socket discards what it is sent: the per-token path
+// from the streamer to the batch, and nothing after it.
+func laneStream(laneID string) (*lane, *core.TextStream) {
+	wc := &wsConn{out: &batchConn{Conn: discardConn{}, writing: new(atomic.Int64)}, cancel: func() {}}
+	ls := newLanes(context.Background(), wc, false, newQueueBound(16), nil)
+	l := ls.def
+	if laneID != "" {
+		l = ls.newLane(laneID)
+	}
+	pieces := make([]string, 4096)
+	for i := range pieces {
+		pieces[i] = fmt.Sprintf(" word%d", i%100) // 16 make a delta past the runtime's 32-byte stack buffer
+	}
+	return l, core.NewTextStream(&l.out, pieces)
 }
 
 // A named lane's frame is the event with its stream_id as
