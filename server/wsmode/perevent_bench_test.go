@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"testing"
-
 )
 
 // discardConn is a socket whose writes go nowhere, so that a benchmark
