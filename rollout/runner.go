@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/scenario"
 	"agentloop/store"
 	"agentloop/workload"
@@ -91,7 +92,7 @@ func Normalize(cfg *Config) *api.Error {
 		seen[l] = true
 	}
 	if cfg.Stack.Preset == "" {
-		cfg.Stack = api.StackLean
+		cfg.Stack = apistack.Lean
 	}
 	if err := cfg.Stack.Validate("stack"); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/workload"
 )
 
@@ -60,7 +61,7 @@ type Config struct {
 	// on each HTTP request, on the WebSocket's upgrade). The run API takes a
 	// preset's name or an object of parameters; Normalize makes it lean
 	// when unset.
-	Stack api.Stack `json:"stack,omitzero"`
+	Stack apistack.Stack `json:"stack,omitzero"`
 	// DecodeTPS, when set, decodes at this rate (tokens/s per stream): the
 	// lanes send model "custom-<tps>", which runs spark's profile, so it
 	// needs profile spark (which keeps spark's prefill and base time to first
@@ -166,7 +167,7 @@ type Turn struct {
 	// StackWork is the work of each modelled stack stage of the turn, from
 	// the engine's trace, so the run can be re-costed under another stack
 	// (RunRecord.Recosted).
-	StackWork []api.StackWork `json:"stack_work,omitempty"`
+	StackWork []apistack.Work `json:"stack_work,omitempty"`
 }
 
 // Call is one tool call of a turn with its real output.

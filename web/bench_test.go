@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 	"agentloop/store"
 	"agentloop/store/sqlite"
@@ -51,7 +52,7 @@ func BenchmarkListsOfWorkloadRaces(b *testing.B) {
 			b.Fatal(err)
 		}
 		cfg := rollout.Config{Scenario: rollout.WorkloadScenario, Profile: api.ModelSpark, Lanes: lanes, Sequential: true, Repeats: 1, Seed: 1,
-			Stack: api.StackLean, DecodeTPS: float64(100 * (1 + i%20)), WorkloadID: id, WorkloadSummary: &sum}
+			Stack: apistack.Lean, DecodeTPS: float64(100 * (1 + i%20)), WorkloadID: id, WorkloadSummary: &sum}
 		cfgJSON, _ := json.Marshal(cfg)
 		at := start.Add(time.Duration(i) * time.Minute)
 		last = fmt.Sprintf("run_%04d", i)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/inspect"
 	"agentloop/rollout"
 	"agentloop/store"
@@ -269,7 +270,7 @@ func (p *Playground) exportSession(c echo.Context) error {
 // session's workload): the race form's stack, optimized HTTP against
 // WebSocket mode, at spark's speed with the recorded tool times.
 var raceThisSession = func() string {
-	b, _ := json.Marshal(map[string]any{"profile": api.ModelSpark, "stack": api.StackDefaultRace.Preset,
+	b, _ := json.Marshal(map[string]any{"profile": api.ModelSpark, "stack": apistack.DefaultRace.Preset,
 		"lanes": []string{rollout.LaneHTTPOptimized, rollout.LaneWS}})
 	return string(b)
 }()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/internal/wait"
 	"agentloop/rollout"
 	"agentloop/store"
@@ -219,7 +220,7 @@ func TestLiveFrameOfAWorkloadRaceIsSmall(t *testing.T) {
 			ls.Turns = append(ls.Turns, rollout.Turn{Lane: lane, Index: i, ResponseID: "resp_0123456789abcdef0123456789abcdef", SentNS: 123456789012,
 				FirstTokenNS: 123456789012, LastTokenNS: 123456789012, DoneNS: 123456789012, ToolNS: 1234567890, SentUnixNS: 1796415121123456789,
 				InputTokens: 123456, CachedTokens: 123000, OutputTokens: 1234, Stages: stages, OverheadNS: 1234567,
-				StackWork: []api.StackWork{{Stage: api.StageStackClassify, Tokens: 123456}, {Stage: api.StageStackBilling}},
+				StackWork: []apistack.Work{{Stage: api.StageStackClassify, Tokens: 123456}, {Stage: api.StageStackBilling}},
 				Calls:     []rollout.Call{{Name: "replay", CallID: "call_0123456789abcdef01234567", Arguments: "{}"}}})
 		}
 		snap.Lanes = append(snap.Lanes, ls)

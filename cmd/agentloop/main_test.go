@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 )
 
@@ -169,7 +169,7 @@ func TestRaceStackAndDecodeFlags(t *testing.T) {
 
 func TestPrintRaceSaysWhereTheTimeWent(t *testing.T) {
 	rec := &rollout.RunRecord{ID: "run_1", Status: rollout.StatusPassed,
-		Config: rollout.Config{Scenario: "fix-failing-test", Profile: "spark", DecodeTPS: 250, Lanes: []string{"http-optimized", "ws"}, Stack: api.StackHosted, Repeats: 1},
+		Config: rollout.Config{Scenario: "fix-failing-test", Profile: "spark", DecodeTPS: 250, Lanes: []string{"http-optimized", "ws"}, Stack: apistack.Hosted, Repeats: 1},
 		Summary: &rollout.Summary{
 			Lanes: []rollout.LaneSummary{
 				{Lane: "http-optimized", Status: "passed", TotalNS: 10e9, Turns: 20, APICPUNS: 100e6, RolloutsPerCore: 100, StackPerTurnNS: 8e6},

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 )
 
@@ -26,7 +27,7 @@ func TestBenchSensitivity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	st := api.StackHosted // its stages, with fast classifiers to keep it short
+	st := apistack.Hosted // its stages, with fast classifiers to keep it short
 	st.Preset, st.ClassifyTPS, st.ClassifyTPSBaseline = "custom", 5e6, 1e6
 	cfg := rollout.Config{Scenario: "fix-failing-test", Profile: "instant", Sequential: true, Stack: st,
 		Lanes: []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS}}
@@ -59,7 +60,7 @@ func TestBenchSensitivity(t *testing.T) {
 			t.Errorf("%s: savings %v, the race saved %g", r.Param, r.Savings, raced)
 		}
 	}
-	if len(rows) != len(api.StackParams) {
+	if len(rows) != len(apistack.Params) {
 		t.Fatalf("rows %v", rows)
 	}
 	for _, p := range []string{"classify_tps_baseline", "sprint_hops"} { // only /baseline/v1 pays them
