@@ -44,7 +44,13 @@ type Item struct {
 	// list of parts.
 	Output json.RawMessage
 	Phase  string
-	// Raw keeps opaque items (reasoning, custom tool calls) verbatim.
+	// Summary is a reasoning item's summary parts (summary_text), and
+	// EncryptedContent its sealed blob (package seal), "" when it has none.
+	Summary          []Part
+	EncryptedContent string
+	// Raw keeps the items a client sent whose shape the engine does not
+	// rebuild (reasoning, custom tool calls and their outputs) verbatim; an
+	// item the engine made has none and is written from its fields.
 	Raw json.RawMessage
 }
 
@@ -60,6 +66,10 @@ type wireItem struct {
 	CallID    string  `json:"call_id"`
 	Output    rawSpan `json:"output"`
 	Phase     string  `json:"phase"`
+	// A custom tool call's input; a reasoning item's summary and blob.
+	Input            string  `json:"input"`
+	Summary          rawSpan `json:"summary"`
+	EncryptedContent *string `json:"encrypted_content"`
 }
 
 // rawSpan is a JSON value as a slice of the document json.Unmarshal is
@@ -124,7 +134,27 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 			return Item{}, BadRequest(param+".id", CodeMissingRequiredParameter, "Missing required parameter: '%s.id'.", param)
 		}
 	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput:
+		// Decoded leniently, as before: ValidateCreate holds them to the
+		// SDK's shapes (validate.go).
 		it.Raw = append(json.RawMessage(nil), bytes.TrimSpace(raw)...)
+		switch w.Type {
+		case TypeCustomToolCall:
+			it.Arguments = w.Input
+		case TypeCustomToolCallOutput:
+			if out := bytes.TrimSpace(w.Output); len(out) > 0 && (out[0] == '"' || out[0] == '[') {
+				it.Output = append(json.RawMessage(nil), out...)
+			}
+		case TypeReasoning:
+			if w.EncryptedContent != nil {
+				it.EncryptedContent = *w.EncryptedContent
+			}
+			var parts []wirePart
+			if json.Unmarshal(w.Summary, &parts) == nil {
+				for _, p := range parts {
+					it.Summary = append(it.Summary, Part{Type: p.Type, Text: p.Text})
+				}
+			}
+		}
 	default:
 		return Item{}, BadRequest(param+".type", CodeInvalidValue,
 			"Invalid value: '%s'. Supported values are: 'message', 'function_call', 'function_call_output', 'item_reference', 'reasoning', 'custom_tool_call', and 'custom_tool_call_output'.", w.Type)
@@ -321,6 +351,11 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		b = append(b, `{"type":"item_reference","id":`...)
 		b = AppendString(b, it.ID)
 		return append(b, '}')
+	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput:
+		if len(it.Raw) > 0 {
+			return append(b, it.Raw...)
+		}
+		return it.appendMade(b)
 	default:
 		if len(it.Raw) > 0 {
 			return append(b, it.Raw...)
@@ -329,6 +364,64 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		b = AppendString(b, it.Type)
 		return append(b, '}')
 	}
+}
+
+// appendMade writes a reasoning item, custom tool call or custom tool
+// call output the engine made, in the SDK's shapes (ResponseReasoningItem,
+// ResponseCustomToolCall, ResponseCustomToolCallOutput); field names as
+// the openai npm package's responses.d.ts declares them.
+func (it *Item) appendMade(b []byte) []byte {
+	b = append(b, '{')
+	b = appendIDField(b, it.ID)
+	b = append(b, `"type":`...)
+	b = AppendString(b, it.Type)
+	if it.Status != "" {
+		b = append(b, `,"status":`...)
+		b = AppendString(b, it.Status)
+	}
+	switch it.Type {
+	case TypeReasoning:
+		b = append(b, `,"summary":[`...)
+		for i := range it.Summary {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendSummaryPart(b, it.Summary[i].Text)
+		}
+		b = append(b, ']')
+		if it.EncryptedContent != "" {
+			b = append(b, `,"encrypted_content":`...)
+			b = AppendString(b, it.EncryptedContent)
+		}
+	case TypeCustomToolCall:
+		b = append(b, `,"call_id":`...)
+		b = AppendString(b, it.CallID)
+		b = append(b, `,"input":`...)
+		b = AppendString(b, it.Arguments)
+		b = append(b, `,"name":`...)
+		b = AppendString(b, it.Name)
+		if it.Namespace != "" {
+			b = append(b, `,"namespace":`...)
+			b = AppendString(b, it.Namespace)
+		}
+	case TypeCustomToolCallOutput:
+		b = append(b, `,"call_id":`...)
+		b = AppendString(b, it.CallID)
+		b = append(b, `,"output":`...)
+		if len(it.Output) == 0 {
+			b = append(b, `""`...)
+		} else {
+			b = append(b, it.Output...)
+		}
+	}
+	return append(b, '}')
+}
+
+// appendSummaryPart writes a reasoning summary part.
+func appendSummaryPart(b []byte, text string) []byte {
+	b = append(b, `{"type":"summary_text","text":`...)
+	b = AppendString(b, text)
+	return append(b, '}')
 }
 
 func appendIDField(b []byte, id string) []byte {
