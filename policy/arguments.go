@@ -88,7 +88,7 @@ type argumentBuilder struct {
 	// minItems and maxItems). Near maxSchemaDepth it takes the smallest
 	// choice, so recursive schemas end. Tool arguments keep fill off:
 	// their optional properties come from the question only.
-	fill bool
+	fill     bool
 	values   int // built so far
 	resolves int // $ref and allOf merges so far
 }

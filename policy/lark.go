@@ -45,12 +45,12 @@ var larkCommon = map[string]string{
 type larkKind int
 
 const (
-	larkSeq larkKind = iota // children in order
-	larkAlt                 // one child
-	larkLit                 // text
-	larkRegex               // text is a pattern
-	larkRef                 // text names a rule or terminal
-	larkRepeat              // child min..max times
+	larkSeq    larkKind = iota // children in order
+	larkAlt                    // one child
+	larkLit                    // text
+	larkRegex                  // text is a pattern
+	larkRef                    // text names a rule or terminal
+	larkRepeat                 // child min..max times
 )
 
 type larkNode struct {

@@ -70,7 +70,7 @@ type Request struct {
 	// Format is text.format; the zero value is plain text.
 	Format      TextFormat
 	Seed        int64
-	ExactTokens  int // > 0: reply with a message of exactly this many tokens (load tests: ignore_eos)
+	ExactTokens int // > 0: reply with a message of exactly this many tokens (load tests: ignore_eos)
 	// Metadata is the request's metadata; a replayed workload's turn
 	// carries its reply there (workload.ReplyKey).
 	Metadata map[string]string
