@@ -369,7 +369,7 @@ func (it *Item) AppendJSON(b []byte) []byte {
 // appendMade writes a reasoning item, custom tool call or custom tool
 // call output the engine made, in the SDK's shapes (ResponseReasoningItem,
 // ResponseCustomToolCall, ResponseCustomToolCallOutput); field names as
-// the openai npm package's responses.d.ts declares them.
+// the openai npm package's type declarations name them.
 func (it *Item) appendMade(b []byte) []byte {
 	b = append(b, '{')
 	b = appendIDField(b, it.ID)

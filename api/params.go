@@ -1,8 +1,7 @@
 package api
 
 // The create parameters agentloop accepts, listed once: the openai npm
-// package's ResponseCreateParams (7.59.0, resources/responses/
-// responses.d.ts) plus agentloop's own and what Codex 0.171.0 sends
+// package's ResponseCreateParams (7.59.0) plus agentloop's own and what Codex 0.171.0 sends
 // beyond the SDK. Anything else is "Unknown parameter" (ValidateCreate).
 // Each entry says the JSON types a value may have and, where the SDK
 // declares one, its enum or its fields.
@@ -106,7 +105,7 @@ var contextManagementFields = map[string]param{
 	"compact_threshold": {kinds: kNumber | kNull},
 }
 
-// Tool types the SDK declares (Tool in responses.d.ts). Function, custom
+// Tool types the SDK declares (its Tool union). Function, custom
 // and namespace tools are checked field by field; the hosted tools only
 // by type, since the engine never calls them.
 var toolTypes = []string{"function", "custom", "namespace", "file_search", "computer", "computer_use_preview",

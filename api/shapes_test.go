@@ -8,8 +8,7 @@ import (
 )
 
 // TestNewShapesMatchTheSDK holds the custom tool and reasoning items and
-// events to the field names the openai npm package (7.59.0,
-// resources/responses/responses.d.ts) declares: ResponseCustomToolCall,
+// events to the field names the openai npm package (7.59.0) declares: ResponseCustomToolCall,
 // ResponseCustomToolCallOutput, ResponseReasoningItem and the
 // ResponseCustomToolCallInput* and ResponseReasoningSummary* events.
 func TestNewShapesMatchTheSDK(t *testing.T) {
