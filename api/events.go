@@ -155,14 +155,20 @@ func AppendCustomToolCallInputDone(b []byte, seq int, itemID string, outputIndex
 	return append(b, '}')
 }
 
+// appendSummaryRef appends the item, output index and summary index a
+// reasoning summary event refers to.
+func appendSummaryRef(b []byte, itemID string, outputIndex, summaryIndex int) []byte {
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"summary_index":`...)
+	return appendInt(b, int64(summaryIndex))
+}
+
 // AppendReasoningSummaryPartEvent appends
 // response.reasoning_summary_part.added or .done for the summary part at
 // summaryIndex, holding text (empty when added).
 func AppendReasoningSummaryPartEvent(b []byte, typ string, seq int, itemID string, outputIndex, summaryIndex int, text string) []byte {
 	b = appendHead(b, typ, seq)
-	b = appendItemRef(b, itemID, outputIndex)
-	b = append(b, `,"summary_index":`...)
-	b = appendInt(b, int64(summaryIndex))
+	b = appendSummaryRef(b, itemID, outputIndex, summaryIndex)
 	b = append(b, `,"part":`...)
 	b = appendSummaryPart(b, text)
 	return append(b, '}')
@@ -172,9 +178,7 @@ func AppendReasoningSummaryPartEvent(b []byte, typ string, seq int, itemID strin
 // response.reasoning_summary_text.delta.
 func AppendReasoningSummaryTextDelta(b []byte, seq int, itemID string, outputIndex, summaryIndex int, delta string) []byte {
 	b = appendHead(b, EventReasoningSummaryTextDelta, seq)
-	b = appendItemRef(b, itemID, outputIndex)
-	b = append(b, `,"summary_index":`...)
-	b = appendInt(b, int64(summaryIndex))
+	b = appendSummaryRef(b, itemID, outputIndex, summaryIndex)
 	b = append(b, `,"delta":`...)
 	b = AppendString(b, delta)
 	return append(b, '}')
@@ -183,9 +187,7 @@ func AppendReasoningSummaryTextDelta(b []byte, seq int, itemID string, outputInd
 // AppendReasoningSummaryTextDone appends response.reasoning_summary_text.done.
 func AppendReasoningSummaryTextDone(b []byte, seq int, itemID string, outputIndex, summaryIndex int, text string) []byte {
 	b = appendHead(b, EventReasoningSummaryTextDone, seq)
-	b = appendItemRef(b, itemID, outputIndex)
-	b = append(b, `,"summary_index":`...)
-	b = appendInt(b, int64(summaryIndex))
+	b = appendSummaryRef(b, itemID, outputIndex, summaryIndex)
 	b = append(b, `,"text":`...)
 	b = AppendString(b, text)
 	return append(b, '}')

@@ -313,23 +313,10 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		}
 		return append(b, "]}"...)
 	case TypeFunctionCall:
-		b = append(b, '{')
-		b = appendIDField(b, it.ID)
-		b = append(b, `"type":"function_call"`...)
-		if it.Status != "" {
-			b = append(b, `,"status":`...)
-			b = AppendString(b, it.Status)
-		}
-		b = append(b, `,"arguments":`...)
-		b = AppendString(b, it.Arguments)
-		b = append(b, `,"call_id":`...)
-		b = AppendString(b, it.CallID)
-		b = append(b, `,"name":`...)
-		b = AppendString(b, it.Name)
-		if it.Namespace != "" {
-			b = append(b, `,"namespace":`...)
-			b = AppendString(b, it.Namespace)
-		}
+		b = it.appendHead(b)
+		b = appendField(b, "arguments", it.Arguments)
+		b = appendField(b, "call_id", it.CallID)
+		b = it.appendName(b)
 		return append(b, '}')
 	case TypeFunctionCallOutput:
 		b = append(b, '{')
@@ -371,14 +358,7 @@ func (it *Item) AppendJSON(b []byte) []byte {
 // ResponseCustomToolCall, ResponseCustomToolCallOutput); field names as
 // the openai npm package's type declarations name them.
 func (it *Item) appendMade(b []byte) []byte {
-	b = append(b, '{')
-	b = appendIDField(b, it.ID)
-	b = append(b, `"type":`...)
-	b = AppendString(b, it.Type)
-	if it.Status != "" {
-		b = append(b, `,"status":`...)
-		b = AppendString(b, it.Status)
-	}
+	b = it.appendHead(b)
 	switch it.Type {
 	case TypeReasoning:
 		b = append(b, `,"summary":[`...)
@@ -390,23 +370,14 @@ func (it *Item) appendMade(b []byte) []byte {
 		}
 		b = append(b, ']')
 		if it.EncryptedContent != "" {
-			b = append(b, `,"encrypted_content":`...)
-			b = AppendString(b, it.EncryptedContent)
+			b = appendField(b, "encrypted_content", it.EncryptedContent)
 		}
 	case TypeCustomToolCall:
-		b = append(b, `,"call_id":`...)
-		b = AppendString(b, it.CallID)
-		b = append(b, `,"input":`...)
-		b = AppendString(b, it.Arguments)
-		b = append(b, `,"name":`...)
-		b = AppendString(b, it.Name)
-		if it.Namespace != "" {
-			b = append(b, `,"namespace":`...)
-			b = AppendString(b, it.Namespace)
-		}
+		b = appendField(b, "call_id", it.CallID)
+		b = appendField(b, "input", it.Arguments)
+		b = it.appendName(b)
 	case TypeCustomToolCallOutput:
-		b = append(b, `,"call_id":`...)
-		b = AppendString(b, it.CallID)
+		b = appendField(b, "call_id", it.CallID)
 		b = append(b, `,"output":`...)
 		if len(it.Output) == 0 {
 			b = append(b, `""`...)
@@ -415,6 +386,35 @@ func (it *Item) appendMade(b []byte) []byte {
 		}
 	}
 	return append(b, '}')
+}
+
+// appendHead opens an item: {"id":…,"type":…[,"status":…].
+func (it *Item) appendHead(b []byte) []byte {
+	b = append(b, '{')
+	b = appendIDField(b, it.ID)
+	b = append(b, `"type":`...)
+	b = AppendString(b, it.Type)
+	if it.Status != "" {
+		b = appendField(b, "status", it.Status)
+	}
+	return b
+}
+
+// appendName appends a call's name, and its namespace when it has one.
+func (it *Item) appendName(b []byte) []byte {
+	b = appendField(b, "name", it.Name)
+	if it.Namespace != "" {
+		b = appendField(b, "namespace", it.Namespace)
+	}
+	return b
+}
+
+// appendField appends ,"key":"value".
+func appendField(b []byte, key, value string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return AppendString(b, value)
 }
 
 // appendSummaryPart writes a reasoning summary part.

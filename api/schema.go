@@ -144,7 +144,7 @@ func (c *strictCheck) check(s map[string]any, ctx []string, depth int) *SchemaEr
 		}
 	}
 	if ref, ok := s["$ref"].(string); ok {
-		if resolveLocalRef(c.root, ref) == nil {
+		if ResolveLocalRef(c.root, ref) == nil {
 			return at("reference to component '%s' which was not found in the schema", ref)
 		}
 	}
@@ -260,9 +260,10 @@ func has(list []string, s string) bool {
 	return false
 }
 
-// resolveLocalRef resolves "#", "#/$defs/X" or "#/definitions/X" (any
-// JSON pointer into the root), nil when it does not.
-func resolveLocalRef(root map[string]any, ref string) map[string]any {
+// ResolveLocalRef resolves a local reference, "#", "#/$defs/X" or
+// "#/definitions/X" (any JSON pointer into root), nil when it does not.
+// The policy's generator follows references with it too.
+func ResolveLocalRef(root map[string]any, ref string) map[string]any {
 	if ref == "#" {
 		return root
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"agentloop/api"
 	"agentloop/inference"
 )
 
@@ -166,30 +167,7 @@ func (b *argumentBuilder) resolveDepth(s map[string]any, depth int) map[string]a
 // pointer resolves a local reference such as "#", "#/$defs/Place" or
 // "#/definitions/Place".
 func (b *argumentBuilder) pointer(ref string) map[string]any {
-	if ref == "#" {
-		return b.root
-	}
-	if !strings.HasPrefix(ref, "#/") {
-		return nil
-	}
-	var cur any = b.root
-	for _, tok := range strings.Split(ref[2:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-	}
-	m, _ := cur.(map[string]any)
-	return m
+	return api.ResolveLocalRef(b.root, ref)
 }
 
 // schemaType returns the JSON type a value for s should have.
