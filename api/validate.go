@@ -116,6 +116,11 @@ func checkFields(raw []byte, path string, fields map[string]param) *Error {
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return BadRequest(path, CodeInvalidJSON, "Invalid '%s': %s.", path, err.Error())
 	}
+	return checkObject(obj, path, fields)
+}
+
+// checkObject is checkFields of an object already split into its fields.
+func checkObject(obj map[string]json.RawMessage, path string, fields map[string]param) *Error {
 	for _, k := range sortedKeys(obj) {
 		f, ok := fields[k]
 		if !ok {
@@ -210,12 +215,22 @@ func checkToolName(name, path string) *Error {
 // It is meant for the engine's parse stage, right after DecodeCreate; the
 // check of a continuation's pairing against its parent's items is
 // CheckCallPairs, called once the context is built (validate).
-func ValidateCreate(body []byte) *Error {
+//
+// Most of its time is the tools' schemas (compiling each); an engine that
+// resolves the same tools again and again calls ValidateCreateWith with a
+// cached CheckTools instead.
+func ValidateCreate(body []byte) *Error { return ValidateCreateWith(body, CheckTools) }
+
+// ValidateCreateWith is ValidateCreate with the tools checked by
+// checkTools, which must answer as CheckTools does for the same "tools"
+// (the engine's resolve stage may keep its answers per tools, as it keeps
+// the resolved model).
+func ValidateCreateWith(body []byte, checkTools func(tools json.RawMessage) (ToolNames, *Error)) *Error {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(bytes.TrimSpace(body), &top); err != nil {
 		return BadRequest("", CodeInvalidJSON, badJSONMessage)
 	}
-	if err := checkFields(body, "", createParams); err != nil {
+	if err := checkObject(top, "", createParams); err != nil {
 		return err
 	}
 	if _, ok := top["model"]; !ok {
@@ -254,9 +269,10 @@ func ValidateCreate(body []byte) *Error {
 
 func isNull(raw json.RawMessage) bool { return len(raw) == 0 || kindOf(raw) == kNull }
 
-// requestTools are the names a request's tools offer, for tool_choice.
-type requestTools struct {
-	functions, custom map[string]bool
+// ToolNames are the names a request's tools offer, for tool_choice: a
+// function inside a namespace by its name and as namespace.name.
+type ToolNames struct {
+	Functions, Custom map[string]bool
 }
 
 // wireTool is one entry of "tools" as ValidateCreate reads it.
@@ -273,8 +289,10 @@ type wireCustomFormat struct {
 	Type, Syntax, Definition string
 }
 
-func checkTools(raw json.RawMessage) (requestTools, *Error) {
-	rt := requestTools{functions: map[string]bool{}, custom: map[string]bool{}}
+// CheckTools checks "tools" (ValidateCreate's rules for tools) and returns
+// the names they offer.
+func CheckTools(raw json.RawMessage) (ToolNames, *Error) {
+	rt := ToolNames{Functions: map[string]bool{}, Custom: map[string]bool{}}
 	if isNull(raw) {
 		return rt, nil
 	}
@@ -290,7 +308,7 @@ func checkTools(raw json.RawMessage) (requestTools, *Error) {
 	return rt, nil
 }
 
-func checkTool(raw json.RawMessage, path, namespace string, rt *requestTools, top bool) *Error {
+func checkTool(raw json.RawMessage, path, namespace string, rt *ToolNames, top bool) *Error {
 	if kindOf(raw) != kObject {
 		return invalidType(path, kObject, kindOf(raw))
 	}
@@ -329,7 +347,7 @@ func checkTool(raw json.RawMessage, path, namespace string, rt *requestTools, to
 				return BadRequest(path+".parameters", CodeInvalidFunctionParameters, "Invalid schema for function '%s': %s.", t.Name, err.Error())
 			}
 		}
-		rt.functions[t.Name], rt.functions[qualified] = true, true
+		rt.Functions[t.Name], rt.Functions[qualified] = true, true
 	case "custom":
 		if err := checkFields(raw, path, customToolFields); err != nil {
 			return err
@@ -342,7 +360,7 @@ func checkTool(raw json.RawMessage, path, namespace string, rt *requestTools, to
 				return err
 			}
 		}
-		rt.custom[t.Name], rt.custom[qualified] = true, true
+		rt.Custom[t.Name], rt.Custom[qualified] = true, true
 	case "namespace":
 		if err := checkFields(raw, path, namespaceToolFields); err != nil {
 			return err
@@ -386,7 +404,7 @@ type wireToolChoice struct {
 	ServerLabel *string         `json:"server_label"`
 }
 
-func checkToolChoice(raw json.RawMessage, rt requestTools) *Error {
+func checkToolChoice(raw json.RawMessage, rt ToolNames) *Error {
 	if isNull(raw) {
 		return nil
 	}
@@ -408,9 +426,9 @@ func checkToolChoice(raw json.RawMessage, rt requestTools) *Error {
 		if tc.Name == nil {
 			return MissingParameter("tool_choice.name")
 		}
-		offered := rt.functions
+		offered := rt.Functions
 		if tc.Type == "custom" {
-			offered = rt.custom
+			offered = rt.Custom
 		}
 		if !offered[*tc.Name] {
 			return BadRequest("tool_choice", CodeInvalidValue, "Tool choice '%s' not found in 'tools' parameter: no %s tool is named '%s'.", tc.Type, tc.Type, *tc.Name)

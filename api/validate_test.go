@@ -210,3 +210,55 @@ func FuzzValidateCreate(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkValidateCreate measures the strict check of a Codex create
+// (testdata/codex/http-1.json, about 16 KB with its tools' schemas), next
+// to DecodeCreate and DecodeInput, the parse stage's work today.
+func BenchmarkValidateCreate(b *testing.B) {
+	body, err := os.ReadFile("testdata/codex/http-1.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("ValidateCreate", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if e := ValidateCreate(body); e != nil {
+				b.Fatal(e)
+			}
+		}
+	})
+	b.Run("DecodeCreate+DecodeInput", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			req, e := DecodeCreate(body)
+			if e != nil {
+				b.Fatal(e)
+			}
+			if _, e := req.DecodeInput(); e != nil {
+				b.Fatal(e)
+			}
+		}
+	})
+}
+
+func BenchmarkValidateCreateWithCachedTools(b *testing.B) {
+	body, err := os.ReadFile("testdata/codex/http-1.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var top struct{ Tools json.RawMessage }
+	if err := json.Unmarshal(body, &top); err != nil {
+		b.Fatal(err)
+	}
+	names, e := CheckTools(top.Tools)
+	if e != nil {
+		b.Fatal(e)
+	}
+	cached := func(json.RawMessage) (ToolNames, *Error) { return names, nil }
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if e := ValidateCreateWith(body, cached); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
