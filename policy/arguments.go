@@ -54,7 +54,10 @@ func generateJSON(schema map[string]any, question string, h uint64, fill bool) s
 	}
 	b := &argumentBuilder{root: schema, hints: hintsFrom(question), h: h, fill: fill}
 	v, _ := b.value(schema, "", "", 0, 0)
-	if _, ok := v.(map[string]any); !ok && schemaType(b.resolve(schema)) == "object" {
+	// Tool arguments are always an object, "{}" for a tool whose
+	// parameters say nothing (an empty schema would otherwise give a
+	// string); a structured output is what its schema's root says.
+	if _, ok := v.(map[string]any); !ok && (!fill || schemaType(b.resolve(schema)) == "object") {
 		v = map[string]any{}
 	}
 	var buf bytes.Buffer

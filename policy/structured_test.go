@@ -322,3 +322,17 @@ func FuzzLarkInput(f *testing.F) {
 		}
 	})
 }
+
+// TestArgumentsOfAToolWithoutParametersAreAnObject: a function tool with no
+// parameters (the engine hands the policy an empty schema) gets "{}", not a
+// JSON string.
+func TestArgumentsOfAToolWithoutParametersAreAnObject(t *testing.T) {
+	p := newChat(t)
+	for _, params := range []map[string]any{nil, {}} {
+		reply := p.Respond(&Request{Items: userAsks("What is the weather?"), Seed: 1,
+			Tools: []Tool{{Name: "weather", Description: "Get the weather.", Parameters: params}}, ToolChoice: "weather"})
+		if got := reply.Items[0].Arguments; got != "{}" {
+			t.Errorf("parameters %v: arguments %s, want {}", params, got)
+		}
+	}
+}
