@@ -37,20 +37,25 @@ import (
 // arguments that do not validate. Optional properties are included only when
 // the question supplies their value.
 func argumentsFor(schema map[string]any, question string, h uint64) string {
-	return generateJSON(schema, question, h, false)
+	out, _ := generateJSON(schema, question, h, false)
+	return out
 }
 
 // structuredOutput returns the JSON a text.format json_schema asks for:
 // the same generator as argumentsFor, filling (see argumentBuilder.fill).
 // It also supports pattern (through matchingString).
 func structuredOutput(schema map[string]any, question string, h uint64) string {
-	return generateJSON(schema, question, h, true)
+	out, _ := generateJSON(schema, question, h, true)
+	return out
 }
 
-// generateJSON builds a value for schema and writes it as JSON.
-func generateJSON(schema map[string]any, question string, h uint64, fill bool) string {
+// generateJSON builds a value for schema and writes it as JSON. capped
+// reports that a value past maxSchemaDepth (or a budget) was cut to the
+// minimal value of its type: a schema whose every instance is deeper, such
+// as an object that requires itself, gets JSON that does not validate.
+func generateJSON(schema map[string]any, question string, h uint64, fill bool) (out string, capped bool) {
 	if schema == nil {
-		return "{}"
+		return "{}", false
 	}
 	b := &argumentBuilder{root: schema, hints: hintsFrom(question), h: h, fill: fill}
 	v, _ := b.value(schema, "", "", 0, 0)
@@ -64,9 +69,9 @@ func generateJSON(schema map[string]any, question string, h uint64, fill bool) s
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return "{}"
+		return "{}", true
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return strings.TrimSuffix(buf.String(), "\n"), b.capped
 }
 
 // maxSchemaDepth stops recursive schemas: deeper values get the minimal value
@@ -93,8 +98,9 @@ type argumentBuilder struct {
 	// choice, so recursive schemas end. Tool arguments keep fill off:
 	// their optional properties come from the question only.
 	fill     bool
-	values   int // built so far
-	resolves int // $ref and allOf merges so far
+	capped   bool // a value was cut short (generateJSON)
+	values   int  // built so far
+	resolves int  // $ref and allOf merges so far
 }
 
 // resolve follows local $refs and merges allOf members.
@@ -210,6 +216,7 @@ func (b *argumentBuilder) value(s map[string]any, name, path string, depth, vari
 	s = b.resolve(s)
 	b.values++
 	if depth > maxSchemaDepth || b.values > maxValues || b.resolves > maxResolves {
+		b.capped = true
 		return minimalValue(schemaType(s)), false
 	}
 	if c, ok := s["const"]; ok {

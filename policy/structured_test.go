@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"agentloop/api"
 )
 
@@ -335,4 +337,64 @@ func TestArgumentsOfAToolWithoutParametersAreAnObject(t *testing.T) {
 			t.Errorf("parameters %v: arguments %s, want {}", params, got)
 		}
 	}
+}
+
+// FuzzStructuredOutput: for every schema api.CheckSchema accepts as
+// strict, the structured output is JSON, the same twice, and of the root's
+// type. It validates whenever the schema can be met within maxSchemaDepth
+// and the generator's subset; the fuzzer finds schemas that cannot (an
+// object that requires itself, minimum above maximum, a const of another
+// type), so validation is asserted on the seeds only, with formats
+// asserted.
+func FuzzStructuredOutput(f *testing.F) {
+	seeds := map[string]bool{}
+	for _, c := range structuredSchemas {
+		if c.strict {
+			f.Add(c.schema, int64(1))
+			seeds[c.schema] = true
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string, seed int64) {
+		var schema map[string]any
+		if json.Unmarshal([]byte(text), &schema) != nil || api.CheckSchema(schema, true, false) != nil {
+			return
+		}
+		out, capped := generateJSON(schema, "Describe Ada.", uint64(seed), true)
+		if again, _ := generateJSON(schema, "Describe Ada.", uint64(seed), true); again != out {
+			t.Fatalf("two outputs differ:\n%s\n%s", out, again)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatalf("not a JSON object: %v: %s", err, out)
+		}
+		if !seeds[text] {
+			return
+		}
+		if capped {
+			t.Fatalf("a seed schema was cut at maxSchemaDepth: %s", out)
+		}
+		inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(out))
+		if err := compileAsserting(t, text).Validate(inst); err != nil {
+			t.Fatalf("%s does not validate: %v", out, err)
+		}
+	})
+}
+
+// compileAsserting compiles a schema with its formats asserted.
+func compileAsserting(t testing.TB, text string) *jsonschema.Schema {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("out.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("out.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
 }
