@@ -87,7 +87,7 @@ func TestStructuredOutputsValidateAndCoverTheSchema(t *testing.T) {
 			if err := api.CheckSchema(schema, c.strict, false); err != nil {
 				t.Fatalf("api.CheckSchema refuses the test schema: %v", err)
 			}
-			sch := compileSchema(t, c.schema)
+			sch := compileAsserting(t, c.schema) // formats too
 			seen := map[string]bool{} // what the instances showed, as paths
 			for seed := range int64(seedsForCoverage) {
 				out := structuredReply(t, p, schema, seed)
