@@ -262,3 +262,19 @@ func BenchmarkValidateCreateWithCachedTools(b *testing.B) {
 		}
 	}
 }
+
+func TestToolChoiceName(t *testing.T) {
+	cases := []struct{ raw, want string }{
+		{``, "auto"}, {`"none"`, "none"}, {`"required"`, "required"},
+		{`{"type":"function","name":"get_weather"}`, "get_weather"},
+		{`{"type":"custom","name":"apply_patch"}`, "apply_patch"},
+		{`{"type":"allowed_tools","mode":"required","tools":[]}`, "required"},
+		{`{"type":"file_search"}`, "auto"},
+	}
+	for _, c := range cases {
+		req := CreateRequest{ToolChoice: json.RawMessage(c.raw)}
+		if got := req.ToolChoiceName(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.raw, got, c.want)
+		}
+	}
+}
