@@ -16,6 +16,10 @@ const (
 	CodeIntegerAboveMaxValue      = "integer_above_max_value"
 	CodeIntegerOutOfRange         = "integer_out_of_range"
 	CodeInvalidFunctionParameters = "invalid_function_parameters"
+	CodeInvalidJSONSchema         = "invalid_json_schema"
+	CodeStringAboveMaxLength      = "string_above_max_length"
+	CodeStringBelowMinLength      = "string_below_min_length"
+	CodeInvalidEncryptedContent   = "invalid_encrypted_content"
 	CodeModelNotFound             = "model_not_found"
 	CodePreviousResponseNotFound  = "previous_response_not_found"
 	CodeInvalidAPIKey             = "invalid_api_key"
@@ -50,4 +54,5 @@ const (
 	// CodeInvalidCancelToken: a run is cancelled or deleted by whoever
 	// started it (its cancel token) or with the server's key.
 	CodeInvalidCancelToken = "invalid_cancel_token"
+	CodeWorkloadInUse      = "workload_in_use"
 )

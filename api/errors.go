@@ -191,3 +191,16 @@ func AppendStreamError(b []byte, seq int, e *Error) []byte {
 	b = appendInt(b, int64(seq))
 	return append(b, '}')
 }
+
+// InvalidEncryptedContent is the hosted API's 400 for a reasoning (or
+// compaction) blob that does not open (package seal): a changed blob, or
+// one another server made. The message names the blob by its ends, as the
+// hosted API does.
+func InvalidEncryptedContent(blob string) *Error {
+	shown := blob
+	if len(blob) > 12 {
+		shown = blob[:4] + "..." + blob[len(blob)-4:]
+	}
+	return BadRequest("", CodeInvalidEncryptedContent,
+		"The encrypted content %s could not be verified. Reason: Encrypted content could not be decrypted or parsed.", shown)
+}

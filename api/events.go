@@ -7,22 +7,30 @@ import (
 
 // Stream event types.
 const (
-	EventCreated            = "response.created"
-	EventInProgress         = "response.in_progress"
-	EventCompleted          = "response.completed"
-	EventIncomplete         = "response.incomplete"
-	EventFailed             = "response.failed"
-	EventOutputItemAdded    = "response.output_item.added"
-	EventOutputItemDone     = "response.output_item.done"
-	EventContentPartAdded   = "response.content_part.added"
-	EventContentPartDone    = "response.content_part.done"
-	EventOutputTextDelta    = "response.output_text.delta"
-	EventOutputTextDone     = "response.output_text.done"
-	EventArgumentsDelta     = "response.function_call_arguments.delta"
-	EventArgumentsDone      = "response.function_call_arguments.done"
-	EventError              = "error"
-	ClientResponseCreate    = "response.create"
-	ClientResponseProcessed = "response.processed"
+	EventCreated          = "response.created"
+	EventInProgress       = "response.in_progress"
+	EventCompleted        = "response.completed"
+	EventIncomplete       = "response.incomplete"
+	EventFailed           = "response.failed"
+	EventOutputItemAdded  = "response.output_item.added"
+	EventOutputItemDone   = "response.output_item.done"
+	EventContentPartAdded = "response.content_part.added"
+	EventContentPartDone  = "response.content_part.done"
+	EventOutputTextDelta  = "response.output_text.delta"
+	EventOutputTextDone   = "response.output_text.done"
+	EventArgumentsDelta   = "response.function_call_arguments.delta"
+	EventArgumentsDone    = "response.function_call_arguments.done"
+	EventError            = "error"
+	// Custom tool calls and reasoning summaries (docs/protocol.md, "Events
+	// and their order").
+	EventCustomToolCallInputDelta  = "response.custom_tool_call_input.delta"
+	EventCustomToolCallInputDone   = "response.custom_tool_call_input.done"
+	EventReasoningSummaryPartAdded = "response.reasoning_summary_part.added"
+	EventReasoningSummaryPartDone  = "response.reasoning_summary_part.done"
+	EventReasoningSummaryTextDelta = "response.reasoning_summary_text.delta"
+	EventReasoningSummaryTextDone  = "response.reasoning_summary_text.done"
+	ClientResponseCreate           = "response.create"
+	ClientResponseProcessed        = "response.processed"
 	// The legacy long-running-response prototype (docs/decisions.md, "The
 	// prototype is one response in segments"), served
 	// only on a WebSocket opened with OpenAIBetaPrototype: response.done
@@ -128,6 +136,64 @@ func AppendArgumentsDone(b []byte, seq int, itemID string, outputIndex int, argu
 	return append(b, '}')
 }
 
+// AppendCustomToolCallInputDelta appends
+// response.custom_tool_call_input.delta.
+func AppendCustomToolCallInputDelta(b []byte, seq int, itemID string, outputIndex int, delta string) []byte {
+	b = appendHead(b, EventCustomToolCallInputDelta, seq)
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"delta":`...)
+	b = AppendString(b, delta)
+	return append(b, '}')
+}
+
+// AppendCustomToolCallInputDone appends response.custom_tool_call_input.done
+// with the whole input.
+func AppendCustomToolCallInputDone(b []byte, seq int, itemID string, outputIndex int, input string) []byte {
+	b = appendHead(b, EventCustomToolCallInputDone, seq)
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"input":`...)
+	b = AppendString(b, input)
+	return append(b, '}')
+}
+
+// appendSummaryRef appends the item, output index and summary index a
+// reasoning summary event refers to.
+func appendSummaryRef(b []byte, itemID string, outputIndex, summaryIndex int) []byte {
+	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"summary_index":`...)
+	return appendInt(b, int64(summaryIndex))
+}
+
+// AppendReasoningSummaryPartEvent appends
+// response.reasoning_summary_part.added or .done for the summary part at
+// summaryIndex, holding text (empty when added).
+func AppendReasoningSummaryPartEvent(b []byte, typ string, seq int, itemID string, outputIndex, summaryIndex int, text string) []byte {
+	b = appendHead(b, typ, seq)
+	b = appendSummaryRef(b, itemID, outputIndex, summaryIndex)
+	b = append(b, `,"part":`...)
+	b = appendSummaryPart(b, text)
+	return append(b, '}')
+}
+
+// AppendReasoningSummaryTextDelta appends
+// response.reasoning_summary_text.delta.
+func AppendReasoningSummaryTextDelta(b []byte, seq int, itemID string, outputIndex, summaryIndex int, delta string) []byte {
+	b = appendHead(b, EventReasoningSummaryTextDelta, seq)
+	b = appendSummaryRef(b, itemID, outputIndex, summaryIndex)
+	b = append(b, `,"delta":`...)
+	b = AppendString(b, delta)
+	return append(b, '}')
+}
+
+// AppendReasoningSummaryTextDone appends response.reasoning_summary_text.done.
+func AppendReasoningSummaryTextDone(b []byte, seq int, itemID string, outputIndex, summaryIndex int, text string) []byte {
+	b = appendHead(b, EventReasoningSummaryTextDone, seq)
+	b = appendSummaryRef(b, itemID, outputIndex, summaryIndex)
+	b = append(b, `,"text":`...)
+	b = AppendString(b, text)
+	return append(b, '}')
+}
+
 // Event is a decoded server event, for clients. Fields not relevant to an
 // event's type stay zero.
 type Event struct {
@@ -141,7 +207,12 @@ type Event struct {
 	Delta          string          `json:"delta"`
 	Text           string          `json:"text"`
 	Arguments      string          `json:"arguments"`
-	StreamID       string          `json:"stream_id"`
+	// Input is a custom tool call's input (custom_tool_call_input.done).
+	Input string `json:"input"`
+	// SummaryIndex and Part: reasoning summary events.
+	SummaryIndex int             `json:"summary_index"`
+	Part         json.RawMessage `json:"part"`
+	StreamID     string          `json:"stream_id"`
 	// Request-level WebSocket errors are nested with a status; in-stream
 	// errors are flat (Code, Message, Param at the top).
 	Status  int             `json:"status"`

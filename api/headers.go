@@ -45,3 +45,10 @@ func Bearer(r *http.Request) (token string, ok bool) {
 	}
 	return auth[len("Bearer "):], true
 }
+
+// The header that chooses a request's modelled API stack, and its query
+// alias for WebSocket upgrades from a browser, which cannot set headers.
+const (
+	HeaderStack = "X-Agentloop-Stack"
+	QueryStack  = "agentloop_stack"
+)

@@ -44,7 +44,13 @@ type Item struct {
 	// list of parts.
 	Output json.RawMessage
 	Phase  string
-	// Raw keeps opaque items (reasoning, custom tool calls) verbatim.
+	// Summary is a reasoning item's summary parts (summary_text), and
+	// EncryptedContent its sealed blob (package seal), "" when it has none.
+	Summary          []Part
+	EncryptedContent string
+	// Raw keeps the items a client sent whose shape the engine does not
+	// rebuild (reasoning, custom tool calls and their outputs) verbatim; an
+	// item the engine made has none and is written from its fields.
 	Raw json.RawMessage
 }
 
@@ -60,6 +66,10 @@ type wireItem struct {
 	CallID    string  `json:"call_id"`
 	Output    rawSpan `json:"output"`
 	Phase     string  `json:"phase"`
+	// A custom tool call's input; a reasoning item's summary and blob.
+	Input            string  `json:"input"`
+	Summary          rawSpan `json:"summary"`
+	EncryptedContent *string `json:"encrypted_content"`
 }
 
 // rawSpan is a JSON value as a slice of the document json.Unmarshal is
@@ -124,7 +134,27 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 			return Item{}, BadRequest(param+".id", CodeMissingRequiredParameter, "Missing required parameter: '%s.id'.", param)
 		}
 	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput:
+		// Decoded leniently, as before: ValidateCreate holds them to the
+		// SDK's shapes (validate.go).
 		it.Raw = append(json.RawMessage(nil), bytes.TrimSpace(raw)...)
+		switch w.Type {
+		case TypeCustomToolCall:
+			it.Arguments = w.Input
+		case TypeCustomToolCallOutput:
+			if out := bytes.TrimSpace(w.Output); len(out) > 0 && (out[0] == '"' || out[0] == '[') {
+				it.Output = append(json.RawMessage(nil), out...)
+			}
+		case TypeReasoning:
+			if w.EncryptedContent != nil {
+				it.EncryptedContent = *w.EncryptedContent
+			}
+			var parts []wirePart
+			if json.Unmarshal(w.Summary, &parts) == nil {
+				for _, p := range parts {
+					it.Summary = append(it.Summary, Part{Type: p.Type, Text: p.Text})
+				}
+			}
+		}
 	default:
 		return Item{}, BadRequest(param+".type", CodeInvalidValue,
 			"Invalid value: '%s'. Supported values are: 'message', 'function_call', 'function_call_output', 'item_reference', 'reasoning', 'custom_tool_call', and 'custom_tool_call_output'.", w.Type)
@@ -283,23 +313,10 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		}
 		return append(b, "]}"...)
 	case TypeFunctionCall:
-		b = append(b, '{')
-		b = appendIDField(b, it.ID)
-		b = append(b, `"type":"function_call"`...)
-		if it.Status != "" {
-			b = append(b, `,"status":`...)
-			b = AppendString(b, it.Status)
-		}
-		b = append(b, `,"arguments":`...)
-		b = AppendString(b, it.Arguments)
-		b = append(b, `,"call_id":`...)
-		b = AppendString(b, it.CallID)
-		b = append(b, `,"name":`...)
-		b = AppendString(b, it.Name)
-		if it.Namespace != "" {
-			b = append(b, `,"namespace":`...)
-			b = AppendString(b, it.Namespace)
-		}
+		b = it.appendHead(b)
+		b = appendField(b, "arguments", it.Arguments)
+		b = appendField(b, "call_id", it.CallID)
+		b = it.appendName(b)
 		return append(b, '}')
 	case TypeFunctionCallOutput:
 		b = append(b, '{')
@@ -321,6 +338,11 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		b = append(b, `{"type":"item_reference","id":`...)
 		b = AppendString(b, it.ID)
 		return append(b, '}')
+	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput:
+		if len(it.Raw) > 0 {
+			return append(b, it.Raw...)
+		}
+		return it.appendMade(b)
 	default:
 		if len(it.Raw) > 0 {
 			return append(b, it.Raw...)
@@ -329,6 +351,77 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		b = AppendString(b, it.Type)
 		return append(b, '}')
 	}
+}
+
+// appendMade writes a reasoning item, custom tool call or custom tool
+// call output the engine made, in the SDK's shapes (ResponseReasoningItem,
+// ResponseCustomToolCall, ResponseCustomToolCallOutput); field names as
+// the openai npm package's type declarations name them.
+func (it *Item) appendMade(b []byte) []byte {
+	b = it.appendHead(b)
+	switch it.Type {
+	case TypeReasoning:
+		b = append(b, `,"summary":[`...)
+		for i := range it.Summary {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendSummaryPart(b, it.Summary[i].Text)
+		}
+		b = append(b, ']')
+		if it.EncryptedContent != "" {
+			b = appendField(b, "encrypted_content", it.EncryptedContent)
+		}
+	case TypeCustomToolCall:
+		b = appendField(b, "call_id", it.CallID)
+		b = appendField(b, "input", it.Arguments)
+		b = it.appendName(b)
+	case TypeCustomToolCallOutput:
+		b = appendField(b, "call_id", it.CallID)
+		b = append(b, `,"output":`...)
+		if len(it.Output) == 0 {
+			b = append(b, `""`...)
+		} else {
+			b = append(b, it.Output...)
+		}
+	}
+	return append(b, '}')
+}
+
+// appendHead opens an item: {"id":…,"type":…[,"status":…].
+func (it *Item) appendHead(b []byte) []byte {
+	b = append(b, '{')
+	b = appendIDField(b, it.ID)
+	b = append(b, `"type":`...)
+	b = AppendString(b, it.Type)
+	if it.Status != "" {
+		b = appendField(b, "status", it.Status)
+	}
+	return b
+}
+
+// appendName appends a call's name, and its namespace when it has one.
+func (it *Item) appendName(b []byte) []byte {
+	b = appendField(b, "name", it.Name)
+	if it.Namespace != "" {
+		b = appendField(b, "namespace", it.Namespace)
+	}
+	return b
+}
+
+// appendField appends ,"key":"value".
+func appendField(b []byte, key, value string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return AppendString(b, value)
+}
+
+// appendSummaryPart writes a reasoning summary part.
+func appendSummaryPart(b []byte, text string) []byte {
+	b = append(b, `{"type":"summary_text","text":`...)
+	b = AppendString(b, text)
+	return append(b, '}')
 }
 
 func appendIDField(b []byte, id string) []byte {

@@ -205,7 +205,7 @@ func (r *CreateRequest) DecodeTools() ([]Tool, *Error) {
 }
 
 // ToolChoiceName returns "auto", "none", "required", or the forced
-// function's name.
+// function's or custom tool's name.
 func (r *CreateRequest) ToolChoiceName() string {
 	raw := bytes.TrimSpace(r.ToolChoice)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -227,7 +227,7 @@ func (r *CreateRequest) ToolChoiceName() string {
 		return "auto"
 	}
 	switch {
-	case obj.Type == "function" && obj.Name != "":
+	case (obj.Type == "function" || obj.Type == "custom") && obj.Name != "":
 		return obj.Name
 	case obj.Type == "allowed_tools" && obj.Mode == "required":
 		return "required"

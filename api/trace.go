@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -101,7 +102,7 @@ type Trace struct {
 	Spans         []Span `json:"spans"`
 	// Session names the client session the response belongs to: a
 	// WebSocket connection, or the HTTP requests sharing a
-	// prompt_cache_key, or else a TCP connection (server/session.go).
+	// prompt_cache_key, or else a TCP connection (server/request/request.go).
 	Session string `json:"session,omitempty"`
 	// Client is who sent the request, as its headers say.
 	Client *Client `json:"client,omitempty"`
@@ -273,3 +274,19 @@ var WaterfallGroups = []WaterfallGroup{
 	{Name: GroupPending, Label: "Waiting for the first token", Legend: "waiting for the first token (split once the engine trace arrives)"},
 	{Name: GroupOther, Label: "Other (client, waiting)"},
 }
+
+// Stack stage names: modelled spans of the hosted API's own work.
+const (
+	StageStackClassify   = "stack_classify"
+	StageStackStateLoad  = "stack_state_load"
+	StageStackConfigHop  = "stack_config_hop"
+	StageStackSprintHops = "stack_sprint_hops"
+	StageStackBilling    = "stack_billing"
+)
+
+// IsStackStage says whether a span is a stage of the modelled API stack.
+func IsStackStage(name string) bool { return strings.HasPrefix(name, "stack_") }
+
+// EngineBaseline is the trace's engine name of /baseline/v1, the engine
+// before the sprint, which pays the pre-sprint stack costs.
+const EngineBaseline = "baseline"

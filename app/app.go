@@ -15,6 +15,7 @@ import (
 	"agentloop/inspect"
 	"agentloop/rollout"
 	"agentloop/server"
+	"agentloop/server/core"
 	"agentloop/store"
 
 	"github.com/labstack/echo/v4"
@@ -44,6 +45,7 @@ type App struct {
 	onShutdown     []func(context.Context)
 	conns          *connLimiter // nil without --conn-limit
 	probe          *writeProbe  // /readyz's write probe
+	engines        server.Engines
 }
 
 // New opens the store and builds the engines and routes. Call Serve next.
@@ -88,7 +90,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
-	sh.Budget = server.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
 	for _, spec := range cfg.Drills {
 		if _, aerr := sh.Drills.Arm(spec); aerr != nil {
 			sh.Close()
@@ -102,18 +103,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.Observer != nil {
 		sh.Observer = observers{ins, cfg.Observer}
 	}
-	if ts, ok := db.(server.TraceStore); shared && ok { // replicas share traces
+	if ts, ok := db.(core.TraceStore); shared && ok { // replicas share traces
 		sh.Traces.PersistTo(ts, log)
 	}
-	engineCfg := func(name string, caches bool) server.Config {
-		c := cfg.Config
-		c.Name = name
-		c.TokenCache, c.ModelCache = caches && c.TokenCache, caches && c.ModelCache
-		c.PreSprint = !caches
-		return c
-	}
-	a := &App{cfg: cfg, log: log, DB: db, Shared: sh, Inspector: ins,
-		V1: server.New(engineCfg("v1", true), sh), Baseline: server.New(engineCfg(api.EngineBaseline, false), sh)}
+	engines := server.NewEngines(cfg.Config, sh)
+	a := &App{cfg: cfg, log: log, DB: db, Shared: sh, Inspector: ins, engines: engines,
+		V1: engines.V1, Baseline: engines.Baseline}
 	a.Echo = a.routes()
 	// The engines have stopped by now: the inspector records what is
 	// queued and writes its last batch before the store closes.
@@ -123,7 +118,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 }
 
 // observers hands every trace to each observer in turn.
-type observers []server.Observer
+type observers []core.Observer
 
 func (o observers) ObserveTrace(t *api.Trace) {
 	for _, x := range o {

@@ -7,7 +7,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/rollout"
-	"agentloop/server"
+	"agentloop/server/core"
 )
 
 // Config is every setting of a server process. cmd/agentloop fills it from
@@ -16,7 +16,7 @@ type Config struct {
 	// Config is the engine's settings, declared once in server with their
 	// defaults. New sets Name per engine, and TokenCache and ModelCache
 	// switch /v1's request-level caches (/baseline/v1 never has them).
-	server.Config
+	core.Config
 
 	Addr         string
 	DB           string // a SQLite file, or a postgres:// URL (OpenStore)
@@ -40,8 +40,8 @@ type Config struct {
 	Retention time.Duration
 
 	// Observer, when set, also sees every request the engines finish or
-	// reject (server.Observer); tests use it.
-	Observer server.Observer
+	// reject (core.Observer); tests use it.
+	Observer core.Observer
 
 	// Drills are armed at start (serve --drill).
 	Drills []api.DrillSpec
@@ -65,10 +65,10 @@ type Config struct {
 const DefaultDB = "./agentloop.db"
 
 // Defaults returns the documented defaults: the engine's from
-// server.Defaults, and the process's own.
+// core.Defaults, and the process's own.
 func Defaults() Config {
 	return Config{
-		Config: server.Defaults(""),
+		Config: core.Defaults(""),
 		Addr:   "127.0.0.1:8080", DB: DefaultDB,
 		SessionTTL: 7 * 24 * time.Hour, LoginRate: 2, LoginBurst: 5,
 		TraceRing: 10000, Grace: 10 * time.Second, Retention: 7 * 24 * time.Hour, BodyTimeout: 30 * time.Second, RateBurst: 20,

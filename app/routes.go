@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"agentloop/rollout"
-	"agentloop/server"
 	"agentloop/web"
 
 	"github.com/labstack/echo/v4"
@@ -55,11 +54,7 @@ func (a *App) routes() *echo.Echo {
 		e.POST("/login", l.login, web.SameOriginJSON)
 		e.POST("/logout", l.logout, web.SameOriginJSON)
 	}
-	a.V1.Register(e.Group("/v1"))
-	a.Baseline.Register(e.Group("/baseline/v1"))
-	server.RegisterTraces(e.Group("/api"), a.Shared.Traces)
-	server.RegisterDrills(e.Group("/api"), a.Shared.Drills)
-	e.GET("/metrics", echo.WrapHandler(a.Shared.Metrics.Handler()))
+	a.engines.Register(e)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	a.probe = newWriteProbe(a.DB, a.cfg.ReplicaID)
 	e.GET("/readyz", a.ready)

@@ -6,7 +6,7 @@ import (
 
 	"agentloop/inspect"
 	"agentloop/rollout"
-	"agentloop/server"
+	"agentloop/server/core"
 	"agentloop/store"
 	"agentloop/store/postgres"
 	"agentloop/store/sqlite"
@@ -18,13 +18,13 @@ import (
 var (
 	_ store.Backend    = (*sqlite.DB)(nil)
 	_ store.Backend    = (*postgres.DB)(nil)
-	_ server.Store     = store.Backend(nil)
+	_ core.Store       = store.Backend(nil)
 	_ rollout.RunStore = store.Backend(nil)
 	_ web.RunDB        = store.Backend(nil)
 	_ LoginStore       = store.Backend(nil)
 	_ inspect.Store    = store.Backend(nil)
 	_ web.Inspector    = (*inspect.Inspector)(nil)
-	_ server.Observer  = (*inspect.Inspector)(nil)
+	_ core.Observer    = (*inspect.Inspector)(nil)
 )
 
 // OpenStore opens the store --db names: a postgres:// (or postgresql://)

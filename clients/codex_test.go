@@ -3,7 +3,7 @@ package clients
 import (
 	"testing"
 
-	"agentloop/server"
+	"agentloop/server/request"
 )
 
 // codexBeta is the OpenAI-Beta header Codex sends on its WebSocket upgrade.
@@ -28,7 +28,7 @@ func TestCodexCompletesOverWebSocket(t *testing.T) {
 		t.Fatalf("the engine saw %d responses, want at least 3 (warm-up, tool call, answer)", len(traces))
 	}
 	session := traces[0].Session
-	if !server.IsWebSocketSession(session) {
+	if !request.IsWebSocketSession(session) {
 		t.Fatalf("session %q is not a WebSocket connection", session)
 	}
 	for i, tr := range traces {

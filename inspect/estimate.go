@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"agentloop/api"
+	"agentloop/apistack"
 )
 
 // EstimateMethod says how the WebSocket estimate of an HTTP session is
@@ -117,10 +118,10 @@ func scale(d, n, of int64) int64 {
 }
 
 // classifyNS is the modelled classifier's time for tokens, from the
-// turn's own stack (api.Stack.Classify); a stack that does not parse
+// turn's own stack (apistack.Stack.Classify); a stack that does not parse
 // scales the span instead.
 func classifyNS(stack string, s api.Span, tokens int64) int64 {
-	st, err := api.ParseStack(stack, api.StackLean, "stack")
+	st, err := apistack.Parse(stack, apistack.Lean, "stack")
 	if err != nil || !st.Modelled() {
 		return scale(s.DurationNS, tokens, s.Tokens)
 	}

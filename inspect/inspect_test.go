@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/internal/wait"
 	"agentloop/store"
 	"agentloop/store/sqlite"
@@ -177,7 +178,7 @@ func httpTurn(at, items, tokens int64) *api.Trace {
 		span(api.StageValidate, 100*items, items, 0, 0, ""),
 		span(api.StageRender, 10*tokens, items, tokens, 0, ""),
 		span(api.StageSafety, 200*items, items, 0, 0, ""),
-		span(api.StageStackClassify, api.StackHosted.Classify(int(tokens), false).Nanoseconds(), 0, tokens, 0, ""),
+		span(api.StageStackClassify, apistack.Hosted.Classify(int(tokens), false).Nanoseconds(), 0, tokens, 0, ""),
 		span(api.StagePrefill, 1_000_000, 0, tokens, 0, ""),
 		span(api.StageGenerate, 5_000_000, 0, 20, 0, ""),
 		span(api.StageFinalize, 300, 1, 20, 500, ""),
@@ -221,7 +222,7 @@ func TestTheWebSocketEstimateOfAnHTTPSession(t *testing.T) {
 		t.Fatalf("estimated overhead %d, want %d", e1.OverheadNS, want)
 	}
 	// The classifier for 30 tokens, no config hop, billing as it was.
-	if want := api.StackHosted.Classify(30, false).Nanoseconds() + 2_650_000; e1.StackNS != want {
+	if want := apistack.Hosted.Classify(30, false).Nanoseconds() + 2_650_000; e1.StackNS != want {
 		t.Fatalf("estimated stack %d, want %d", e1.StackNS, want)
 	}
 	sum := h.Summary.Estimate

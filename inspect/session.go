@@ -127,7 +127,7 @@ func turnOf(t *api.Trace, index int) Turn {
 }
 
 // cacheLookups reads which caches served a turn from the notes the
-// pipeline's stages leave on their spans (server/pipeline.go).
+// pipeline's stages leave on their spans (server/core/pipeline.go).
 func cacheLookups(t *api.Trace) []CacheLookup {
 	var out []CacheLookup
 	if s, ok := t.Span(api.StageResolve); ok {

@@ -16,15 +16,17 @@ import (
 // instructions. The tool time after a turn is measured at the server: from
 // the end of the response to the start of the next request, so it holds
 // the round trip the session's own transport saw. A failed request is left
-// out (its retry is the turn).
+// out (its retry is the turn). A session past the format's bounds (1,000
+// turns, 1,000,000 tokens) is cut to its first turns that fit, and the
+// description says so; text is cut at character boundaries, so an export
+// always decodes.
 //
 // Where the recorded sequence breaks the format's rules (a tool output
 // without its call, a call never answered), the workload keeps the tokens
 // and fixes the kinds: an extra output counts as a user message, and an
 // unanswered call's arguments count as the message's.
 func Workload(s *Session) (*workload.Workload, error) {
-	w := &workload.Workload{Version: workload.Version, Source: "inspector",
-		Description: fmt.Sprintf("session %s (%s, %s)", s.ID, s.Transport, clientName(s.Client))}
+	w := &workload.Workload{Version: workload.Version, Source: "inspector"}
 	instructions := -1
 	var pending []workload.Input
 	var lastEnd int64
@@ -52,9 +54,8 @@ func Workload(s *Session) (*workload.Workload, error) {
 		if !sh.Generated {
 			continue
 		}
-		if len(w.Turns) >= workload.MaxTurns {
-			w.Description += fmt.Sprintf("; the first %d turns", workload.MaxTurns)
-			break
+		if len(w.Turns) > workload.MaxTurns {
+			break // Fit keeps at most MaxTurns; one more says there were more
 		}
 		if n := len(w.Turns); n > 0 {
 			gap := time.Duration(t.StartedUnixNS - lastEnd)
@@ -72,10 +73,14 @@ func Workload(s *Session) (*workload.Workload, error) {
 		return nil, errors.New("the session has no finished turn that generated output")
 	}
 	w.InstructionsTokens = max(instructions, 0)
-	if len(w.Description) > 256 {
-		w.Description = w.Description[:256]
-	}
 	workload.Normalize(w)
+	note := ""
+	if workload.Fit(w) > 0 {
+		// Cut to the format's bounds (turns or tokens), said in the
+		// description, which keeps the note whole.
+		note = fmt.Sprintf("; the first %d turns", len(w.Turns))
+	}
+	w.Describe(fmt.Sprintf("session %s (%s, %s)", s.ID, s.Transport, clientName(s.Client)), note)
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}

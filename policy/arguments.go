@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"agentloop/api"
 	"agentloop/inference"
 )
 
@@ -27,27 +29,49 @@ import (
 // exclusiveMaximum in both draft styles, multipleOf), boolean, null, array
 // (items, minItems, maxItems, uniqueItems), enum and const of any type,
 // nested objects, local $ref (#, #/$defs/..., #/definitions/...), anyOf and
-// oneOf (the first non-null alternative), and allOf (members merged).
-// Not supported: pattern, patternProperties, prefixItems, contains, not,
+// oneOf (the first non-null alternative), allOf (members merged), and
+// pattern (a matching string when the plain value does not match; see
+// matchingString for the regex subset).
+// Not supported: patternProperties, prefixItems, contains, not,
 // if/then/else and dependent schemas; a schema that needs them may get
 // arguments that do not validate. Optional properties are included only when
 // the question supplies their value.
 func argumentsFor(schema map[string]any, question string, h uint64) string {
+	out, _ := generateJSON(schema, question, h, false)
+	return out
+}
+
+// structuredOutput returns the JSON a text.format json_schema asks for:
+// the same generator as argumentsFor, filling (see argumentBuilder.fill).
+// It also supports pattern (through matchingString).
+func structuredOutput(schema map[string]any, question string, h uint64) string {
+	out, _ := generateJSON(schema, question, h, true)
+	return out
+}
+
+// generateJSON builds a value for schema and writes it as JSON. capped
+// reports that a value past maxSchemaDepth (or a budget) was cut to the
+// minimal value of its type: a schema whose every instance is deeper, such
+// as an object that requires itself, gets JSON that does not validate.
+func generateJSON(schema map[string]any, question string, h uint64, fill bool) (out string, capped bool) {
 	if schema == nil {
-		return "{}"
+		return "{}", false
 	}
-	b := &argumentBuilder{root: schema, hints: hintsFrom(question), h: h}
+	b := &argumentBuilder{root: schema, hints: hintsFrom(question), h: h, fill: fill}
 	v, _ := b.value(schema, "", "", 0, 0)
-	if _, ok := v.(map[string]any); !ok && schemaType(b.resolve(schema)) == "object" {
+	// Tool arguments are always an object, "{}" for a tool whose
+	// parameters say nothing (an empty schema would otherwise give a
+	// string); a structured output is what its schema's root says.
+	if _, ok := v.(map[string]any); !ok && (!fill || schemaType(b.resolve(schema)) == "object") {
 		v = map[string]any{}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return "{}"
+		return "{}", true
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return strings.TrimSuffix(buf.String(), "\n"), b.capped
 }
 
 // maxSchemaDepth stops recursive schemas: deeper values get the minimal value
@@ -63,11 +87,20 @@ const (
 )
 
 type argumentBuilder struct {
-	root     map[string]any
-	hints    inputHints
-	h        uint64
-	values   int // built so far
-	resolves int // $ref and allOf merges so far
+	root  map[string]any
+	hints inputHints
+	h     uint64
+	// fill, for structured outputs, makes h decide what a minimal
+	// instance leaves out, so that across seeds every optional property
+	// appears, every anyOf (oneOf) branch and every null of a nullable
+	// type is taken, and arrays hold one to three items (within
+	// minItems and maxItems). Near maxSchemaDepth it takes the smallest
+	// choice, so recursive schemas end. Tool arguments keep fill off:
+	// their optional properties come from the question only.
+	fill     bool
+	capped   bool // a value was cut short (generateJSON)
+	values   int  // built so far
+	resolves int  // $ref and allOf merges so far
 }
 
 // resolve follows local $refs and merges allOf members.
@@ -143,30 +176,7 @@ func (b *argumentBuilder) resolveDepth(s map[string]any, depth int) map[string]a
 // pointer resolves a local reference such as "#", "#/$defs/Place" or
 // "#/definitions/Place".
 func (b *argumentBuilder) pointer(ref string) map[string]any {
-	if ref == "#" {
-		return b.root
-	}
-	if !strings.HasPrefix(ref, "#/") {
-		return nil
-	}
-	var cur any = b.root
-	for _, tok := range strings.Split(ref[2:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-	}
-	m, _ := cur.(map[string]any)
-	return m
+	return api.ResolveLocalRef(b.root, ref)
 }
 
 // schemaType returns the JSON type a value for s should have.
@@ -206,6 +216,7 @@ func (b *argumentBuilder) value(s map[string]any, name, path string, depth, vari
 	s = b.resolve(s)
 	b.values++
 	if depth > maxSchemaDepth || b.values > maxValues || b.resolves > maxResolves {
+		b.capped = true
 		return minimalValue(schemaType(s)), false
 	}
 	if c, ok := s["const"]; ok {
@@ -223,6 +234,12 @@ func (b *argumentBuilder) value(s map[string]any, name, path string, depth, vari
 					break
 				}
 			}
+			if b.fill {
+				chosen, _ = alts[b.pick(path+"/"+key, len(alts))].(map[string]any)
+				if b.shallow(depth) {
+					chosen = b.smallestAlternative(alts)
+				}
+			}
 			merged := make(map[string]any, len(s))
 			for k, x := range s {
 				if k != key {
@@ -234,6 +251,9 @@ func (b *argumentBuilder) value(s map[string]any, name, path string, depth, vari
 			}
 			return b.value(merged, name, path, depth+1, variant)
 		}
+	}
+	if b.fill && nullable(s) && (b.shallow(depth) || b.pick(path+"/null", 4) == 0) {
+		return nil, false
 	}
 	switch schemaType(s) {
 	case "object":
@@ -301,6 +321,8 @@ func (b *argumentBuilder) object(s map[string]any, path string, depth int) (any,
 			out[n] = v
 		case from:
 			out[n] = v
+		case b.fill && !b.shallow(depth) && b.pick(path+"/"+n+"?", 2) == 1:
+			out[n] = v
 		default:
 			optional = append(optional, n)
 			continue
@@ -340,6 +362,12 @@ func (b *argumentBuilder) array(s map[string]any, name, path string, depth int) 
 		items = map[string]any{}
 	}
 	count := 1
+	if b.fill {
+		count = 1 + b.pick(path+"/len", 3)
+		if b.shallow(depth) {
+			count = 0
+		}
+	}
 	if minI, ok := schemaInt(s, "minItems"); ok {
 		count = max(count, minI)
 	}
@@ -673,7 +701,65 @@ func (b *argumentBuilder) str(s map[string]any, name, path string, variant int) 
 			}
 		}
 	}
-	return fitLength(s, val), fromInput
+	val = fitLength(s, val)
+	if pattern, ok := s["pattern"].(string); ok {
+		if re, err := regexp.Compile(pattern); err == nil && !re.MatchString(val) {
+			if m, ok := matchingString(pattern, inference.HashStrings(b.h, path)); ok && re.MatchString(m) {
+				return m, false
+			}
+		}
+	}
+	return val, fromInput
+}
+
+// pick returns a choice in [0, n) for the value at path, from h.
+func (b *argumentBuilder) pick(path string, n int) int {
+	return int(inference.HashStrings(b.h, path) % uint64(n))
+}
+
+// shallow reports whether a filling builder is near maxSchemaDepth and
+// must take the smallest choices.
+func (b *argumentBuilder) shallow(depth int) bool { return b.fill && depth >= maxSchemaDepth-3 }
+
+// smallestAlternative is the first alternative that is null, else one
+// that is not an object or an array, else the first.
+func (b *argumentBuilder) smallestAlternative(alts []any) map[string]any {
+	var scalar map[string]any
+	for _, a := range alts {
+		m, ok := a.(map[string]any)
+		if !ok {
+			continue
+		}
+		switch schemaType(b.resolve(m)) {
+		case "null":
+			return m
+		case "object", "array":
+		default:
+			if scalar == nil {
+				scalar = m
+			}
+		}
+	}
+	if scalar != nil {
+		return scalar
+	}
+	m, _ := alts[0].(map[string]any)
+	return m
+}
+
+// nullable reports whether a schema's type list allows null besides
+// another type (["string", "null"]).
+func nullable(s map[string]any) bool {
+	list, ok := s["type"].([]any)
+	if !ok || len(list) < 2 {
+		return false
+	}
+	for _, t := range list {
+		if t == "null" {
+			return true
+		}
+	}
+	return false
 }
 
 // categoryOf returns the kind of value a string parameter wants, from its

@@ -14,10 +14,14 @@ import (
 
 // NewChatPolicy returns the general-purpose policy. Its replies are
 // deterministic for the seed and the input:
-//   - with function tools offered and the last user message asking for an
+//   - with tools offered and the last user message asking for an
 //     action that matches a tool (or tool_choice "required" or a forced
 //     function), it calls the tool with arguments that satisfy the tool's
-//     schema (see argumentsFor for the supported subset);
+//     schema (see argumentsFor for the supported subset), or a custom
+//     tool with an input its grammar accepts (customInput); a custom tool
+//     with a grammar is called only when tool_choice names it;
+//   - with text.format json_schema, the message is JSON valid against
+//     the schema (structuredOutput); with json_object, a JSON object;
 //   - after tool outputs, it answers with text that mentions their values;
 //   - otherwise it writes a few sentences (up to about 150 tokens) that
 //     refer to the user's question.
@@ -54,12 +58,27 @@ func (c *chatPolicy) Respond(req *Request) Reply {
 		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: head, Pieces: pieces, Filler: filler}}}
 	}
 	if tool, ok := chooseTool(req, question); ok {
+		if tool.Type == ToolCustom {
+			return Reply{Items: []OutputItem{{
+				Type:      OutputCustomToolCall,
+				Name:      tool.Name,
+				Namespace: tool.Namespace,
+				Arguments: customInput(tool, question, h),
+			}}}
+		}
 		return Reply{Items: []OutputItem{{
 			Type:      OutputFunctionCall,
 			Name:      tool.Name,
 			Namespace: tool.Namespace,
 			Arguments: argumentsFor(tool.Parameters, question, h),
 		}}}
+	}
+	switch req.Format.Type {
+	case FormatJSONSchema:
+		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: structuredOutput(req.Format.Schema, question, h)}}}
+	case FormatJSONObject:
+		text, _ := c.compose(req, question, h)
+		return Reply{Items: []OutputItem{{Type: OutputMessage, Text: jsonObjectReply(text, question)}}}
 	}
 	text, pieces := c.compose(req, question, h)
 	return Reply{Items: []OutputItem{{Type: OutputMessage, Text: text, Pieces: pieces}}}
@@ -87,12 +106,16 @@ func chooseTool(req *Request, question string) (Tool, bool) {
 		if trailingOutputs(req.Items) != nil {
 			return Tool{}, false // the outputs are in: answer with them
 		}
-		return bestTool(req.Tools, question, 2)
+		return bestTool(pickable(req.Tools), question, 2)
 	case "required":
-		if t, ok := bestTool(req.Tools, question, 1); ok {
+		tools := pickable(req.Tools)
+		if t, ok := bestTool(tools, question, 1); ok {
 			return t, true
 		}
-		return req.Tools[0], true
+		if len(tools) > 0 {
+			return tools[0], true
+		}
+		return req.Tools[0], true // only grammar tools: a call is required
 	default:
 		for _, t := range req.Tools {
 			if t.Name == req.ToolChoice || (t.Namespace != "" && t.Namespace+"."+t.Name == req.ToolChoice) {
@@ -102,6 +125,24 @@ func chooseTool(req *Request, question string) (Tool, bool) {
 		// An unknown forced name is the engine's to reject; behave as "auto".
 		return chooseTool(&Request{Items: req.Items, Tools: req.Tools, ToolChoice: "auto"}, question)
 	}
+}
+
+// pickable are the tools the policy may pick on its own: every one but a
+// custom tool with a grammar, which is called only when tool_choice
+// names it.
+func pickable(tools []Tool) []Tool {
+	for i, t := range tools {
+		if t.Grammar != nil {
+			out := append([]Tool(nil), tools[:i]...)
+			for _, t := range tools[i+1:] {
+				if t.Grammar == nil {
+					out = append(out, t)
+				}
+			}
+			return out
+		}
+	}
+	return tools
 }
 
 // bestTool scores each tool by the question's words that appear in its name

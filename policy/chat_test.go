@@ -391,6 +391,9 @@ func FuzzArguments(f *testing.F) {
 		if !json.Valid([]byte(args)) || len(args) > 8<<20 {
 			t.Fatalf("arguments are not JSON or too large (%d bytes)", len(args))
 		}
+		if out := structuredOutput(m, question, 7); !json.Valid([]byte(out)) || len(out) > 8<<20 {
+			t.Fatalf("structured output is not JSON or too large (%d bytes)", len(out))
+		}
 	})
 }
 

@@ -1,14 +1,17 @@
 // Package policy decides what the simulated model says or calls. The engine
 // hands it a flattened conversation (Request: instructions, items, function
-// tools, tool_choice, seed) and gets back the output items (Reply) before any
-// token is scheduled.
+// and custom tools, tool_choice, text format, seed) and gets back the output
+// items (Reply) before any token is scheduled.
 //
 // It owns:
 //   - the Policy interface and its Request, Item, Tool and Reply types;
 //   - the chat policy: text that refers to the question, tool calls whose
-//     arguments satisfy the tool's JSON Schema (a documented subset), answers
-//     that use the tool outputs, question hints, and exact-length replies for
-//     load tests (ignore_eos);
+//     arguments satisfy the tool's JSON Schema (a documented subset), custom
+//     tool calls whose input fits the tool's grammar (regex or a Lark
+//     subset), structured outputs (text.format json_schema or json_object)
+//     from the same generator as tool arguments, answers that use the tool
+//     outputs, question hints, and exact-length replies for load tests
+//     (ignore_eos);
 //   - the scenario policy, which plays the scripted coding agent of a
 //     package scenario rollout;
 //   - the workload policy, which answers a replayed workload's request
@@ -18,6 +21,13 @@
 //
 // It uses inference's tokenizer to count and split what it writes, and
 // inference's hashes for its choices, so the same seed gives the same run.
+//
+// Intended call sites in the engine, wired in a later session: the
+// resolve stage builds Tool values for custom tools too (Type ToolCustom,
+// Grammar from format {type: "grammar"}), and the request's policy.Request
+// carries Format from text.format (the schema as api.CheckSchema accepted
+// it) and custom_tool_call_output items with their Output; the engine
+// streams an OutputCustomToolCall's Arguments as its input.
 //
 // A policy decides content only, never time: it must never sleep, read a
 // clock or a global random source, pace tokens, or know about profiles,

@@ -17,21 +17,60 @@ type Item struct {
 	Type, Role, Text, Name, Arguments, CallID, Output, Namespace string
 }
 
-// Tool is a function tool offered to the model. The engine drops hosted
-// tools before a policy sees the request.
+// Tool is a function or custom tool offered to the model. The engine drops
+// hosted tools before a policy sees the request.
 type Tool struct {
+	// Type is ToolFunction ("" means it too) or ToolCustom.
+	Type                         string
 	Name, Description, Namespace string
-	Parameters                   map[string]any // JSON Schema of the arguments
+	Parameters                   map[string]any // a function's JSON Schema of the arguments
+	// Grammar is a custom tool's input format when it is a grammar
+	// (format {type: "grammar", syntax, definition}); nil for free text.
+	Grammar *Grammar
 }
+
+// Tool types.
+const (
+	ToolFunction = "function"
+	ToolCustom   = "custom"
+)
+
+// Grammar is a custom tool's grammar: Syntax is "lark" or "regex".
+type Grammar struct {
+	Syntax, Definition string
+}
+
+// TextFormat is the request's text.format: what a message must be.
+type TextFormat struct {
+	// Type is FormatText ("" means it too), FormatJSONObject or
+	// FormatJSONSchema.
+	Type string
+	// Schema (json_schema) is the decoded schema; api.CheckSchema has
+	// accepted it. Name and Strict are as the request gave them.
+	Schema map[string]any
+	Name   string
+	Strict bool
+}
+
+// Text format types, as text.format.type spells them.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
 
 // Request is what a policy decides on.
 type Request struct {
 	Instructions string
 	Items        []Item
 	Tools        []Tool
-	ToolChoice   string // "auto" (or ""), "none", "required", or the name of a function that must be called
-	Seed         int64
-	ExactTokens  int // > 0: reply with a message of exactly this many tokens (load tests: ignore_eos)
+	// ToolChoice is "auto" (or ""), "none", "required", or the name of a
+	// tool (function or custom) that must be called.
+	ToolChoice string
+	// Format is text.format; the zero value is plain text.
+	Format      TextFormat
+	Seed        int64
+	ExactTokens int // > 0: reply with a message of exactly this many tokens (load tests: ignore_eos)
 	// Metadata is the request's metadata; a replayed workload's turn
 	// carries its reply there (workload.ReplyKey).
 	Metadata map[string]string
@@ -39,13 +78,15 @@ type Request struct {
 
 // Output item types.
 const (
-	OutputMessage      = "message"
-	OutputFunctionCall = "function_call"
+	OutputMessage        = "message"
+	OutputFunctionCall   = "function_call"
+	OutputCustomToolCall = "custom_tool_call"
 )
 
-// OutputItem is one item the model emits: a message or a function call.
+// OutputItem is one item the model emits: a message, a function call or a
+// custom tool call (whose Arguments are its input text).
 type OutputItem struct {
-	Type                             string // OutputMessage or OutputFunctionCall
+	Type                             string // OutputMessage, OutputFunctionCall or OutputCustomToolCall
 	Text, Name, Namespace, Arguments string
 	// Pieces, when set, are the token pieces of what the item streams (Text
 	// for a message, Arguments for a call), one per token, so the engine
@@ -62,7 +103,7 @@ type OutputItem struct {
 // FullText returns the whole text of an item with filler: what it streams.
 func (o *OutputItem) FullText() string {
 	text := o.Text
-	if o.Type == OutputFunctionCall {
+	if o.Type == OutputFunctionCall || o.Type == OutputCustomToolCall {
 		text = o.Arguments
 	}
 	if o.Filler == 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"agentloop/api"
+	"agentloop/apistack"
 )
 
 // The race's sentences (the headline, the split of the saving, and what it
@@ -105,11 +106,11 @@ func (rec *RunRecord) ReadingsRange() ([]ReadingSaving, string) {
 	if !st.Modelled() {
 		return nil, "a lean race models no hosted stack, so it has no range across the readings"
 	}
-	if api.StackReading(st.Preset) == "" {
+	if apistack.Reading(st.Preset) == "" {
 		return nil, "a custom stack has no reading, so no range across the readings"
 	}
 	var out []ReadingSaving
-	for _, r := range api.HostedReadings {
+	for _, r := range apistack.HostedReadings {
 		if r.Preset.Preset == st.Preset {
 			out = append(out, ReadingSaving{Reading: r.Reading, Preset: r.Preset.Preset, Saved: rec.Summary.SavedVsOptimized[LaneWS]})
 			continue
@@ -129,8 +130,8 @@ func (rec *RunRecord) ReadingsRange() ([]ReadingSaving, string) {
 
 // stackDoc links a stack to its explanation: the preset's section of
 // /docs/stack, or the page for lean and custom stacks.
-func stackDoc(st api.Stack) string {
-	if api.StackReading(st.Preset) != "" {
+func stackDoc(st apistack.Stack) string {
+	if apistack.Reading(st.Preset) != "" {
 		return StackDocPath + "#" + st.Preset
 	}
 	return StackDocPath
@@ -146,12 +147,12 @@ func Sooner(saved float64) string {
 }
 
 // stackWords names the race's stack and its reading in the headline.
-func stackWords(st api.Stack) string {
+func stackWords(st apistack.Stack) string {
 	switch {
 	case st.Preset == "" || !st.Modelled():
 		return "under the lean stack (nothing modelled)"
-	case api.StackReading(st.Preset) != "":
-		return "under the modelled " + st.Preset + " stack (" + api.StackReading(st.Preset) + " reading)"
+	case apistack.Reading(st.Preset) != "":
+		return "under the modelled " + st.Preset + " stack (" + apistack.Reading(st.Preset) + " reading)"
 	}
 	return "under a custom modelled stack"
 }
@@ -264,7 +265,7 @@ func groupKind(group, kind string, cfg Config) string {
 // engine work, 7.8 s the modelled hosted stack, and 0.1 s the network."
 // The parts are rounded so that the shown parts add up to the shown total;
 // parts that round to nothing are left out.
-func splitSentence(saved int64, parts []SplitPart, st api.Stack) string {
+func splitSentence(saved int64, parts []SplitPart, st apistack.Stack) string {
 	step := int64(1_000_000) // 1 ms
 	unit, decimals := 1e6, 0
 	suffix := " ms"

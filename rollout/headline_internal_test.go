@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 )
 
 // splitLanes are an optimized HTTP and a WebSocket median whose stages
@@ -31,7 +32,7 @@ func TestSplitSumsExactlyToTheSaving(t *testing.T) {
 	if saved := opt.TotalNS - ws.TotalNS; sum != saved {
 		t.Fatalf("parts sum to %d ns, the saving is %d ns", sum, saved)
 	}
-	got := splitSentence(opt.TotalNS-ws.TotalNS, parts, api.StackHostedPostSprint)
+	got := splitSentence(opt.TotalNS-ws.TotalNS, parts, apistack.HostedPostSprint)
 	want := "Of the 8.7 s saved against optimized HTTP, 0.8 s is measured engine work, 7.8 s the modelled hosted-post-sprint stack, −0.3 s the tools, and 0.4 s the network."
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
@@ -70,8 +71,8 @@ func TestRoundToSum(t *testing.T) {
 // stacks say plainly that they have no range.
 func TestHeadlineComparesWithOptimizedHTTP(t *testing.T) {
 	s := &Summary{SavedVsHTTP: map[string]float64{LaneWS: 0.77}, SavedVsOptimized: map[string]float64{LaneWS: 0.35}}
-	readings := []ReadingSaving{{Reading: api.ReadingPostSprint, Saved: 0.35}, {Reading: api.ReadingPlain, Saved: 0.11}, {Reading: api.ReadingDerived, Saved: 0.414}}
-	cfg := Config{Lanes: AllLanes, Sequential: true, Stack: api.StackHostedPostSprint}
+	readings := []ReadingSaving{{Reading: apistack.ReadingPostSprint, Saved: 0.35}, {Reading: apistack.ReadingPlain, Saved: 0.11}, {Reading: apistack.ReadingDerived, Saved: 0.414}}
+	cfg := Config{Lanes: AllLanes, Sequential: true, Stack: apistack.HostedPostSprint}
 	got := headline(s, cfg, readings, "")
 	want := "WebSocket finished 35% sooner than optimized HTTP under the modelled hosted-post-sprint stack (post-sprint reading); from 11% sooner (plain) to 41% sooner (derived) across the readings."
 	if got != want {
@@ -80,7 +81,7 @@ func TestHeadlineComparesWithOptimizedHTTP(t *testing.T) {
 	if strings.Contains(got, "77%") {
 		t.Errorf("the headline leads with the plain-HTTP figure: %q", got)
 	}
-	lean := Config{Lanes: AllLanes, Sequential: true, Stack: api.StackLean}
+	lean := Config{Lanes: AllLanes, Sequential: true, Stack: apistack.Lean}
 	rec := &RunRecord{Config: lean, Summary: s}
 	r, why := rec.ReadingsRange()
 	if r != nil || why == "" {
@@ -89,13 +90,13 @@ func TestHeadlineComparesWithOptimizedHTTP(t *testing.T) {
 	if got := headline(s, lean, r, why); got != "WebSocket finished 35% sooner than optimized HTTP under the lean stack (nothing modelled); a lean race models no hosted stack, so it has no range across the readings." {
 		t.Errorf("lean: %q", got)
 	}
-	custom := api.StackHosted
+	custom := apistack.Hosted
 	custom.Preset = "custom"
 	rec = &RunRecord{Config: Config{Lanes: AllLanes, Stack: custom}, Summary: s}
 	if r, why := rec.ReadingsRange(); r != nil || !strings.Contains(why, "custom stack has no reading") {
 		t.Errorf("custom: range %v, reason %q", r, why)
 	}
-	if got := headline(s, Config{Lanes: AllLanes, Stack: api.StackLean}, nil, ""); !strings.HasSuffix(got, " The lanes ran side by side and shared the CPU.") {
+	if got := headline(s, Config{Lanes: AllLanes, Stack: apistack.Lean}, nil, ""); !strings.HasSuffix(got, " The lanes ran side by side and shared the CPU.") {
 		t.Errorf("side by side: %q", got)
 	}
 }
@@ -104,7 +105,7 @@ func TestHeadlineComparesWithOptimizedHTTP(t *testing.T) {
 // them when it is read; one that has them keeps them.
 func TestDescribeOnRead(t *testing.T) {
 	opt, ws := splitLanes()
-	rec := &RunRecord{Config: Config{Lanes: []string{LaneHTTPOptimized, LaneWS}, Sequential: true, Stack: api.StackLean},
+	rec := &RunRecord{Config: Config{Lanes: []string{LaneHTTPOptimized, LaneWS}, Sequential: true, Stack: apistack.Lean},
 		Summary: &Summary{Lanes: []LaneSummary{opt, ws}, SavedVsOptimized: map[string]float64{LaneWS: 1 - float64(ws.TotalNS)/float64(opt.TotalNS)}}}
 	rec.Describe()
 	if !strings.HasPrefix(rec.Summary.Headline, "WebSocket finished 35% sooner than optimized HTTP") || !strings.HasPrefix(rec.Summary.Split, "Of the 8.7 s saved") {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/app/apptest"
 	"agentloop/rollout"
 )
@@ -21,7 +21,7 @@ func TestRaceStoresItsHeadline(t *testing.T) {
 	a := apptest.Start(t)
 	ctx := context.Background()
 	cfg := rollout.Config{Workload: shortWorkload(t), Profile: "instant", Sequential: true, Seed: 1, Repeats: 1,
-		Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS}, Stack: api.StackHostedPostSprint}
+		Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS}, Stack: apistack.HostedPostSprint}
 	id, sum, err := rollout.NewRunner(a.URL(), a.DB, nil).Run(ctx, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestRaceStoresItsHeadline(t *testing.T) {
 	if !strings.HasPrefix(sum.Headline, "WebSocket finished ") || !strings.Contains(sum.Headline, "than optimized HTTP under the modelled hosted-post-sprint stack (post-sprint reading)") {
 		t.Errorf("headline %q", sum.Headline)
 	}
-	if len(sum.Readings) != len(api.HostedReadings) || !strings.Contains(sum.Headline, "reading") {
+	if len(sum.Readings) != len(apistack.HostedReadings) || !strings.Contains(sum.Headline, "reading") {
 		t.Errorf("readings %+v in %q", sum.Readings, sum.Headline)
 	}
 	var opt, ws rollout.LaneSummary

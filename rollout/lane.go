@@ -36,7 +36,7 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 	rc.setLane(lane, func(s *LaneSnapshot) {
 		s.Status, s.Repeat, s.Turn, s.Tokens, s.Turns, s.ElapsedNS, s.Error = StatusRunning, repeat, 0, 0, nil, 0, ""
 	})
-	lr := &laneRun{lane: lane, repeat: repeat, sc: rc.sc, wl: rc.cfg.Workload, cfg: rc.cfg,
+	lr := &laneRun{lane: lane, repeat: repeat, sc: rc.sc, wl: rc.wl, cfg: rc.cfg,
 		cacheKey: cacheKey, tr: tr}
 	// Engine traces are merged as each turn ends, off the lane's path, so
 	// the live waterfall shows every stage; at most two lookups at a time.

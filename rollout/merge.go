@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"agentloop/api"
+	"agentloop/apistack"
 )
 
 // fetchTrace reads the engine's trace of one response, directly (not
@@ -51,7 +52,7 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 		return false
 	}
 	var overhead, stack, prefill, decode, held int64
-	var work []api.StackWork
+	var work []apistack.Work
 	for _, s := range tr.Spans {
 		// The prototype's turns are segments of one response: turn i is
 		// the spans of segment i.
@@ -63,7 +64,7 @@ func (rc *race) merge(ctx context.Context, t *Turn) bool {
 			overhead += s.DurationNS
 		case api.GroupAPIStack:
 			stack += s.DurationNS
-			work = append(work, api.StackWorkOf(tr, s))
+			work = append(work, apistack.WorkOf(tr, s))
 		case api.GroupQueuePrefill:
 			prefill += s.DurationNS
 		case api.GroupDecode:

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 )
 
 // Recosted returns the run as if it had been raced under the stack st.
 //
 // A stack stage's cost is a pure function of the work it recorded (tokens
-// classified, bytes loaded, hops made: api.Stack.StageCost), so each turn's
+// classified, bytes loaded, hops made: apistack.Stack.StageCost), so each turn's
 // stack work is costed again under st; every other time stays as measured.
 // A turn's events after its pre-inference stages move by the change of
 // those stages, its end also by the change of billing, and every later
@@ -26,7 +27,7 @@ import (
 // A run raced under a stack that models none of st's stages (lean, say)
 // recorded no work to re-cost, and neither did a run stored before turns
 // kept their stack work: both are an error.
-func (rec *RunRecord) Recosted(st api.Stack) (*RunRecord, error) {
+func (rec *RunRecord) Recosted(st apistack.Stack) (*RunRecord, error) {
 	from := rec.Config.Stack
 	if !from.Modelled() {
 		return nil, fmt.Errorf("run %s was raced under the %s stack, which models no stack stage, so it recorded no stack work to re-cost; race it under a hosted stack", rec.ID, from.String())
@@ -34,7 +35,7 @@ func (rec *RunRecord) Recosted(st api.Stack) (*RunRecord, error) {
 	if err := st.Validate("stack"); err != nil {
 		return nil, fmt.Errorf("%s", err.Message)
 	}
-	for _, stage := range api.StackStages {
+	for _, stage := range apistack.Stages {
 		for _, pre := range []bool{false, true} {
 			if st.Runs(stage, pre) && !from.Runs(stage, pre) {
 				return nil, fmt.Errorf("run %s was raced under a stack that does not model %s, so that stage's work was not recorded; race under a stack that models every stage the new one does", rec.ID, stage)
@@ -106,7 +107,7 @@ func (rec *RunRecord) Recosted(st api.Stack) (*RunRecord, error) {
 // recostTurn costs one turn's stack work under st instead of from, moves
 // its offsets by shift (the change of the turns before it) and by its own
 // change, and returns the shift of the turns after it.
-func recostTurn(t *Turn, from, st api.Stack, shift int64) int64 {
+func recostTurn(t *Turn, from, st apistack.Stack, shift int64) int64 {
 	var pre, post, total int64
 	for _, w := range t.StackWork {
 		d := int64(st.StageCost(w) - from.StageCost(w))

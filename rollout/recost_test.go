@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/app/apptest"
 	"agentloop/rollout"
 )
@@ -18,7 +19,7 @@ func TestRecosted(t *testing.T) {
 	t.Parallel() // a whole race on its own engine
 	a := apptest.Start(t)
 	// The hosted stack's stages, with fast classifiers to keep the race short.
-	hosted := api.StackHosted
+	hosted := apistack.Hosted
 	hosted.Preset, hosted.ClassifyTPS, hosted.ClassifyTPSBaseline = "custom", 5e6, 1e6
 	cfg := rollout.Config{Workload: shortWorkload(t), Profile: "instant", Sequential: true,
 		Lanes: []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS}, Stack: hosted}
@@ -96,7 +97,7 @@ func TestRecosted(t *testing.T) {
 		t.Errorf("re-costed config stack %+v", more.Config.Stack)
 	}
 
-	lean, err := rec.Recosted(api.StackLean)
+	lean, err := rec.Recosted(apistack.Lean)
 	if err != nil {
 		t.Fatal(err)
 	}

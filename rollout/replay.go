@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/store"
 	"agentloop/workload"
 )
 
@@ -112,4 +113,36 @@ func (l *laneRun) replay(ctx context.Context) error {
 		req.Previous = res.Response.ID
 	}
 	return nil
+}
+
+// storeWorkload stores cfg's workload under its content's id, or refreshes
+// the stored copy the run API read (workload_id), and drops it from cfg:
+// the run names it by WorkloadID. A race loads it back when it runs
+// (loadWorkload).
+func (r *Runner) storeWorkload(ctx context.Context, cfg *Config) error {
+	if cfg.Workload == nil {
+		return nil
+	}
+	b, err := cfg.Workload.Canonical()
+	if err != nil {
+		return err
+	}
+	if cfg.WorkloadID == "" {
+		cfg.WorkloadID = workload.ID(b)
+	}
+	if err := r.db.SaveWorkload(ctx, &store.Workload{ID: cfg.WorkloadID, CreatedAt: time.Now(), Source: cfg.Workload.Source,
+		Turns: len(cfg.Workload.Turns), JSON: b}); err != nil {
+		return err
+	}
+	cfg.Workload = nil
+	return nil
+}
+
+// loadWorkload reads the workload a race replays, by its id.
+func (r *Runner) loadWorkload(ctx context.Context, id string) (*workload.Workload, error) {
+	sw, err := r.db.GetWorkload(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", id, err)
+	}
+	return workload.ParseStored(sw.JSON)
 }

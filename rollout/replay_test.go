@@ -58,6 +58,17 @@ func TestRaceReplaysWorkload(t *testing.T) {
 	if rec.Config.Scenario != rollout.WorkloadScenario {
 		t.Errorf("stored as scenario %q", rec.Config.Scenario)
 	}
+	// The run names the workload by its content's id and holds only its
+	// summary; the workload is stored once, compact.
+	canonical, _ := w.Canonical()
+	stored, _, err := a.DB.GetRun(context.Background(), id)
+	if err != nil || stored.WorkloadID != workload.ID(canonical) || rec.Config.WorkloadID != stored.WorkloadID ||
+		strings.Contains(string(stored.Config), `"turns":[`) || rec.Config.WorkloadSummary == nil || rec.Config.WorkloadSummary.Turns != len(w.Turns) {
+		t.Fatalf("stored run %+v (%v), config %s", stored, err, stored.Config)
+	}
+	if sw, err := a.DB.GetWorkload(context.Background(), stored.WorkloadID); err != nil || string(sw.JSON) != string(canonical) {
+		t.Fatalf("stored workload: %v", err)
+	}
 	seen := map[string]int{}
 	for _, turn := range rec.Turns {
 		if turn.Index < 0 {

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/scenario"
 	"agentloop/store"
+	"agentloop/workload"
 )
 
 // ScenarioInfo describes a scenario for pickers and listings.
@@ -49,6 +51,8 @@ func Normalize(cfg *Config) *api.Error {
 		if slices.Contains(cfg.Lanes, LanePrototype) {
 			return api.BadRequest("lanes", api.CodeInvalidValue, "The prototype lane does not replay workloads yet: its resumed segments cannot carry a turn's reply.")
 		}
+		sum := cfg.Workload.Summarize()
+		cfg.WorkloadSummary = &sum
 	} else if cfg.Scenario == "" {
 		cfg.Scenario = scenario.All()[0].Name
 	}
@@ -88,7 +92,7 @@ func Normalize(cfg *Config) *api.Error {
 		seen[l] = true
 	}
 	if cfg.Stack.Preset == "" {
-		cfg.Stack = api.StackLean
+		cfg.Stack = apistack.Lean
 	}
 	if err := cfg.Stack.Validate("stack"); err != nil {
 		return err
@@ -115,7 +119,7 @@ func Normalize(cfg *Config) *api.Error {
 	if cfg.Seed == 0 {
 		cfg.Seed = 1
 	}
-	return nil
+	return checkWork(cfg)
 }
 
 // The limits of a race's config: Normalize refuses what lies outside them,
@@ -131,6 +135,12 @@ const (
 	MaxBandwidthKbps = 10_000_000
 	// MaxDrillTimes is how often one drill of the schedule may fire.
 	MaxDrillTimes = 10
+	// MaxRaceTurns caps a workload race's work, lanes × repeats × the
+	// workload's turns (checkWork): every turn is stored with its spans
+	// and read back whole by the run's permalink. It admits 2 lanes × 3
+	// repeats of a 1,000-turn workload, and is about 2.7 times the largest
+	// scenario race (4 lanes × 20 repeats of about 37 turns).
+	MaxRaceTurns = 8000
 )
 
 // Race limits of a Runner that starts races in the background (Start).
@@ -215,6 +225,9 @@ func NewRunner(engineURL string, db RunStore, log *slog.Logger) *Runner {
 // as with Run.
 func (r *Runner) Start(client string, cfg Config, onSnapshot func(Snapshot)) (string, error) {
 	if err := Normalize(&cfg); err != nil {
+		return "", err
+	}
+	if err := checkDuration(cfg, r.TimeLimit); err != nil {
 		return "", err
 	}
 	s := &slot{client: client}
@@ -444,9 +457,12 @@ func (r *Runner) Shutdown(ctx context.Context) {
 
 func (r *Runner) create(ctx context.Context, cfg Config, onSnapshot func(Snapshot)) (*race, error) {
 	id := "run_" + api.NewID("")[1:21]
+	if err := r.storeWorkload(ctx, &cfg); err != nil {
+		return nil, err
+	}
 	cfgJSON, _ := json.Marshal(cfg)
 	if err := r.db.CreateRun(ctx, &store.Run{ID: id, CreatedAt: time.Now(), Scenario: cfg.Scenario, Profile: cfg.Profile,
-		Status: StatusQueued, Config: cfgJSON, Replica: r.Replica}); err != nil {
+		Status: StatusQueued, Config: cfgJSON, Replica: r.Replica, WorkloadID: cfg.WorkloadID}); err != nil {
 		return nil, err
 	}
 	sc, _ := scenario.Lookup(cfg.Scenario)
@@ -470,6 +486,8 @@ type race struct {
 	id  string
 	cfg Config
 	sc  *scenario.Scenario
+	// wl is the workload the race replays, loaded by id when it runs.
+	wl *workload.Workload
 	// onSnapshot is the one observer of live snapshots (see Runner.Run).
 	onSnapshot func(Snapshot)
 	// cancel stops a race started with Start, with the reason as cause.
@@ -597,6 +615,9 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 	stopTicker := func() { close(tickDone); <-tickStopped }
 
 	u, err := url.Parse(rc.r.engineURL)
+	if err == nil && rc.cfg.WorkloadID != "" {
+		rc.wl, err = rc.r.loadWorkload(ctx, rc.cfg.WorkloadID)
+	}
 	var proxy *Proxy
 	if err == nil {
 		proxy, err = NewProxy(u.Host, rc.cfg.RTT(), rc.cfg.BandwidthKbps)

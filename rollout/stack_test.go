@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/app/apptest"
 	"agentloop/rollout"
 )
 
 func TestNormalizeStackAndDecodeTPS(t *testing.T) {
 	c := rollout.Config{}
-	if err := rollout.Normalize(&c); err != nil || c.Stack != api.StackLean || c.DecodeTPS != 0 || c.Model() != "spark" {
+	if err := rollout.Normalize(&c); err != nil || c.Stack != apistack.Lean || c.DecodeTPS != 0 || c.Model() != "spark" {
 		t.Fatalf("defaults: stack %+v decode %g model %s (%v)", c.Stack, c.DecodeTPS, c.Model(), err)
 	}
 	for _, body := range []string{`{"stack":"hosted"}`, `{"stack":{"preset":"hosted","hop_ms":3}}`, `{"decode_tps":250}`, `{"profile":"spark","decode_tps":100000}`} {
@@ -29,7 +30,7 @@ func TestNormalizeStackAndDecodeTPS(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"stack":{"preset":"hosted","hop_ms":3},"decode_tps":250}`), &c2); err != nil {
 		t.Fatal(err)
 	}
-	if c2.Stack.Preset != "custom" || c2.Stack.HopMS != 3 || c2.Stack.ClassifyTPS != api.StackHosted.ClassifyTPS {
+	if c2.Stack.Preset != "custom" || c2.Stack.HopMS != 3 || c2.Stack.ClassifyTPS != apistack.Hosted.ClassifyTPS {
 		t.Errorf("stack object: %+v", c2.Stack)
 	}
 	if err := rollout.Normalize(&c2); err != nil || c2.Model() != "custom-250" {
@@ -38,7 +39,7 @@ func TestNormalizeStackAndDecodeTPS(t *testing.T) {
 	for _, bad := range []rollout.Config{
 		{DecodeTPS: -1}, {DecodeTPS: 0.5}, {DecodeTPS: 100001}, {DecodeTPS: 250.5},
 		{Profile: "burst", DecodeTPS: 250}, {Profile: "instant", DecodeTPS: 250},
-		{Stack: api.Stack{Preset: "custom", HopMS: -1}},
+		{Stack: apistack.Stack{Preset: "custom", HopMS: -1}},
 	} {
 		if err := rollout.Normalize(&bad); err == nil || err.Status != 400 {
 			t.Errorf("%+v accepted", bad)
@@ -64,7 +65,7 @@ func TestRaceWithTheHostedStack(t *testing.T) {
 	a := apptest.Start(t)
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	cfg := rollout.Config{Workload: shortWorkload(t), Profile: "instant", Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS},
-		Stack: api.StackHosted, Sequential: true}
+		Stack: apistack.Hosted, Sequential: true}
 	id, sum, err := runner.Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +115,7 @@ func TestRaceWithTheHostedStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Config.Stack != api.StackHosted {
+	if rec.Config.Stack != apistack.Hosted {
 		t.Errorf("stored stack %+v", rec.Config.Stack)
 	}
 	stacked := map[string]int{}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/workload"
 
 	"github.com/coder/websocket"
@@ -65,7 +66,7 @@ type Transport interface {
 // request asks for; scope, when set, is the drill scope every request
 // names (X-Agentloop-Scope), so that the race's drills hit this lane only;
 // race, when set, tags every request as the race's (X-Agentloop-Race).
-func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string, stack api.Stack, scope, race string) (Transport, error) {
+func NewTransport(lane, base string, d *dialer, tlsConf *tls.Config, apiKey string, stack apistack.Stack, scope, race string) (Transport, error) {
 	var rt http.RoundTripper = &http.Transport{DialContext: d.DialContext, TLSClientConfig: tlsConf,
 		MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	if apiKey != "" {
@@ -160,9 +161,10 @@ func (c *collector) event(b []byte) (done bool, err error) {
 	return false, nil
 }
 
+// truncate cuts s to at most n bytes, at a character boundary.
 func truncate(s string, n int) string {
 	if len(s) > n {
-		return s[:n] + "…"
+		return strings.ToValidUTF8(s[:n], "") + "…"
 	}
 	return s
 }

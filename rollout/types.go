@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/workload"
 )
 
@@ -60,7 +61,7 @@ type Config struct {
 	// on each HTTP request, on the WebSocket's upgrade). The run API takes a
 	// preset's name or an object of parameters; Normalize makes it lean
 	// when unset.
-	Stack api.Stack `json:"stack,omitzero"`
+	Stack apistack.Stack `json:"stack,omitzero"`
 	// DecodeTPS, when set, decodes at this rate (tokens/s per stream): the
 	// lanes send model "custom-<tps>", which runs spark's profile, so it
 	// needs profile spark (which keeps spark's prefill and base time to first
@@ -70,11 +71,19 @@ type Config struct {
 	// repeat of its lane, scoped to it (drills.go).
 	Drills []LaneDrill `json:"drills,omitempty"`
 	// Workload, when set, is replayed instead of a scenario (Scenario is
-	// then WorkloadScenario); docs/workload.md.
+	// then WorkloadScenario); docs/workload.md. It is how a race is asked
+	// for (the run API's inline workload, the CLI's file); the runner
+	// stores it under its content's id (WorkloadID) and drops it, so a
+	// stored run, a live snapshot and a run list never hold it. The race
+	// loads it by id when it runs.
 	Workload *workload.Workload `json:"workload,omitempty"`
 	// WorkloadID is the stored workload's id (its permalink is
 	// /api/workloads/{id}); the run API fills Workload from it.
 	WorkloadID string `json:"workload_id,omitempty"`
+	// WorkloadSummary is the raced workload in a few numbers, set by
+	// Normalize: what a run keeps of it besides its id. A value a request
+	// gives is replaced.
+	WorkloadSummary *workload.Summary `json:"workload_summary,omitempty"`
 	// FixedToolTime replays a workload with ToolTimeMs between every two
 	// turns instead of its recorded tool times.
 	FixedToolTime bool `json:"fixed_tool_time,omitempty"`
@@ -158,7 +167,7 @@ type Turn struct {
 	// StackWork is the work of each modelled stack stage of the turn, from
 	// the engine's trace, so the run can be re-costed under another stack
 	// (RunRecord.Recosted).
-	StackWork []api.StackWork `json:"stack_work,omitempty"`
+	StackWork []apistack.Work `json:"stack_work,omitempty"`
 }
 
 // Call is one tool call of a turn with its real output.

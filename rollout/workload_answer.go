@@ -16,7 +16,7 @@ import (
 // The race's headline (summary.go) is built elsewhere; this sentence joins
 // it for workload races.
 func WorkloadAnswer(cfg Config, sum *Summary) string {
-	if cfg.Workload == nil || sum == nil {
+	if cfg.Scenario != WorkloadScenario || sum == nil {
 		return ""
 	}
 	var opt, ws *LaneSummary

@@ -4,26 +4,25 @@ import (
 	"testing"
 
 	"agentloop/api"
-	"agentloop/workload"
+	"agentloop/apistack"
 )
 
 func TestWorkloadAnswer(t *testing.T) {
-	w := &workload.Workload{Version: 1}
 	sum := &Summary{Lanes: []LaneSummary{
 		{Lane: LaneHTTPOptimized, Status: StatusPassed, TotalNS: 10e9, StageNS: map[string]int64{StageAPIStack: 2e9}},
 		{Lane: LaneWS, Status: StatusPassed, TotalNS: 7e9, StageNS: map[string]int64{StageAPIStack: 0.5e9}},
 	}}
-	cfg := Config{Workload: w, Profile: api.ModelSpark, DecodeTPS: 1000, Stack: api.StackHostedPostSprint}
+	cfg := Config{Scenario: WorkloadScenario, Profile: api.ModelSpark, DecodeTPS: 1000, Stack: apistack.HostedPostSprint}
 	want := "Your workload: WebSocket mode would finish 30% sooner than optimized HTTP at 1000 tok/s, under hosted-post-sprint; 19% under lean."
 	if got := WorkloadAnswer(cfg, sum); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	cfg.Stack, cfg.DecodeTPS = api.StackLean, 0
+	cfg.Stack, cfg.DecodeTPS = apistack.Lean, 0
 	sum.Lanes[1].TotalNS = 10.4e9
 	if got, want := WorkloadAnswer(cfg, sum), "Your workload: WebSocket mode would finish 4% later than optimized HTTP at spark, under lean."; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	cfg.Workload = nil
+	cfg.Scenario = "fix-failing-test"
 	if got := WorkloadAnswer(cfg, sum); got != "" {
 		t.Errorf("a scenario race: %q", got)
 	}

@@ -2,16 +2,17 @@ package server_test
 
 import (
 	"bufio"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"agentloop/app"
+	"agentloop/internal/wait"
+	"agentloop/server/enginetest"
 )
 
 func TestInflightBudgetAnswers503WithRetryAfter(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.InflightRequests = 1 })
+	h := newHarness(t, func(c *enginetest.Config) { c.InflightRequests = 1 })
 	// One slow stream holds the only place in flight until it is read.
 	long, err := http.Post(h.url+"/v1/responses", "application/json",
 		strings.NewReader(`{"model":"classic","stream":true,"input":"go","max_output_tokens":2000,"ignore_eos":true}`))
@@ -37,15 +38,15 @@ func TestInflightBudgetAnswers503WithRetryAfter(t *testing.T) {
 	}
 	// Once the stream has gone, there is room again.
 	long.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.UntilErr(t, "room again once the stream has gone", func() error {
 		status, _ = h.post("/v1/responses", `{"model":"instant","input":"hi"}`)
-		if status == http.StatusOK {
-			break
+		switch status {
+		case http.StatusOK:
+			return nil
+		case http.StatusServiceUnavailable:
+			return fmt.Errorf("still %d", status)
 		}
-		if status != http.StatusServiceUnavailable || time.Now().After(deadline) {
-			t.Fatalf("after the stream ended: %d", status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		t.Fatalf("after the stream ended: %d", status)
+		return nil
+	})
 }

@@ -1,34 +1,37 @@
-// Package server is the Responses engine: the HTTP+SSE and WebSocket
-// transports, the request pipeline (parse, resolve, load, validate, render,
-// safety, queue, prefill, generate, finalize, with the modelled stack's
-// stages among them), the connection-scoped cache and the request-level
-// caches, and traces.
+// Package server is the Responses engine as it serves: it builds each
+// engine from its layers (New, the one constructor app and the engine's
+// tests use) and mounts its routes (Register). The layers are packages
+// here, each using only those beneath it:
 //
-// A flight is one request through the pipeline, from its first byte to its
-// terminal event (flight.go); "turn" is rollout's word, an agent's turn,
-// and is not used here. Each stage writes its own group of the flight's
-// fields, and reads only the groups of the stages before it.
+//   - core: the pipeline (flight, stage tables, stages, generate, the
+//     streamer), the caches, chains, traces, metrics and the in-flight
+//     budget. It imports no HTTP, Echo or WebSocket package (a test keeps
+//     it so) and asks no request which transport it came on.
+//   - request: what both transports read from an HTTP request before its
+//     body (who sent it, its client-session key, whether it upgrades).
+//   - httpapi: HTTP+SSE (POST /responses, the stored responses, models,
+//     input_tokens, the traces route, the metrics handler).
+//   - wsmode: WebSocket mode: connections, lanes and their queues, the
+//     batched socket writer, the message rules.
+//   - drill: the fault drills: the registry, its API, and decorators
+//     that enter an engine's stage table, wrap its sink or wrap the
+//     WebSocket handler; the core has no drill call sites.
 //
-// The files form layers, each using only those beneath it: the leaves
-// (caches, traces, metrics, the drill registry, the connection registry,
-// the WebSocket message rules); then what a flight carries (chain.go,
-// stream.go, lanes.go with the queues, flight.go); the engine
-// (engine.go); the stage runner and the stages (stages.go, render.go,
-// stack.go, drillhooks.go, pipeline.go); then generation (prototype.go,
-// generate.go); and on top the ways in: ws.go, http.go and routes.go. The
-// WebSocket transport gives the pipeline one small interface, connection, which the
-// lane implements; the drill and prototype hooks use it and add no
-// methods to the transport's types.
+// A transport reaches the core through core.Sink (the events of a
+// response) and, for WebSocket mode, core.Conn (the connection cache and
+// the queue, which the lane implements). A WebSocket create reads top
+// down: wsmode (read, route to a lane, handle) → core (Prepare, Generate)
+// → api.
 //
 // The honesty rule binds every line here: no stage asks which transport it
 // serves. A WebSocket continuation is faster only because the connection
 // cache already holds what the other paths must rebuild. Modelled costs come
-// from inference and are applied the same way to every request.
+// from apistack and are applied the same way to every request.
 //
 // server never imports a store backend (store/sqlite), a database driver or
-// web; it declares the narrow Store interface it needs, in the types of the
-// driver-free store package, and answers a failed store call with
-// api.StoreError, which reads why a store call failed. Its HTTP handlers return
+// web; core declares the narrow Store interface it needs, in the types of
+// the driver-free store package, and answers a failed store call with
+// api.StoreError, which reads why a store call failed. The handlers return
 // *api.Error and never write an error response themselves: the process's
 // Echo error handler does.
 package server

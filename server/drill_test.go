@@ -11,8 +11,9 @@ import (
 	"testing"
 
 	"agentloop/api"
-	"agentloop/app"
-	"agentloop/server"
+	"agentloop/server/drill"
+	"agentloop/server/enginetest"
+	"agentloop/server/request"
 
 	"github.com/coder/websocket"
 )
@@ -27,7 +28,7 @@ func TestDrillAPIArmsListsAndDisarms(t *testing.T) {
 	if err := json.Unmarshal(b, &dr); err != nil || dr.ID == "" || dr.Drill != "evict-cache" || dr.AfterTurns != 2 || dr.Times != 3 {
 		t.Fatalf("armed %s", b)
 	}
-	var list server.DrillList
+	var list drill.DrillList
 	getJSON(t, h.url+"/api/drills", &list)
 	if list.Object != "list" || len(list.Data) != 1 || list.Data[0].ID != dr.ID || list.Data[0].Firings == nil {
 		t.Fatalf("list %+v", list)
@@ -68,12 +69,6 @@ func TestDrillAPIBadInputNamesTheParameter(t *testing.T) {
 			t.Errorf("%s: %d %s, want a 400 naming %q", body, code, b, param)
 		}
 	}
-	// JSON only, like every /api write.
-	resp, err := http.Post(h.url+"/api/drills", "text/plain", strings.NewReader(`{"drill":"stall"}`))
-	if err != nil || resp.StatusCode != http.StatusUnsupportedMediaType {
-		t.Fatalf("text/plain: %v %v", err, resp.Status)
-	}
-	resp.Body.Close()
 }
 
 func getJSON(t *testing.T, url string, v any) {
@@ -96,9 +91,9 @@ func FuzzDecodeDrillSpec(f *testing.F) {
 		`{"drill":"http-429"}`, `{"drill":"x"}`, `{}`, `[]`, `{"drill":"stall","times":-1}`, `{"drill":"stall"}{}`, ``} {
 		f.Add([]byte(s))
 	}
-	d := server.NewDrills(nil, "")
+	d := drill.NewDrills(nil, "")
 	f.Fuzz(func(t *testing.T, body []byte) {
-		spec, err := server.DecodeDrillSpec(body)
+		spec, err := drill.DecodeDrillSpec(body)
 		if err != nil {
 			if err.Status != 400 || err.Message == "" {
 				t.Fatalf("bad error %+v", err)
@@ -107,7 +102,7 @@ func FuzzDecodeDrillSpec(f *testing.F) {
 		}
 		// An accepted spec is complete and arms as it is.
 		again := spec
-		if e := server.CheckDrill(&again); e != nil || again != spec || spec.Times < 1 {
+		if e := drill.Check(&again); e != nil || again != spec || spec.Times < 1 {
 			t.Fatalf("accepted %+v re-checks as %+v (%v)", spec, again, e)
 		}
 		dr, e := d.Arm(spec)
@@ -221,7 +216,7 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 	})
 	t.Run("drop-mid-stream cuts a WebSocket without a close frame", func(t *testing.T) {
 		observed := make(chan api.Trace, 4)
-		h := newHarness(t, func(c *app.Config) { c.Observer = traceChan(observed) })
+		h := newHarness(t, func(c *enginetest.Config) { c.Observer = traceChan(observed) })
 		h.arm(api.DrillSpec{Drill: api.DrillDropMidStream, AfterTurns: 1})
 		c := h.rawWS("/v1/responses")
 		send(t, c, drillWSWarm) // a warm-up generates nothing to cut, and counts
@@ -251,7 +246,7 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 		case <-h.ctx().Done():
 			t.Fatal("the dropped response was never observed")
 		}
-		if tr.ResponseID != f.ResponseID || tr.Drill != api.DrillDropMidStream || !server.IsWebSocketSession(f.Session) || tr.Session != f.Session {
+		if tr.ResponseID != f.ResponseID || tr.Drill != api.DrillDropMidStream || !request.IsWebSocketSession(f.Session) || tr.Session != f.Session {
 			t.Fatalf("firing %+v, trace %+v", f, tr)
 		}
 	})
@@ -287,32 +282,6 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestDrillAPINeedsTheKey(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.APIKey = "sk-drills" })
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		req, _ := http.NewRequest(method, h.url+"/api/drills", strings.NewReader(`{"drill":"stall"}`))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("%s without the key: %d", method, resp.StatusCode)
-		}
-		req.Header.Set("Authorization", "Bearer sk-drills")
-		req.Body = io.NopCloser(strings.NewReader(`{"drill":"stall"}`))
-		resp, err = http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("%s with the key: %d", method, resp.StatusCode)
-		}
 	}
 }
 

@@ -3,176 +3,93 @@ package server
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"agentloop/api"
-	"agentloop/inference"
-	"agentloop/policy"
+
+	"agentloop/server/core"
+	"agentloop/server/drill"
+	"agentloop/server/httpapi"
+	"agentloop/server/wsmode"
+
+	"github.com/labstack/echo/v4"
 )
 
-// Config holds one engine's settings, declared only here: app.Config embeds
-// it, and cmd/agentloop's flags set it. Two engines share one Shared: /v1
-// with the request-level caches on, /baseline/v1 with them off.
-type Config struct {
-	Name string // "v1" or "baseline"
-	// TokenCache caches rendered tokens per item content across requests.
-	TokenCache bool
-	// ModelCache caches the resolved model configuration across requests.
-	ModelCache bool
-	// Unmodelled turns every modelled cost off (the overhead benchmark).
-	Unmodelled bool
-	// PreSprint marks the engine before the field's HTTP sprint
-	// (/baseline/v1): it pays the sprint's removed hops and classifies at
-	// the pre-sprint rate of the modelled stack.
-	PreSprint bool
-	// Stack is the modelled API stack of requests that choose none.
-	Stack api.Stack
-	// InflightRequests and InflightBytes bound the creates (and their body
-	// bytes) in flight across both engines; past them, 503 + Retry-After.
-	InflightRequests int
-	InflightBytes    int64
-
-	MaxBody      int64
-	WSReadLimit  int64
-	WSQueue      int
-	WSQueueBytes int64
-	WSLifetime   time.Duration
-	WriteStall   time.Duration
-}
-
-// Defaults are the flag defaults, the only place they are written
-// (docs/decisions.md, "One configuration").
-func Defaults(name string) Config {
-	return Config{
-		Name: name, TokenCache: true, ModelCache: true,
-		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
-		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, Stack: api.StackLean,
-		InflightRequests: 4096, InflightBytes: 64 << 20,
-	}
-}
-
-// Shared is what both engines of one process share: one simulated
-// accelerator, one prefix cache, one tokenizer, the store and the traces.
+// Shared is what both engines of one process share: the core's parts
+// (one simulated accelerator, the caches, the store, the traces, the
+// metrics) and the armed drills.
 type Shared struct {
-	Store     Store
-	Scheduler *inference.Scheduler
-	Prefix    *inference.PrefixCache
-	Tokenizer *inference.Tokenizer
-	Policy    policy.Policy
-	Traces    *TraceRing
-	Metrics   *Metrics
-	Budget    *Budget // nil: unbounded
-	Log       *slog.Logger
-	Replica   string // this process's replica id, in traces and metrics
-	// Observer sees every finished or rejected request (session.go);
-	// nil: none. Set it before serving.
-	Observer Observer
-	// Drills are the armed fault drills (drill.go).
-	Drills *Drills
+	*core.Shared
+	Drills *drill.Drills
 }
 
 // NewShared builds the shared parts around a store.
 //
 // replica names this process among replicas sharing one store; it labels
 // traces and every metric (empty: a lone process, no label).
-func NewShared(st Store, traceRing int, replica string, log *slog.Logger) (*Shared, error) {
-	tok, err := inference.NewTokenizer()
+func NewShared(st core.Store, traceRing int, replica string, log *slog.Logger) (*Shared, error) {
+	sh, err := core.NewShared(st, traceRing, replica, log)
 	if err != nil {
 		return nil, err
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	m := NewMetrics(replica)
-	sched := inference.NewScheduler()
-	m.watchSlots(sched)
-	return &Shared{
-		Store: st, Scheduler: sched, Prefix: inference.NewPrefixCache(1 << 20),
-		Tokenizer: tok, Policy: policy.NewRouter(tok), Traces: NewTraceRing(traceRing),
-		Metrics: m, Log: log, Replica: replica, Drills: NewDrills(m, replica),
-	}, nil
+	return &Shared{Shared: sh, Drills: drill.NewDrills(sh.Metrics.Registry(), replica)}, nil
 }
 
-// Close stops the scheduler and writes the traces still queued for a
-// shared store.
-func (s *Shared) Close() {
-	s.Scheduler.Close()
-	s.Traces.Close()
-}
-
-// Engine is one Responses API engine.
+// Engine is one Responses API engine as it serves: the core, its drills,
+// and its two transports.
 type Engine struct {
-	cfg    Config
-	sh     *Shared
-	safety *Safety
-	tokens *tokenCache  // nil when TokenCache is off
-	models *configCache // nil when ModelCache is off
-
-	conns *connSet // the open WebSocket connections (conns.go)
-
-	// stopCtx ends when in-flight generations must end (StopGenerating).
-	stopCtx context.Context
-	stopAll context.CancelFunc
+	*core.Engine
+	drills *drill.Drills
+	http   *httpapi.API
+	ws     *wsmode.Server
 }
 
-// New returns an engine over shared parts.
-func New(cfg Config, sh *Shared) *Engine {
-	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), conns: newConnSet(cfg.WriteStall)}
-	e.stopCtx, e.stopAll = context.WithCancel(context.Background())
-	if cfg.TokenCache {
-		e.tokens = newTokenCache(8 << 20)
-	}
-	if cfg.ModelCache {
-		e.models = newConfigCache(4096)
-	}
-	return e
+// New builds an engine over shared parts: the one constructor app and
+// the engine's tests (enginetest) use.
+func New(cfg core.Config, sh *Shared) *Engine {
+	c := core.New(cfg, sh.Shared)
+	drill.Install(c, sh.Drills)
+	return &Engine{Engine: c, drills: sh.Drills, http: httpapi.New(c), ws: wsmode.New(c)}
 }
 
-// ResetCaches empties the request-level caches for one prompt_cache_key
-// partition ("" empties all), so that no race repeat starts warm.
-func (e *Engine) ResetCaches(partition string) {
-	if e.tokens != nil {
-		e.tokens.reset(partition)
-	}
-	if e.models != nil {
-		e.models.reset(partition)
-	}
-	if partition == "" {
-		e.sh.Prefix.ResetAll()
-	} else {
-		e.sh.Prefix.Reset(partition)
-	}
+// Connections reports how many WebSocket connections are open.
+func (e *Engine) Connections() int { return e.ws.Connections() }
+
+// CloseConnections is the WebSocket part of graceful shutdown: it refuses
+// new connections, lets each connection finish the response in flight
+// (within ctx), then closes them all with 1001.
+func (e *Engine) CloseConnections(ctx context.Context) { e.ws.CloseConnections(ctx) }
+
+// Close stops the engine's background work.
+func (e *Engine) Close() { e.ws.Close() }
+
+// Engines is one process's two engines over one Shared: /v1, with the
+// request-level caches on, and /baseline/v1, the engine before the
+// sprint, with them off.
+type Engines struct {
+	Shared       *Shared
+	V1, Baseline *Engine
 }
 
-// StopGenerating ends every in-flight generation with a terminal
-// response.failed event: the last step of a graceful shutdown's grace.
-func (e *Engine) StopGenerating() { e.stopAll() }
-
-// observeOpen tells the observer a client session's connection or HTTP request opened;
-// the returned func tells it that it closed.
-func (e *Engine) observeOpen(session string) (closed func()) {
-	o := e.sh.Observer
-	if o == nil {
-		return func() {}
+// NewEngines builds both engines from one configuration, and the
+// in-flight budget they share: what app serves and enginetest tests.
+func NewEngines(cfg core.Config, sh *Shared) Engines {
+	sh.Budget = core.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
+	engineCfg := func(name string, caches bool) core.Config {
+		c := cfg
+		c.Name = name
+		c.TokenCache, c.ModelCache = caches && c.TokenCache, caches && c.ModelCache
+		c.PreSprint = !caches
+		return c
 	}
-	o.ObserveOpen(session)
-	return func() { o.ObserveClose(session) }
+	return Engines{Shared: sh, V1: New(engineCfg("v1", true), sh), Baseline: New(engineCfg(api.EngineBaseline, false), sh)}
 }
 
-// observe hands a copy of a finished request's trace to the observer, if
-// there is one, with the error that ended the request. The trace ring may
-// already hold the original, so it is never changed here.
-func (e *Engine) observe(t *trace, aerr *api.Error) {
-	o := e.sh.Observer
-	if o == nil {
-		return
-	}
-	c := t.Trace
-	if aerr != nil {
-		c.Error, c.Status = aerr.Code, aerr.Status
-		if c.Error == "" {
-			c.Error = aerr.Type
-		}
-	}
-	o.ObserveTrace(&c)
+// Register mounts both engines (/v1, /baseline/v1), the traces and drills
+// APIs under /api, and /metrics on e.
+func (es Engines) Register(e *echo.Echo) {
+	es.V1.Register(e.Group("/v1"))
+	es.Baseline.Register(e.Group("/baseline/v1"))
+	httpapi.RegisterTraces(e.Group("/api"), es.Shared.Traces)
+	drill.Register(e.Group("/api"), es.Shared.Drills)
+	e.GET("/metrics", echo.WrapHandler(httpapi.MetricsHandler(es.Shared.Metrics)))
 }

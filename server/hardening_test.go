@@ -16,12 +16,14 @@ import (
 
 	"agentloop/api"
 	"agentloop/app"
+	"agentloop/internal/wait"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 )
 
-func unmodelled(c *app.Config) { c.Unmodelled = true }
+func unmodelled(c *enginetest.Config) { c.Unmodelled = true }
 
 func TestBadInputGetsClearErrors(t *testing.T) {
 	h := newHarness(t, unmodelled)
@@ -216,7 +218,7 @@ func (h *harness) smallBufferServer() string {
 }
 
 func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WriteStall = 300 * time.Millisecond })
 	addr := h.smallBufferServer()
 	d := net.Dialer{Control: nil}
 	raw, err := d.Dial("tcp", addr)
@@ -232,21 +234,16 @@ func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
 	defer c.CloseNow()
 	send(t, c, `{"type":"response.create","model":"burst","input":"go","max_output_tokens":100000,"ignore_eos":true}`)
 	// Never read. The engine must abort the connection and free the slot.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		dec, q := h.sh.Scheduler.Active()
-		if h.v1.Connections() == 0 && dec == 0 && q == 0 {
-			break
+	wait.UntilErr(t, "the slow reader aborted and its slot freed", func() error {
+		if dec, q := h.sh.Scheduler.Active(); h.v1.Connections() != 0 || dec != 0 || q != 0 {
+			return fmt.Errorf("slow reader still connected: conns %d decoding %d queued %d", h.v1.Connections(), dec, q)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("slow reader still connected: conns %d decoding %d", h.v1.Connections(), dec)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestSlowSSEReaderIsAbortedAndCounted(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WriteStall = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WriteStall = 300 * time.Millisecond })
 	addr := h.smallBufferServer()
 	raw, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -259,17 +256,12 @@ func TestSlowSSEReaderIsAbortedAndCounted(t *testing.T) {
 		addr, len(body), body)
 	// Never read: the engine must abort the stream, count it and free the slot.
 	const metric = "agentloop_write_stall_aborts_total"
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		dec, q := h.sh.Scheduler.Active()
-		if h.scrape()[metric] >= 1 && dec == 0 && q == 0 {
-			break
+	wait.UntilErr(t, "the stalled SSE stream aborted, counted and its slot freed", func() error {
+		if dec, q := h.sh.Scheduler.Active(); h.scrape()[metric] < 1 || dec != 0 || q != 0 {
+			return fmt.Errorf("stalled SSE stream not aborted: %s %v, decoding %d queued %d", metric, h.scrape()[metric], dec, q)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stalled SSE stream not aborted: %s %v, decoding %d", metric, h.scrape()[metric], dec)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestKilledConnectionsLeakNothing(t *testing.T) {
@@ -335,13 +327,12 @@ func TestKilledConnectionsLeakNothing(t *testing.T) {
 	if len(failures) > 0 {
 		t.Fatalf("%d dials failed, first: %s", len(failures), failures[0])
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for h.v1.Connections() > 0 || active(h) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %d kills: %d connections, %d generations left", n, h.v1.Connections(), active(h))
+	wait.UntilErr(t, "every killed connection gone", func() error {
+		if h.v1.Connections() > 0 || active(h) > 0 {
+			return fmt.Errorf("after %d kills: %d connections, %d generations left", n, h.v1.Connections(), active(h))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	g, heap := settle()
 	t.Logf("%d connections killed; goroutines %d → %d, heap in use %d KiB → %d KiB", n, baseG, g, baseHeap>>10, heap>>10)
 	if g > baseG+10 {

@@ -6,27 +6,25 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
-	"agentloop/app/apptest"
 	"agentloop/server"
-	"agentloop/store"
+	"agentloop/server/enginetest"
+	"agentloop/store/sqlite"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
 
-// harness is the real app (both engines, a real socket, a real SQLite
-// file), started by apptest, with handles on the engine's parts.
+// harness is the engine under test (both engines, a real socket, a real
+// SQLite file), started by enginetest, with handles on the engine's parts.
 type harness struct {
 	t        testing.TB
 	url      string
-	db       store.Backend
+	db       *sqlite.DB
 	dbPath   string
 	sh       *server.Shared
 	v1       *server.Engine
@@ -34,12 +32,11 @@ type harness struct {
 	client   openai.Client
 }
 
-func newHarness(t testing.TB, tweak ...func(*app.Config)) *harness {
+func newHarness(t testing.TB, tweak ...func(*enginetest.Config)) *harness {
 	t.Helper()
-	dbPath := filepath.Join(t.TempDir(), "agentloop.db")
-	a := apptest.Start(t, append([]func(*app.Config){apptest.DB(dbPath)}, tweak...)...)
-	return &harness{t: t, url: a.URL(), db: a.DB, dbPath: dbPath, sh: a.Shared, v1: a.V1, baseline: a.Baseline,
-		client: openai.NewClient(option.WithBaseURL(a.URL()+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))}
+	es := enginetest.Start(t, tweak...)
+	return &harness{t: t, url: es.URL, db: es.DB, dbPath: es.Path, sh: es.Shared, v1: es.V1, baseline: es.Baseline,
+		client: openai.NewClient(option.WithBaseURL(es.URL+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))}
 }
 
 func (h *harness) ctx() context.Context {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/server/enginetest"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -244,7 +244,7 @@ func TestItemReferenceExpands(t *testing.T) {
 }
 
 func TestHTTPErrors(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.MaxBody = 4096 })
+	h := newHarness(t, func(c *enginetest.Config) { c.MaxBody = 4096 })
 	cases := []struct {
 		name, method, path, body string
 		status                   int

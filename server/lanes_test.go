@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/server/enginetest"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -348,7 +348,7 @@ func TestWebSocketLanesRunAtMost16Responses(t *testing.T) {
 // runs a long response with two creates queued behind it, lane b's creates
 // are refused though lane b is idle, each refusal naming its lane.
 func TestWebSocketQueueBoundSpansLanes(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSQueue = 2 })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSQueue = 2 })
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"classic","store":false,"max_output_tokens":200,"ignore_eos":true,"stream_id":"a","input":"long"}`)
 	// Once it runs, two creates queue behind it and fill the connection's bound.

@@ -2,14 +2,16 @@ package server_test
 
 import (
 	"bufio"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"agentloop/api"
+	"agentloop/internal/wait"
+	"agentloop/server/httpapi"
 )
 
 // scrape reads the engine's /metrics into series name (with labels as
@@ -17,7 +19,7 @@ import (
 func (h *harness) scrape() map[string]float64 {
 	h.t.Helper()
 	rec := httptest.NewRecorder()
-	h.sh.Metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	httpapi.MetricsHandler(h.sh.Metrics).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if rec.Code != http.StatusOK {
 		h.t.Fatalf("/metrics: %d", rec.Code)
 	}
@@ -121,14 +123,12 @@ func TestMetricsCoverRequestsLatenciesConnectionsCachesAndStages(t *testing.T) {
 	// (a response's terminal event goes out just before its gauge drops).
 	for _, tr := range []string{"http", "websocket"} {
 		s := `agentloop_requests_running{transport="` + tr + `"}`
-		deadline := time.Now().Add(10 * time.Second)
-		for v, ok := m[s]; !ok || v != 0; v, ok = m[s] {
-			if time.Now().After(deadline) {
-				t.Errorf("%s = %v (present %v), want 0", s, v, ok)
-				break
+		wait.UntilErr(t, s+" back to 0", func() error {
+			if v, ok := m[s]; !ok || v != 0 {
+				m = h.scrape()
+				return fmt.Errorf("%s = %v (present %v), want 0", s, v, ok)
 			}
-			time.Sleep(10 * time.Millisecond)
-			m = h.scrape()
-		}
+			return nil
+		})
 	}
 }

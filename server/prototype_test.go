@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/internal/wait"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 )
@@ -171,7 +172,7 @@ func TestAppendWithoutBetaHeaderIsRefused(t *testing.T) {
 
 // A response paused longer than the connection's lifetime ends failed.
 func TestPrototypePauseExpires(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSLifetime = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.protoWS("/v1/responses")
 	send(t, c, protoCreate)
 	first := readSegment(t, c)
@@ -205,11 +206,9 @@ func TestAPausedResponseStoppedInAModelledStageFails(t *testing.T) {
 	send(t, c, `{"type":"response.append","input":[{"type":"function_call_output","call_id":"`+call.CallID+`","output":"`+
 		strings.Repeat("word ", 100_000)+`"}]}`)
 	// Rendering the append is slow under the race detector: a generous deadline.
-	for deadline := time.Now().Add(time.Minute); h.scrape()[`agentloop_stack_stage_waiting{stage="stack_classify"}`] != 1; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the append never waited in stack_classify")
-		}
-	}
+	wait.Until(t, "the append waiting in stack_classify", func() bool {
+		return h.scrape()[`agentloop_stack_stage_waiting{stage="stack_classify"}`] == 1
+	})
 	h.v1.StopGenerating()
 	if ev := readEvent(t, c); ev.Type != api.EventFailed || ev.Response == nil || ev.Response.Status != "failed" {
 		t.Fatalf("stopped while classifying the append: %s, want response.failed", ev.Raw)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"agentloop/api"
+	"agentloop/server/drill"
 
 	"github.com/labstack/echo/v4"
 )
@@ -15,14 +16,14 @@ func (e *Engine) Register(g *echo.Group) {
 		method, path string
 		h            echo.HandlerFunc
 	}{
-		{http.MethodPost, "/responses", e.handleCreate},
-		{http.MethodGet, "/responses", e.handleWebSocket},
-		{http.MethodPost, "/responses/input_tokens", e.handleInputTokens},
-		{http.MethodGet, "/responses/:id", e.handleGet},
-		{http.MethodDelete, "/responses/:id", e.handleDelete},
-		{http.MethodGet, "/responses/:id/input_items", e.handleInputItems},
-		{http.MethodGet, "/models", e.handleModels},
-		{http.MethodGet, "/models/:id", e.handleModel},
+		{http.MethodPost, "/responses", e.http.Create},
+		{http.MethodGet, "/responses", drill.RefuseUpgrade(e.drills, e.Engine, e.ws.Handle)},
+		{http.MethodPost, "/responses/input_tokens", e.http.InputTokens},
+		{http.MethodGet, "/responses/:id", e.http.Get},
+		{http.MethodDelete, "/responses/:id", e.http.Delete},
+		{http.MethodGet, "/responses/:id/input_items", e.http.InputItems},
+		{http.MethodGet, "/models", e.http.Models},
+		{http.MethodGet, "/models/:id", e.http.Model},
 	}
 	for _, r := range routes {
 		g.Add(r.method, r.path, r.h)

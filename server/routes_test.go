@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
@@ -145,7 +145,7 @@ func TestUnknownRoutesGetOpenAIs404(t *testing.T) {
 
 // The lifetime limit's message says the limit as the real API does.
 func TestWebSocketLifetimeLimitMessage(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSLifetime = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.rawWS("/v1/responses")
 	ev := readEvent(t, c)
 	e := ev.AsError()

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"agentloop/api"
-	"agentloop/app"
-	"agentloop/server"
+	"agentloop/internal/wait"
+	"agentloop/server/enginetest"
+	"agentloop/server/request"
 
 	"github.com/coder/websocket"
 )
@@ -65,8 +65,8 @@ func (l *traceLog) wait(t *testing.T, n int) []api.Trace {
 	}
 }
 
-func observed(l *traceLog) func(*app.Config) {
-	return func(c *app.Config) { c.Observer = l }
+func observed(l *traceLog) func(*enginetest.Config) {
+	return func(c *enginetest.Config) { c.Observer = l }
 }
 
 func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {
@@ -108,7 +108,7 @@ func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {
 	if http1.Error != "" || rejected.Error == "" || rejected.Status != 400 {
 		t.Errorf("errors: ok %q/%d, rejected %q/%d", http1.Error, http1.Status, rejected.Error, rejected.Status)
 	}
-	if !server.IsWebSocketSession(ws1.Session) || ws2.Session != ws1.Session || ws1.Transport != "websocket" {
+	if !request.IsWebSocketSession(ws1.Session) || ws2.Session != ws1.Session || ws1.Transport != "websocket" {
 		t.Errorf("WebSocket sessions %q %q (%s)", ws1.Session, ws2.Session, ws1.Transport)
 	}
 	if ws1.Client == nil || ws1.Client.Beta != "responses_websockets=2026-02-06" {
@@ -130,9 +130,5 @@ func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {
 		t.Errorf("the finished HTTP turns are still reported open %d times", n)
 	}
 	ws.Close(websocket.StatusNormalClosure, "")
-	for deadline := time.Now().Add(10 * time.Second); log.opened(ws1.Session) != 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the closed connection was never reported closed")
-		}
-	}
+	wait.Until(t, "the closed connection reported closed", func() bool { return log.opened(ws1.Session) == 0 })
 }

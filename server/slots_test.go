@@ -1,12 +1,14 @@
 package server_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/internal/wait"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 )
@@ -24,17 +26,12 @@ func (h *harness) slotGauge(profile, state string) float64 {
 // waitSlots waits until the gauge reads want: a state, never a moment.
 func (h *harness) waitSlots(profile, state string, want float64) {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := h.slotGauge(profile, state)
-		if got == want {
-			return
+	wait.UntilErr(h.t, "the batch slots gauge", func() error {
+		if got := h.slotGauge(profile, state); got != want {
+			return fmt.Errorf("agentloop_batch_slots{profile=%q,state=%q} is %g, want %g", profile, state, got, want)
 		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("agentloop_batch_slots{profile=%q,state=%q} stayed %g, want %g", profile, state, got, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // pauseN opens n prototype responses and reads each to its response.done:
@@ -67,7 +64,7 @@ func TestPausedResponsesGiveTheirSlotsBack(t *testing.T) {
 		h.serveConcurrently(n)
 	})
 	t.Run("pause expires", func(t *testing.T) {
-		h := newHarness(t, func(c *app.Config) { c.WSLifetime = 300 * time.Millisecond })
+		h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 		for _, c := range h.pauseN(n) {
 			if ev := readEvent(t, c); ev.Type != api.EventFailed {
 				t.Fatalf("after the pause: %s", ev.Raw)

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
-	"agentloop/server"
+	"agentloop/apistack"
+	"agentloop/server/core"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
@@ -70,7 +71,7 @@ func body(key string) string { return strings.Replace(stackBody, "%s", key, 1) }
 
 func TestStackStagesFollowTheWork(t *testing.T) {
 	h := newHarness(t)
-	hosted := api.StackHosted
+	hosted := apistack.Hosted
 
 	t.Run("lean models nothing", func(t *testing.T) {
 		_, tr := h.createTraced("/v1/responses", "", body("lean"))
@@ -187,9 +188,9 @@ func TestStackStagesFollowTheWork(t *testing.T) {
 // agentloop header at all, against a server whose default stack is each
 // preset, over HTTP (streamed and chained) and WebSocket mode.
 func TestOpenAIGoWorksUnchangedUnderEveryPreset(t *testing.T) {
-	for _, preset := range api.StackPresets {
+	for _, preset := range apistack.Presets {
 		t.Run(preset.Preset, func(t *testing.T) {
-			h := newHarness(t, func(c *app.Config) { c.Stack = preset })
+			h := newHarness(t, func(c *enginetest.Config) { c.Stack = preset })
 			ctx := h.ctx()
 			stream := h.client.Responses.NewStreaming(ctx, responses.ResponseNewParams{Model: "burst",
 				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Why do persistent connections help agent loops?")}})
@@ -250,9 +251,9 @@ func TestTracesHoldNoContent(t *testing.T) {
 // The stack's ranges are chosen for the largest request the engine takes
 // by default (docs/stack.md, "Ranges"): its limits must not outgrow them.
 func TestStackRangesCoverTheLargestRequest(t *testing.T) {
-	cfg := server.Defaults("v1")
-	if cfg.MaxBody > api.StackMaxBytes || cfg.WSReadLimit > api.StackMaxBytes || cfg.MaxBody > api.StackMaxTokens {
+	cfg := core.Defaults("v1")
+	if cfg.MaxBody > apistack.MaxBytes || cfg.WSReadLimit > apistack.MaxBytes || cfg.MaxBody > apistack.MaxTokens {
 		t.Fatalf("max body %d, WebSocket read limit %d: beyond the stack ranges' largest request (%d bytes, %d tokens)",
-			cfg.MaxBody, cfg.WSReadLimit, api.StackMaxBytes, api.StackMaxTokens)
+			cfg.MaxBody, cfg.WSReadLimit, apistack.MaxBytes, apistack.MaxTokens)
 	}
 }

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"agentloop/api"
-	"agentloop/app"
+	"agentloop/internal/wait"
+	"agentloop/server/enginetest"
 
 	"github.com/coder/websocket"
 	"github.com/openai/openai-go/v3"
@@ -254,7 +255,7 @@ func TestWebSocketQueuesCreatesInOrder(t *testing.T) {
 }
 
 func TestWebSocketQueueBound(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSQueue = 2 })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSQueue = 2 })
 	c := h.rawWS("/v1/responses")
 	const n = 8
 	for i := range n {
@@ -279,7 +280,7 @@ func TestWebSocketQueueBound(t *testing.T) {
 }
 
 func TestWebSocketLifetimeLimit(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSLifetime = 300 * time.Millisecond })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.rawWS("/v1/responses")
 	ev := readEvent(t, c)
 	if e := ev.AsError(); e == nil || e.Code != "websocket_connection_limit_reached" || e.Status != 400 {
@@ -300,13 +301,12 @@ func TestWebSocketIdleConnectionParksOnlyItsReader(t *testing.T) {
 	for i := range 2 {
 		send(t, c, fmt.Sprintf(`{"type":"response.create","model":"burst","store":false,"input":"request %d"}`, i))
 		checkGrammar(t, readResponse(t, c))
-		deadline := time.Now().Add(10 * time.Second)
-		for n := lanesRunning(); n > 0; n = lanesRunning() {
-			if time.Now().After(deadline) {
-				t.Fatalf("after response %d the connection is idle, yet %d lane goroutines still run", i, n)
+		wait.UntilErr(t, "no lane goroutine on the idle connection", func() error {
+			if n := lanesRunning(); n > 0 {
+				return fmt.Errorf("after response %d the connection is idle, yet %d lane goroutines still run", i, n)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 
@@ -351,21 +351,16 @@ func TestWebSocketDroppedMidStreamFreesTheSlot(t *testing.T) {
 		t.Fatalf("decoding %d, want 1", dec)
 	}
 	c.CloseNow()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		dec, q := h.sh.Scheduler.Active()
-		if dec == 0 && q == 0 && h.v1.Connections() == 0 {
-			break
+	wait.UntilErr(t, "the slot freed", func() error {
+		if dec, q := h.sh.Scheduler.Active(); dec != 0 || q != 0 || h.v1.Connections() != 0 {
+			return fmt.Errorf("slot not freed: decoding %d queued %d conns %d", dec, q, h.v1.Connections())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("slot not freed: decoding %d queued %d conns %d", dec, q, h.v1.Connections())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestWebSocketBinaryFrameAndReadLimit(t *testing.T) {
-	h := newHarness(t, func(c *app.Config) { c.WSReadLimit = 1024 })
+	h := newHarness(t, func(c *enginetest.Config) { c.WSReadLimit = 1024 })
 	c := h.rawWS("/v1/responses")
 	if err := c.Write(context.Background(), websocket.MessageBinary, []byte(`{"type":"response.create"}`)); err != nil {
 		t.Fatal(err)

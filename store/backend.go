@@ -30,7 +30,10 @@ type Backend interface {
 	SaveTurn(ctx context.Context, t *Turn, spans []Span) error
 	GetRun(ctx context.Context, id string) (*Run, []Lane, error)
 	RunTurns(ctx context.Context, runID string) ([]Turn, []Span, error)
-	ListRuns(ctx context.Context, f RunFilter) ([]Run, error)
+	// ListRuns returns the runs f selects, newest first, and their lanes
+	// (by run, in the order each run's lanes were first saved), in two
+	// queries whatever the number of runs.
+	ListRuns(ctx context.Context, f RunFilter) ([]Run, []Lane, error)
 	DeleteRun(ctx context.Context, id string) error
 	// MarkInterrupted is called at start-up: the queued and running runs
 	// of this replica, and those of any replica created before
@@ -48,8 +51,10 @@ type Backend interface {
 	ListInspectSessions(ctx context.Context, limit int) ([]InspectSession, error)
 	LoadInspectSession(ctx context.Context, id string) (*InspectSession, []InspectTurn, error)
 
-	// Workloads (docs/workload.md): saved once, read by id, listed newest
-	// first, deleted by id or by the sweep.
+	// Workloads (docs/workload.md): stored once under their content's id
+	// (saving the same id again refreshes its time), read by id, listed
+	// newest first, deleted by id (ErrInUse while a run names it) or by
+	// the sweep, which keeps every workload a kept record names.
 	SaveWorkload(ctx context.Context, w *Workload) error
 	GetWorkload(ctx context.Context, id string) (*Workload, error)
 	ListWorkloads(ctx context.Context, limit int) ([]Workload, error)

@@ -10,6 +10,9 @@ var (
 	ErrNotFound error = &failure{"store: not found", "the record does not exist.", false}
 	// ErrExists reports that a response or run with the same id is already stored.
 	ErrExists error = &failure{"store: already exists", "a record with the same id is already stored.", false}
+	// ErrInUse reports that a record another one names (a workload a run
+	// raced) cannot be deleted while that one is kept.
+	ErrInUse error = &failure{"store: in use", "another record still names it.", false}
 	// ErrClosed reports a call on a store that has been closed.
 	ErrClosed error = &failure{"store: closed", "the store is closed.", false}
 	// ErrBusy reports that the database stayed locked by another writer

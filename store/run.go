@@ -11,7 +11,9 @@ const (
 	RunInterrupted = "interrupted"
 )
 
-// Run is one race. Config and Summary are opaque JSON owned by rollout.
+// Run is one race. Config and Summary are opaque JSON owned by rollout:
+// small, since a run names the workload it raced (WorkloadID) and never
+// holds it, so lists read them whole.
 type Run struct {
 	ID        string
 	CreatedAt time.Time
@@ -21,6 +23,13 @@ type Run struct {
 	Config    []byte
 	Summary   []byte
 	UpdatedAt time.Time
+	// StartedAt is when the run first became running (UpdateRun), zero
+	// while it waits, and for a run stored before it was kept; with
+	// UpdatedAt it says when the run really ran, without its turns.
+	StartedAt time.Time
+	// WorkloadID is the stored workload the run raced (Workload), "" for
+	// a scenario; retention keeps a workload a kept run names.
+	WorkloadID string
 	// Replica is the id of the process that runs the race; with replicas
 	// sharing a store, only it marks the run interrupted after a restart.
 	Replica string

@@ -108,7 +108,7 @@ type LaneCard struct {
 }
 
 // StackParam is one stack parameter's input on the race form, with its
-// range (api.StackParams).
+// range (apistack.Params).
 type StackParam struct {
 	Key, Label, Value string
 	Min, Max          string

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 	"agentloop/views"
 )
 
 func TestConfigFieldsListTheDrills(t *testing.T) {
-	f := configFields(rollout.Config{Profile: "instant", Stack: api.StackLean, Drills: []rollout.LaneDrill{
+	f := configFields(rollout.Config{Profile: "instant", Stack: apistack.Lean, Drills: []rollout.LaneDrill{
 		{Drill: api.DrillEvictCache, Lane: rollout.LaneWS, AfterTurns: 2},
 		{Drill: api.DrillHTTP503, Lane: rollout.LaneHTTP, AfterTurns: 1, Times: 3},
 	}})
@@ -19,7 +20,7 @@ func TestConfigFieldsListTheDrills(t *testing.T) {
 	if !slices.Contains(f, want) {
 		t.Errorf("fields lack %+v: %+v", want, f)
 	}
-	if slices.ContainsFunc(configFields(rollout.Config{Stack: api.StackLean}), func(f views.Field) bool { return f.Label == "Drills" }) {
+	if slices.ContainsFunc(configFields(rollout.Config{Stack: apistack.Lean}), func(f views.Field) bool { return f.Label == "Drills" }) {
 		t.Error("a race without drills lists them")
 	}
 }
@@ -46,7 +47,7 @@ func TestStoredSnapshotElapsed(t *testing.T) {
 }
 
 func TestPresetLabelSaysWhatRuns(t *testing.T) {
-	got := presetLabel(rollout.Config{Scenario: "config-migration", Profile: "instant", Lanes: []string{rollout.LaneHTTP, rollout.LaneWS}, Sequential: true, Stack: api.StackLean})
+	got := presetLabel(rollout.Config{Scenario: "config-migration", Profile: "instant", Lanes: []string{rollout.LaneHTTP, rollout.LaneWS}, Sequential: true, Stack: apistack.Lean})
 	for _, want := range []string{"config-migration · instant", "HTTP, WebSocket, one after another", "lean API stack"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("label %q lacks %q", got, want)

@@ -75,11 +75,13 @@ type fakeRuns struct {
 	// failWith, when set, is what every call answers; deleteErr what
 	// DeleteRun answers.
 	failWith, deleteErr error
+	loaded              []string // the runs LoadRun read whole
 }
 
 func (f *fakeRuns) LoadRun(_ context.Context, id string) (*rollout.RunRecord, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.loaded = append(f.loaded, id)
 	if f.failWith != nil {
 		return nil, f.failWith
 	}

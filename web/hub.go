@@ -151,15 +151,27 @@ func (h *hub) leave(f *feed, s *subscriber) {
 	}
 }
 
+// liveWorkloadTurns is how many of each lane's latest turns a workload
+// race's live frame carries: a workload runs up to 1,000 turns a lane,
+// and a frame goes out up to 20 times a second, so it stays under 64 KiB
+// (the permalink has every turn). A scenario's few dozen turns all go.
+const liveWorkloadTurns = 12
+
 // liveSnapshot keeps the feed small: the race view draws timings, so tool
-// arguments, outputs and model text stay out (the transcript has them).
-// Snapshots share turn slices with the runner, so this copies.
+// arguments, outputs, model text and the stack's work (for re-costing)
+// stay out (the transcript has them), and a workload race's lanes carry
+// their latest liveWorkloadTurns turns. Snapshots share turn slices with
+// the runner, so this copies.
 func liveSnapshot(s rollout.Snapshot) rollout.Snapshot {
 	lanes := make([]rollout.LaneSnapshot, len(s.Lanes))
 	for i, l := range s.Lanes {
-		turns := make([]rollout.Turn, len(l.Turns))
-		for j, t := range l.Turns {
-			t.Text = ""
+		from := l.Turns
+		if s.Config.Scenario == rollout.WorkloadScenario && len(from) > liveWorkloadTurns {
+			from = from[len(from)-liveWorkloadTurns:]
+		}
+		turns := make([]rollout.Turn, len(from))
+		for j, t := range from {
+			t.Text, t.StackWork = "", nil
 			if len(t.Calls) > 0 {
 				calls := make([]rollout.Call, len(t.Calls))
 				for k, c := range t.Calls {

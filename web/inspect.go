@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/inspect"
 	"agentloop/rollout"
 	"agentloop/store"
@@ -269,7 +270,7 @@ func (p *Playground) exportSession(c echo.Context) error {
 // session's workload): the race form's stack, optimized HTTP against
 // WebSocket mode, at spark's speed with the recorded tool times.
 var raceThisSession = func() string {
-	b, _ := json.Marshal(map[string]any{"profile": api.ModelSpark, "stack": api.StackDefaultRace.Preset,
+	b, _ := json.Marshal(map[string]any{"profile": api.ModelSpark, "stack": apistack.DefaultRace.Preset,
 		"lanes": []string{rollout.LaneHTTPOptimized, rollout.LaneWS}})
 	return string(b)
 }()
@@ -347,7 +348,7 @@ func sessionRow(s inspect.Session) views.SessionRow {
 	updated := time.Unix(0, s.UpdatedUnixNS)
 	short := s.ID
 	if len(short) > 17 {
-		short = short[:17] + "…"
+		short = strings.ToValidUTF8(short[:17], "") + "…" // cut at a character
 	}
 	cells := cellsOf(s)
 	return views.SessionRow{ID: s.ID, Short: short, Href: "/inspect/" + s.ID, Client: cells.Client, Transport: cells.Transport,

@@ -16,8 +16,9 @@ import (
 // maxOverlapCandidates bounds how many neighbouring runs overlapping loads.
 const maxOverlapCandidates = 20
 
-// span is when a run really ran: from its first request (a queued run
-// waits without running) to its last update, or now while it is live.
+// span is when a run really ran: from its start (a queued run waits
+// without running; a run stored before its start was kept says it by its
+// first request) to its last update, or now while it is live.
 func span(r rollout.RunRecord, now time.Time) (start, end time.Time) {
 	start = r.CreatedAt
 	first := int64(0)
@@ -26,7 +27,10 @@ func span(r rollout.RunRecord, now time.Time) (start, end time.Time) {
 			first = t.SentUnixNS
 		}
 	}
-	if first > 0 {
+	switch {
+	case !r.StartedAt.IsZero():
+		start = r.StartedAt
+	case first > 0:
 		start = time.Unix(0, first)
 	}
 	end = r.UpdatedAt
@@ -44,7 +48,9 @@ func span(r rollout.RunRecord, now time.Time) (start, end time.Time) {
 }
 
 // overlapping returns the runs that ran while rec ran: they shared the
-// machine, so both measured slower than either would alone.
+// machine, so both measured slower than either would alone. It reads the
+// neighbours' list rows; only a neighbour stored before runs kept their
+// start is read whole, for its turns' times.
 func (p *Playground) overlapping(ctx context.Context, rec rollout.RunRecord) ([]string, error) {
 	now := time.Now()
 	start, end := span(rec, now)
@@ -57,15 +63,18 @@ func (p *Playground) overlapping(ctx context.Context, rec rollout.RunRecord) ([]
 		if c.ID == rec.ID {
 			continue
 		}
-		if _, cEnd := span(c, now); cEnd.Before(start) {
+		cStart, cEnd := span(c, now)
+		if cEnd.Before(start) {
 			continue // ended before rec began
 		}
-		full, err := p.runs.LoadRun(ctx, c.ID) // its turns say when it really began
-		if err != nil {
-			continue // deleted meanwhile
+		if c.StartedAt.IsZero() {
+			full, err := p.runs.LoadRun(ctx, c.ID) // its turns say whether and when it really began
+			if err != nil || len(full.Turns) == 0 {
+				continue // deleted meanwhile, or never ran
+			}
+			cStart, cEnd = span(*full, now)
 		}
-		cStart, cEnd := span(*full, now)
-		if cStart.Before(end) && cEnd.After(start) && len(full.Turns) > 0 {
+		if cStart.Before(end) && cEnd.After(start) {
 			out = append(out, c.ID)
 		}
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -50,5 +51,26 @@ func TestOverlap(t *testing.T) {
 	}
 	if rec := tp.do(http.MethodGet, "/ui/runs/run_nope/overlaps", "", nil); rec.Code != http.StatusNotFound {
 		t.Errorf("unknown run: %d", rec.Code)
+	}
+}
+
+// TestOverlapReadsListRowsOnly: runs that kept when they started are
+// judged from their list rows: the permalink's overlap check reads no
+// neighbour whole (with its turns).
+func TestOverlapReadsListRowsOnly(t *testing.T) {
+	tp := newTestPlayground(t)
+	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	for i := range 15 { // with run_done, fewer than the 20 candidates
+		r := fixtureRun(fmt.Sprintf("run_%02d", i))
+		r.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+		r.StartedAt, r.UpdatedAt = r.CreatedAt.Add(time.Second), r.CreatedAt.Add(3*time.Second)
+		tp.runs.runs[r.ID] = r
+	}
+	rec := tp.do(http.MethodGet, "/ui/runs/run_10/overlaps", "", nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"run_09","run_11"`) {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if got := tp.runs.loaded; len(got) != 1 || got[0] != "run_10" {
+		t.Fatalf("read whole: %v", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 	"agentloop/static"
 	"agentloop/store"
@@ -46,7 +47,7 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 // with the modelled hosted API stack (docs/decisions.md, "Defaults that
 // tell the story").
 var preset = rollout.Config{Scenario: "fix-failing-test", Profile: api.DefaultModel, RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
-	Sequential: true, Stack: api.StackDefaultRace}
+	Sequential: true, Stack: apistack.DefaultRace}
 
 func (p *Playground) home(c echo.Context) error {
 	cfg := p.preset
@@ -57,7 +58,7 @@ func (p *Playground) home(c echo.Context) error {
 	}
 	b, _ := json.Marshal(cfg)
 	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: presetLabel(cfg),
-		Stack: cfg.Stack.Preset, Reading: api.StackReading(cfg.Stack.Preset)}))
+		Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset)}))
 }
 
 // presetLabel says what the ready-made race runs.
@@ -101,7 +102,7 @@ func (p *Playground) docs(c echo.Context) error {
 
 // race is /race and /race?run=ID: the form, and the lanes of a run.
 func (p *Playground) race(c echo.Context) error {
-	cfg := rollout.Config{Profile: api.DefaultModel, RTTms: 20, Lanes: rollout.DefaultLanes, Seed: 1, Repeats: 1, Sequential: true, Stack: api.StackDefaultRace}
+	cfg := rollout.Config{Profile: api.DefaultModel, RTTms: 20, Lanes: rollout.DefaultLanes, Seed: 1, Repeats: 1, Sequential: true, Stack: apistack.DefaultRace}
 	if all := rollout.Scenarios(); len(all) > 0 {
 		cfg.Scenario = all[0].Name
 	}

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 	"agentloop/views"
+	"agentloop/workload"
 )
 
 // laneLabel names a lane as the headline does (rollout.LaneLabel).
@@ -136,8 +138,8 @@ func sooner(saved float64) string { return rollout.Sooner(saved) }
 // preset, other than its own stack: the same race, one click away.
 func sameRaceLinks(cfg rollout.Config) []views.SameRace {
 	var out []views.SameRace
-	add := func(st api.Stack, label string) {
-		if st.Preset == cfg.Stack.Preset || (st.Preset == api.StackLean.Preset && !cfg.Stack.Modelled()) {
+	add := func(st apistack.Stack, label string) {
+		if st.Preset == cfg.Stack.Preset || (st.Preset == apistack.Lean.Preset && !cfg.Stack.Modelled()) {
 			return
 		}
 		c := cfg
@@ -145,8 +147,8 @@ func sameRaceLinks(cfg rollout.Config) []views.SameRace {
 		b, _ := json.Marshal(c)
 		out = append(out, views.SameRace{Label: label, Config: string(b)})
 	}
-	add(api.StackLean, "The same race, lean")
-	for _, r := range api.HostedReadings {
+	add(apistack.Lean, "The same race, lean")
+	for _, r := range apistack.HostedReadings {
 		add(r.Preset, "The same race, "+r.Preset.Preset+" ("+r.Reading+" reading)")
 	}
 	return out
@@ -198,6 +200,11 @@ func configFields(cfg rollout.Config) []views.Field {
 	}
 	f := []views.Field{
 		{Label: "Scenario", Value: cfg.Scenario},
+	}
+	if w := cfg.WorkloadSummary; w != nil {
+		f = append(f, views.Field{Label: "Workload", Value: workloadWords(*w)})
+	}
+	f = append(f, []views.Field{
 		{Label: "Profile", Value: cfg.Profile},
 		{Label: "Round trip", Value: fmtMs(cfg.RTTms)},
 		{Label: "Tool time", Value: fmtMs(cfg.ToolTimeMs)},
@@ -205,7 +212,7 @@ func configFields(cfg rollout.Config) []views.Field {
 		{Label: "Order", Value: laneOrder(cfg)},
 		{Label: "Seed", Value: strconv.FormatInt(cfg.Seed, 10)},
 		{Label: "Repeats", Value: strconv.Itoa(max(cfg.Repeats, 1))},
-	}
+	}...)
 	if cfg.DecodeTPS > 0 {
 		f = append(f, views.Field{Label: "Decode rate", Value: trimFloat(cfg.DecodeTPS) + " tok/s (model " + cfg.Model() + ")"})
 	}
@@ -220,6 +227,18 @@ func configFields(cfg rollout.Config) []views.Field {
 		f = append(f, views.Field{Label: "Drills", Value: drillSchedule(cfg.Drills)})
 	}
 	return f
+}
+
+// workloadWords says what a run's workload holds: "1,000 turns (412 tool
+// calls) from codex-0.171.0: 52,000 tokens in, 9,800 out, 14 min of tool
+// time".
+func workloadWords(w workload.Summary) string {
+	s := fmtInt(int64(w.Turns)) + " turns (" + fmtInt(int64(w.Calls)) + " tool calls)"
+	if w.Source != "" {
+		s += " from " + w.Source
+	}
+	return s + ": " + fmtInt(int64(w.InputTokens)) + " tokens in, " + fmtInt(int64(w.OutputTokens)) + " out, " +
+		fmtNS(int64(w.ToolTimeMs*float64(time.Millisecond))) + " of tool time"
 }
 
 // drillSchedule lists a race's drills: "evict-cache on WebSocket after 2
@@ -344,7 +363,7 @@ func listSaving(r rollout.RunRecord) string {
 func runSettings(cfg rollout.Config) string {
 	stack := cfg.Stack.Preset
 	if stack == "" {
-		stack = api.StackLean.Preset // a run stored before races chose a stack
+		stack = apistack.Lean.Preset // a run stored before races chose a stack
 	}
 	s := fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " tools · " + stack + " stack · " + laneOrder(cfg)
 	if cfg.Repeats > 1 {
@@ -354,9 +373,9 @@ func runSettings(cfg rollout.Config) string {
 }
 
 // stackFields shows the stack a run used: its preset and every parameter.
-func stackFields(st api.Stack) []views.Field {
+func stackFields(st apistack.Stack) []views.Field {
 	if st.Preset == "" {
-		st = api.StackLean // a run stored before races chose a stack
+		st = apistack.Lean // a run stored before races chose a stack
 	}
 	name := st.Preset
 	if st.Modelled() {
@@ -365,7 +384,7 @@ func stackFields(st api.Stack) []views.Field {
 		name += " (nothing modelled)"
 	}
 	f := []views.Field{{Label: "API stack", Value: name}}
-	for _, p := range api.StackParams {
+	for _, p := range apistack.Params {
 		f = append(f, views.Field{Label: "Stack " + p.Label, Value: strconv.FormatFloat(p.Get(st), 'f', -1, 64)})
 	}
 	return f
@@ -374,30 +393,30 @@ func stackFields(st api.Stack) []views.Field {
 // stackChoices fills the race form's stack select (the presets, and
 // "custom" when the run shown used one), one input per parameter with the
 // chosen stack's values, and the presets' parameters as JSON for race.js.
-func stackChoices(st api.Stack) ([]views.Option, []views.StackParam, string) {
+func stackChoices(st apistack.Stack) ([]views.Option, []views.StackParam, string) {
 	if st.Preset == "" {
-		st = api.StackLean
+		st = apistack.Lean
 	}
 	var opts []views.Option
-	for _, p := range api.StackPresets {
+	for _, p := range apistack.Presets {
 		desc := "models nothing: today's engine"
 		if p.Modelled() {
 			desc = "classifiers, state loads, service hops and billing of a hosted API, " + readingWords(p.Preset) + " (explained at /docs/stack)"
 		}
 		opts = append(opts, views.Option{Value: p.Preset, Label: p.Preset, Description: desc, Selected: p.Preset == st.Preset})
 	}
-	if _, ok := api.StackPreset(st.Preset); !ok {
+	if _, ok := apistack.Preset(st.Preset); !ok {
 		opts = append(opts, views.Option{Value: st.Preset, Label: st.Preset, Description: "the parameters below", Selected: true})
 	}
-	params := make([]views.StackParam, 0, len(api.StackParams))
-	for _, p := range api.StackParams {
-		// The input's limits are the parameter's range (api.StackParams);
+	params := make([]views.StackParam, 0, len(apistack.Params))
+	for _, p := range apistack.Params {
+		// The input's limits are the parameter's range (apistack.Params);
 		// the run API refuses a value between 0 and Min of a rate.
 		params = append(params, views.StackParam{Key: p.Key, Label: p.Label, Value: strconv.FormatFloat(p.Get(st), 'f', -1, 64),
 			Min: strconv.FormatFloat(p.FormMin(), 'f', -1, 64), Max: strconv.FormatFloat(p.Max, 'f', -1, 64)})
 	}
-	presets := map[string]api.Stack{}
-	for _, p := range api.StackPresets {
+	presets := map[string]apistack.Stack{}
+	for _, p := range apistack.Presets {
 		presets[p.Preset] = p
 	}
 	b, _ := json.Marshal(presets)
@@ -406,8 +425,8 @@ func stackChoices(st api.Stack) ([]views.Option, []views.StackParam, string) {
 
 // readingWords says which reading a hosted preset belongs to.
 func readingWords(preset string) string {
-	switch r := api.StackReading(preset); r {
-	case api.ReadingDerived:
+	switch r := apistack.Reading(preset); r {
+	case apistack.ReadingDerived:
 		return "derived from hardware figures"
 	case "":
 		return "custom"

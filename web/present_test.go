@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 	"agentloop/views"
 )
@@ -54,7 +55,7 @@ func TestProfileOptionsAreTheBuiltinModels(t *testing.T) {
 }
 
 func TestConfigFieldsShowTheStack(t *testing.T) {
-	f := configFields(rollout.Config{Profile: "spark", DecodeTPS: 250, Stack: api.StackHosted})
+	f := configFields(rollout.Config{Profile: "spark", DecodeTPS: 250, Stack: apistack.Hosted})
 	for _, want := range []views.Field{{Label: "API stack", Value: "hosted (modelled)"}, {Label: "Stack hop (ms)", Value: "2.65"},
 		{Label: "Stack classifier tok/s (/v1)", Value: "130000"}, {Label: "Decode rate", Value: "250 tok/s (model custom-250)"}} {
 		if !slices.Contains(f, want) {
@@ -94,7 +95,7 @@ func TestRunRowShowsTheSpread(t *testing.T) {
 	}
 }
 
-// TestRaceFormIsTheTables: the race form's stack inputs are api.StackParams,
+// TestRaceFormIsTheTables: the race form's stack inputs are apistack.Params,
 // one each with its label and range, and its other limits are the ones
 // rollout.Normalize checks; the page writes none of them by hand.
 func TestRaceFormIsTheTables(t *testing.T) {
@@ -102,12 +103,12 @@ func TestRaceFormIsTheTables(t *testing.T) {
 	body := tp.do(http.MethodGet, "/race", "", nil).Body.String()
 	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	want := []string{}
-	for _, p := range api.StackParams {
+	for _, p := range apistack.Params {
 		want = append(want, `<label for="race-stack-`+p.Key+`">`+p.Label+`</label>`,
 			`data-stack-param="`+p.Key+`" type="number" min="`+num(p.FormMin())+`" max="`+num(p.Max)+`"`)
 	}
-	if got := strings.Count(body, "data-stack-param="); got != len(api.StackParams) {
-		t.Errorf("%d stack inputs, want one per parameter (%d)", got, len(api.StackParams))
+	if got := strings.Count(body, "data-stack-param="); got != len(apistack.Params) {
+		t.Errorf("%d stack inputs, want one per parameter (%d)", got, len(apistack.Params))
 	}
 	want = append(want,
 		`id="race-rtt" name="rtt_ms" type="number" min="0" max="`+strconv.Itoa(rollout.MaxRTTms)+`"`,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 	"agentloop/store"
 	"agentloop/store/sqlite"
@@ -138,10 +139,10 @@ func TestStartRunPassesTheConfig(t *testing.T) {
 	if got := tp.races.started[1]; got.Workload == nil || !got.FixedToolTime || mustJSON(t, got.Workload) != `{"version":1,"source":"hand","instructions_tokens":10,"tools_tokens":5,"tools":1,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":4}]}` {
 		t.Errorf("workload config %s", mustJSON(t, got))
 	}
-	for body, want := range map[string]api.Stack{
-		`{"stack":"hosted"}`:                       api.StackHosted,
-		`{"stack":{"preset":"hosted","hop_ms":3}}`: func() api.Stack { s := api.StackHosted; s.Preset, s.HopMS = "custom", 3; return s }(),
-		`{"stack":"lean"}`:                         api.StackLean,
+	for body, want := range map[string]apistack.Stack{
+		`{"stack":"hosted"}`:                       apistack.Hosted,
+		`{"stack":{"preset":"hosted","hop_ms":3}}`: func() apistack.Stack { s := apistack.Hosted; s.Preset, s.HopMS = "custom", 3; return s }(),
+		`{"stack":"lean"}`:                         apistack.Lean,
 	} {
 		tp := newTestPlayground(t)
 		if rec := tp.do(http.MethodPost, "/api/runs", body, jsonHeader); rec.Code != 200 {
@@ -183,7 +184,7 @@ func TestStartRunWithTheRunner(t *testing.T) {
 			t.Errorf("%s: param %q, want %q", tc.body, deref(e.Error.Param), tc.param)
 		}
 	}
-	if runs, err := db.ListRuns(context.Background(), store.RunFilter{}); err != nil || len(runs) != 0 {
+	if runs, _, err := db.ListRuns(context.Background(), store.RunFilter{}); err != nil || len(runs) != 0 {
 		t.Errorf("refused configs stored %d runs (%v)", len(runs), err)
 	}
 }

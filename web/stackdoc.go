@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/docs"
 	"agentloop/views"
 
@@ -147,7 +147,7 @@ func anchorPresets(doc ast.Node, src []byte) {
 		}
 		return ast.WalkContinue, nil
 	})
-	for _, r := range api.HostedReadings {
+	for _, r := range apistack.HostedReadings {
 		name := r.Preset.Preset
 		if used[name] {
 			continue

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/docs"
 )
 
@@ -57,12 +57,12 @@ func TestSensitivityChartIsDrawnFromTheTable(t *testing.T) {
 }
 
 // TestStackDocRangesAreTheTable: docs/stack.md's table of ranges says
-// what api.StackParams enforces: every parameter in one row, with its
+// what apistack.Params enforces: every parameter in one row, with its
 // minimum, maximum, unit and whether 0 turns its work off. Editing either
 // alone fails here.
 func TestStackDocRangesAreTheTable(t *testing.T) {
 	rows := stackDocRanges(t, string(docs.Stack()))
-	for _, p := range api.StackParams {
+	for _, p := range apistack.Params {
 		cell, ok := rows[p.Key]
 		if !ok {
 			t.Errorf("docs/stack.md's ranges lack %s", p.Key)
@@ -86,7 +86,7 @@ func TestStackDocRangesAreTheTable(t *testing.T) {
 		}
 	}
 	for k := range rows {
-		t.Errorf("docs/stack.md gives a range for %s, which api.StackParams lacks", k)
+		t.Errorf("docs/stack.md gives a range for %s, which apistack.Params lacks", k)
 	}
 }
 

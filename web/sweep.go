@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/docs"
 	"agentloop/rollout"
 	"agentloop/store"
@@ -103,7 +104,7 @@ func sweepCharts(runs []rollout.RunRecord) []views.SweepChart {
 		}
 		st := cfg.Stack
 		if st.Preset == "" {
-			st = api.StackLean
+			st = apistack.Lean
 		}
 		set := sweepSettings{scenario: sweepScenario(cfg), stack: st.String(), rttMS: cfg.RTTms, toolMS: cfg.ToolTimeMs, bandwidthKbps: cfg.BandwidthKbps}
 		key := fmt.Sprintf("%#v|%v", set, tps)

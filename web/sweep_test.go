@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 )
 
-func sweepRun(id, scenario string, stack api.Stack, tps float64, sequential bool, status string, saved map[string]float64) rollout.RunRecord {
+func sweepRun(id, scenario string, stack apistack.Stack, tps float64, sequential bool, status string, saved map[string]float64) rollout.RunRecord {
 	return rollout.RunRecord{ID: id, Status: status,
 		Config: rollout.Config{Scenario: scenario, Profile: api.ModelSpark, DecodeTPS: tps, Stack: stack, Sequential: sequential,
 			Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS, rollout.LanePrototype}},
@@ -18,7 +19,7 @@ func sweepRun(id, scenario string, stack api.Stack, tps float64, sequential bool
 }
 
 func TestSweepChartsKeepTheNewestFairRunPerPoint(t *testing.T) {
-	lean, hosted := api.StackLean, api.StackHosted
+	lean, hosted := apistack.Lean, apistack.Hosted
 	runs := []rollout.RunRecord{ // newest first, as ListRuns returns them
 		sweepRun("r_new", "fix", hosted, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.42, "prototype": 0.45}),
 		sweepRun("r_old", "fix", hosted, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.10}),
@@ -71,7 +72,7 @@ func TestSweepChartsKeepTheNewestFairRunPerPoint(t *testing.T) {
 // round trip, or bandwidth) starts a series of its own instead of moving a
 // point, and runs that overlapped each other never count.
 func TestSweepSeriesJoinOnlyEqualSettings(t *testing.T) {
-	hosted := api.StackHosted
+	hosted := apistack.Hosted
 	at := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	timed := func(r rollout.RunRecord, start, end time.Duration) rollout.RunRecord {
 		r.CreatedAt, r.UpdatedAt = at.Add(start), at.Add(end)
@@ -150,7 +151,7 @@ func TestSweepPageRenders(t *testing.T) {
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `data-testid="sweep-empty"`) {
 		t.Fatalf("without fair runs: %d %s", rec.Code, rec.Body.String())
 	}
-	fair := sweepRun("run_fair", "fix-failing-test", api.StackHosted, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.4})
+	fair := sweepRun("run_fair", "fix-failing-test", apistack.Hosted, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.4})
 	tp.runs.runs[fair.ID] = &fair
 	rec = tp.do(http.MethodGet, "/sweep", "", nil)
 	body := rec.Body.String()

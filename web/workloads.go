@@ -1,8 +1,8 @@
 package web
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -49,13 +49,14 @@ func infoOf(w store.Workload) workloadInfo {
 	return workloadInfo{ID: w.ID, Object: "workload", CreatedAt: w.CreatedAt.Unix(), Source: w.Source, Turns: w.Turns, URL: "/api/workloads/" + w.ID}
 }
 
-// saveWorkload stores w under a new id and returns it.
+// saveWorkload stores w under its content's id (workload.ID), so the same
+// workload uploaded twice is one, and returns it.
 func (p *Playground) saveWorkload(ctx context.Context, w *workload.Workload) (store.Workload, error) {
-	var buf bytes.Buffer
-	if err := w.Encode(&buf); err != nil {
+	b, err := w.Canonical()
+	if err != nil {
 		return store.Workload{}, err
 	}
-	sw := store.Workload{ID: "wl_" + api.NewID("")[1:21], CreatedAt: time.Now(), Source: w.Source, Turns: len(w.Turns), JSON: buf.Bytes()}
+	sw := store.Workload{ID: workload.ID(b), CreatedAt: time.Now(), Source: w.Source, Turns: len(w.Turns), JSON: b}
 	return sw, p.workloads.SaveWorkload(ctx, &sw)
 }
 
@@ -75,10 +76,20 @@ func (p *Playground) uploadWorkload(c echo.Context) error {
 	}
 	sw, err := p.saveWorkload(c.Request().Context(), w)
 	if err != nil {
-		return storeError(err, "Workload", sw.ID)
+		return workloadNotStored(err)
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/workloads/"+sw.ID)
 	return c.JSON(http.StatusOK, infoOf(sw))
+}
+
+// workloadNotStored is a failed workload save as api.StoreError's rule
+// says, with its verb: nothing was stored, so no id is named.
+func workloadNotStored(err error) *api.Error {
+	var we *workload.Error
+	if errors.As(err, &we) {
+		return workloadProblem(err)
+	}
+	return api.StoreError(err, "The workload could not be stored")
 }
 
 // workloadProblem is a decoder's error as a 400 naming the field.
@@ -121,29 +132,30 @@ func (p *Playground) listWorkloads(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
-// deleteWorkload is DELETE /api/workloads/{id}. Runs that replayed it keep
-// their own copy.
+// deleteWorkload is DELETE /api/workloads/{id}. A workload a stored run
+// raced stays (409): the run names it and holds no copy.
 func (p *Playground) deleteWorkload(c echo.Context) error {
 	id := c.Param("id")
 	if err := p.workloads.DeleteWorkload(c.Request().Context(), id); err != nil {
+		if errors.Is(err, store.ErrInUse) {
+			return api.Errorf(http.StatusConflict, "", api.CodeWorkloadInUse, "Workload '%s' is raced by a stored run; delete the run first.", id)
+		}
 		return storeError(err, "Workload", id)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"id": id, "object": "workload", "deleted": true})
 }
 
-// resolveWorkload fills a run config's workload: a workload_id names a
-// stored one; an inline workload is stored, so the run links to its
-// permalink. Without a workload store, only inline workloads race.
+// resolveWorkload fills a run config's workload from its workload_id,
+// from the store; the runner validates it with the rest of the config and
+// stores an inline one (under its content's id) only once the race is
+// admitted, so a refused run stores nothing.
 func (p *Playground) resolveWorkload(ctx context.Context, cfg *rollout.Config) error {
-	if p.workloads == nil {
-		if cfg.WorkloadID != "" {
-			return api.BadRequest("workload_id", api.CodeInvalidValue, "This server keeps no workloads; send the workload itself.")
-		}
-		return nil
-	}
+	cfg.WorkloadSummary = nil // the runner's to fill
 	switch {
 	case cfg.WorkloadID != "" && cfg.Workload != nil:
 		return api.BadRequest("workload_id", api.CodeInvalidValue, "Send a workload or a workload_id, not both.")
+	case cfg.WorkloadID != "" && p.workloads == nil:
+		return api.BadRequest("workload_id", api.CodeInvalidValue, "This server keeps no workloads; send the workload itself.")
 	case cfg.WorkloadID != "":
 		sw, err := p.workloads.GetWorkload(ctx, cfg.WorkloadID)
 		if err != nil {
@@ -152,20 +164,11 @@ func (p *Playground) resolveWorkload(ctx context.Context, cfg *rollout.Config) e
 			}
 			return storeError(err, "Workload", cfg.WorkloadID)
 		}
-		w, err := workload.Parse(sw.JSON)
+		w, err := workload.ParseStored(sw.JSON)
 		if err != nil {
 			return workloadProblem(err)
 		}
 		cfg.Workload = w
-	case cfg.Workload != nil:
-		if err := rollout.Normalize(cfg); err != nil {
-			return err // refused before anything is stored
-		}
-		sw, err := p.saveWorkload(ctx, cfg.Workload)
-		if err != nil {
-			return storeError(err, "Workload", sw.ID)
-		}
-		cfg.WorkloadID = sw.ID
 	}
 	return nil
 }

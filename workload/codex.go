@@ -88,10 +88,7 @@ func ImportCodex(r io.Reader, count Counter) (*Workload, error) {
 			}
 			version = meta.CLIVersion
 			w.Source = "codex-" + version
-			w.Description = "Codex session " + meta.ID
-			if len(w.Description) > maxDescriptionLen {
-				w.Description = w.Description[:maxDescriptionLen]
-			}
+			w.Description = Cut("Codex session "+meta.ID, MaxDescriptionLen)
 			if meta.BaseInstructions != nil {
 				instructions += count(meta.BaseInstructions.Text)
 			}

@@ -2,12 +2,15 @@ package workload
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Version is the format version this package reads and writes.
@@ -22,9 +25,9 @@ const (
 	MaxItemTokens     = 200_000   // tokens of one input item, of one turn's output, of the instructions or the tools
 	MaxTotalTokens    = 1_000_000 // every input and output token of the session, instructions and tools included
 	MaxToolTimeMs     = 600_000   // client time between two turns: ten minutes
-	MaxBytes          = 1 << 20   // an encoded workload: about 100 bytes a turn, so a thousand large turns fit
-	maxSourceLen      = 64
-	maxDescriptionLen = 256
+	MaxBytes          = 1 << 20   // an encoded workload, as uploaded and as stored (Canonical): about 100 bytes a turn, so a thousand large turns fit
+	MaxSourceLen      = 64        // characters of source
+	MaxDescriptionLen = 256       // characters of description
 )
 
 // Input kinds.
@@ -144,10 +147,30 @@ func Parse(b []byte) (*Workload, error) {
 			return nil, err
 		}
 	}
+	if err := exactNames(b); err != nil {
+		return nil, err
+	}
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
+	if _, err := w.Canonical(); err != nil {
+		return nil, err
+	}
 	return w, nil
+}
+
+// ParseStored is Parse of a workload a store kept: a copy stored before
+// workloads were stored in their compact form (indented, or as
+// PostgreSQL's jsonb text) is compacted first, so whatever was accepted
+// decodes again.
+func ParseStored(b []byte) (*Workload, error) {
+	if len(b) > MaxBytes {
+		var buf bytes.Buffer
+		if json.Compact(&buf, b) == nil {
+			b = buf.Bytes()
+		}
+	}
+	return Parse(b)
 }
 
 // strict decodes one JSON value into v, refusing unknown fields and
@@ -203,11 +226,11 @@ func (w *Workload) Validate() error {
 	if w.Version != Version {
 		return errorf("version", "version %d is not supported; this reader takes version %d", w.Version, Version)
 	}
-	if len(w.Source) > maxSourceLen {
-		return errorf("source", "at most %d characters", maxSourceLen)
+	if utf8.RuneCountInString(w.Source) > MaxSourceLen {
+		return errorf("source", "at most %d characters", MaxSourceLen)
 	}
-	if len(w.Description) > maxDescriptionLen {
-		return errorf("description", "at most %d characters", maxDescriptionLen)
+	if utf8.RuneCountInString(w.Description) > MaxDescriptionLen {
+		return errorf("description", "at most %d characters", MaxDescriptionLen)
 	}
 	if err := tokens("instructions_tokens", w.InstructionsTokens, 0); err != nil {
 		return err
@@ -299,14 +322,39 @@ func tokens(field string, n, least int) error {
 	return nil
 }
 
-// Encode writes w as indented JSON, the form docs/workload.md shows.
+// Encode writes w in its canonical form (Canonical) and a newline: the
+// file a permalink serves, which Parse takes back.
 func (w *Workload) Encode(out io.Writer) error {
-	b, err := json.MarshalIndent(w, "", "  ")
+	b, err := w.Canonical()
 	if err != nil {
 		return err
 	}
 	_, err = out.Write(append(b, '\n'))
 	return err
+}
+
+// Canonical is w's one stored form: compact JSON, fields in the format's
+// order. It is at most MaxBytes, or an error says so: Parse refuses a
+// workload whose canonical form would not fit (a number written 1e5 in
+// the upload takes six bytes here), so whatever was accepted can be stored,
+// served and uploaded again.
+func (w *Workload) Canonical() ([]byte, error) {
+	b, err := json.Marshal(w)
+	if err != nil {
+		return nil, &Error{Message: "encoding: " + err.Error()}
+	}
+	if len(b) > MaxBytes {
+		return nil, errorf("", "its compact form takes %d bytes, more than %d", len(b), MaxBytes)
+	}
+	return b, nil
+}
+
+// ID is the content address of a workload's canonical form (Canonical):
+// the same workload always gets the same id, so storing it twice keeps
+// one copy.
+func ID(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return "wl_" + hex.EncodeToString(sum[:16])
 }
 
 // NewInputTokens is the tokens turn i adds to the conversation.

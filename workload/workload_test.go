@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDecodeExample(t *testing.T) {
@@ -112,10 +113,14 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		// A workload that decodes is valid, re-encodes and decodes the same.
+		// A workload that decodes is valid, re-encodes (compact, within the
+		// size limit) and decodes the same.
 		var buf bytes.Buffer
 		if err := w.Encode(&buf); err != nil {
 			t.Fatal(err)
+		}
+		if buf.Len() > MaxBytes+1 {
+			t.Fatalf("encoded in %d bytes", buf.Len())
 		}
 		w2, err := Parse(buf.Bytes())
 		if err != nil || fmt.Sprint(w2) != fmt.Sprint(w) {
@@ -131,4 +136,112 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFieldNamesMatchExactly: encoding/json matches field names without
+// regard to case; the format does not.
+func TestFieldNamesMatchExactly(t *testing.T) {
+	turn := `{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3}`
+	for _, c := range []struct{ body, want string }{
+		{`{"VERSION":1,"turns":[` + turn + `]}`, "VERSION: unknown field"},
+		{`{"version":1,"Turns":[` + turn + `]}`, "Turns: unknown field"},
+		{`{"version":1,"turns":[{"input":[{"Kind":"user_message","tokens":5}],"output_tokens":3}]}`, "Kind: unknown field"},
+		{`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":5}],"Output_Tokens":3}]}`, "Output_Tokens: unknown field"},
+		{`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3,"calls":[{"argument_tokenſ":1}]}]}`, "unknown field"},
+	} {
+		if _, err := Parse([]byte(c.body)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Parse(%s) = %v, want %q", c.body, err, c.want)
+		}
+	}
+	// An escaped name is the same name.
+	if _, err := Parse([]byte(`{"\u0076ersion":1,"turns":[` + turn + `]}`)); err != nil {
+		t.Errorf("escaped name: %v", err)
+	}
+}
+
+// TestCanonicalFitsWhatWasAccepted: a workload is stored and served in
+// its compact form; an upload whose compact form would pass the size limit
+// (short number forms re-encoded longer) is refused, so anything accepted
+// can be served and uploaded again. The same workload gets the same id.
+func TestCanonicalFitsWhatWasAccepted(t *testing.T) {
+	// Right under the size limit, with tool times written short (1e5)
+	// that the compact form writes long (100000).
+	const item = `{"kind":"user_message","tokens":1}`
+	build := func(items []int) string {
+		var b strings.Builder
+		b.WriteString(`{"version":1,"turns":[`)
+		for i, n := range items {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"input":[` + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + `],"output_tokens":1,"tool_time_ms":1e5}`)
+		}
+		b.WriteString(`]}`)
+		return b.String()
+	}
+	items := make([]int, MaxTurns)
+	for i := range items {
+		items[i] = 1
+	}
+	size := len(build(items))
+	for i := 0; size+len(item)+1 <= MaxBytes; i = (i + 1) % MaxTurns {
+		items[i]++
+		size += len(item) + 1
+	}
+	body := build(items)
+	if len(body) > MaxBytes {
+		t.Fatalf("test body of %d bytes", len(body))
+	}
+	_, err := Parse([]byte(body))
+	if err == nil || !strings.Contains(err.Error(), "compact form") {
+		t.Fatalf("a workload whose compact form passes the limit: %v", err)
+	}
+	// Written as the compact form writes it, it is accepted, and its
+	// compact form decodes to the same id.
+	for i := range 100 {
+		items[i]--
+	}
+	w, err := Parse([]byte(strings.ReplaceAll(build(items), "1e5", "100000")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := w.Canonical()
+	if err != nil || len(c) > MaxBytes || bytes.Contains(c, []byte("\n")) {
+		t.Fatalf("canonical: %v, %d bytes", err, len(c))
+	}
+	again, err := Parse(c)
+	if err != nil {
+		t.Fatalf("the canonical form does not decode: %v", err)
+	}
+	c2, _ := again.Canonical()
+	if ID(c2) != ID(c) || !strings.HasPrefix(ID(c), "wl_") {
+		t.Fatalf("ids differ: %s %s", ID(c2), ID(c))
+	}
+}
+
+func TestCutAtCharacters(t *testing.T) {
+	s := strings.Repeat("é", 300)
+	c := Cut(s, MaxDescriptionLen)
+	if !utf8.ValidString(c) || utf8.RuneCountInString(c) != MaxDescriptionLen {
+		t.Fatalf("cut to %d characters, valid %v", utf8.RuneCountInString(c), utf8.ValidString(c))
+	}
+	w := &Workload{Version: Version, Turns: []Turn{{Input: []Input{{Kind: KindUserMessage, Tokens: 1}}, OutputTokens: 1}}}
+	w.Describe("session sess_1 (ws, "+strings.Repeat("ü", 300)+")", "; the first 1000 turns")
+	if err := w.Validate(); err != nil || !strings.HasSuffix(w.Description, "; the first 1000 turns") {
+		t.Fatalf("%v %q", err, w.Description)
+	}
+}
+
+// TestStoredCopiesDecode: a workload stored indented before workloads
+// were stored compact decodes, even past the size limit.
+func TestStoredCopiesDecode(t *testing.T) {
+	turn := `{"input": [{"kind": "user_message", "tokens": 5}], "output_tokens": 3}`
+	body := `{"version": 1, "turns": [` + strings.Repeat(turn+",\n          ", 999) + turn + `]}`
+	body = strings.Repeat(" ", MaxBytes-len(body)+1) + body
+	if _, err := Parse([]byte(body)); err == nil {
+		t.Fatal("a file past the limit decoded")
+	}
+	if w, err := ParseStored([]byte(body)); err != nil || len(w.Turns) != 1000 {
+		t.Fatalf("stored copy: %v", err)
+	}
 }

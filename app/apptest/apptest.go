@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/app"
 	"agentloop/rollout"
 )
@@ -57,7 +57,7 @@ func DB(path string) func(*app.Config) {
 // WebSocket one after another. Browser tests share one such race.
 func ShortRace(c *app.Config) {
 	c.HomePreset = &rollout.Config{Scenario: "config-migration", Profile: "instant", Lanes: []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS},
-		Seed: 1, Repeats: 1, Sequential: true, Stack: api.StackLean}
+		Seed: 1, Repeats: 1, Sequential: true, Stack: apistack.Lean}
 }
 
 // Logger returns a logger that writes warnings and errors through t.Log

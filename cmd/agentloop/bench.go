@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/app"
 	"agentloop/bench"
 	"agentloop/rollout"
@@ -274,8 +275,8 @@ func runBenchMatrix(ctx context.Context, args []string, getenv func(string) stri
 	rtts := fs.String("rtts", "0ms,20ms,80ms", "round trips")
 	repeats := fs.Int("repeats", 3, "repeats per cell (lanes run one after another, interleaved; the median is reported)")
 	seed := fs.Int64("seed", 1, "scenario seed")
-	stack := api.StackLean
-	fs.Var(stackFlag{&stack}, "stack", "modelled API stack every lane asks for: "+strings.Join(api.StackPresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
+	stack := apistack.Lean
+	fs.Var(stackFlag{&stack}, "stack", "modelled API stack every lane asks for: "+strings.Join(apistack.PresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: agentloop bench matrix [flags]\n\nRuns the race for every profile and round trip, lanes one after another, and prints each lane's median end-to-end time.\n\nFlags:\n")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/app"
 	"agentloop/rollout"
 )
@@ -22,14 +23,14 @@ var calibrationLanes = []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rol
 
 // request is one lane's request at one turn, as its trace recorded it:
 // the parts the stack does not touch, and the stack work it did, so its
-// figures can be costed under any stack (api.Stack.StageCost).
+// figures can be costed under any stack (apistack.Stack.StageCost).
 type request struct {
 	ResponseID string
 	// overhead is the measured API overhead (parse..safety + finalize);
 	// beforeToken every span before decoding (queue and prefill
 	// included) but finalize; both without the stack.
 	overhead, beforeToken time.Duration
-	work                  []api.StackWork
+	work                  []apistack.Work
 	repeat                int
 }
 
@@ -42,13 +43,13 @@ type calibrationRow struct {
 // A per-request figure of a request under a stack.
 type perRequestFigure struct {
 	Name string
-	of   func(request, api.Stack) time.Duration
+	of   func(request, apistack.Stack) time.Duration
 }
 
 var (
 	// figureOverhead is the API overhead per round trip: the measured
 	// overhead and every stack stage.
-	figureOverhead = perRequestFigure{"API overhead per round trip", func(r request, st api.Stack) time.Duration {
+	figureOverhead = perRequestFigure{"API overhead per round trip", func(r request, st apistack.Stack) time.Duration {
 		d := r.overhead
 		for _, w := range r.work {
 			d += st.StageCost(w)
@@ -57,7 +58,7 @@ var (
 	}}
 	// figureTTFT is the engine's time to first token: every span before
 	// decoding, so every stack stage but billing (which follows finalize).
-	figureTTFT = perRequestFigure{"time to first token (engine)", func(r request, st api.Stack) time.Duration {
+	figureTTFT = perRequestFigure{"time to first token (engine)", func(r request, st apistack.Stack) time.Duration {
 		d := r.beforeToken
 		for _, w := range r.work {
 			if w.Stage != api.StageStackBilling {
@@ -79,7 +80,7 @@ type comparison struct {
 }
 
 // changes is the lane's change against its baseline at each row: x/base − 1.
-func (c comparison) changes(rows []calibrationRow, st api.Stack) []float64 {
+func (c comparison) changes(rows []calibrationRow, st apistack.Stack) []float64 {
 	out := make([]float64, 0, len(rows))
 	for _, r := range rows {
 		x, base := c.Figure.of(r.Lanes[c.Lane], st), c.Figure.of(r.Lanes[c.Baseline], st)
@@ -100,14 +101,14 @@ const (
 )
 
 // readingComparisons are the announced figures as a reading takes them:
-// each against its stated baseline lane (api.ReadingPlain,
-// api.ReadingPostSprint).
+// each against its stated baseline lane (apistack.ReadingPlain,
+// apistack.ReadingPostSprint).
 func readingComparisons(reading string) ([]comparison, bool) {
 	wsBase := ""
 	switch reading {
-	case api.ReadingPlain:
+	case apistack.ReadingPlain:
 		wsBase = rollout.LaneHTTP
-	case api.ReadingPostSprint:
+	case apistack.ReadingPostSprint:
 		wsBase = rollout.LaneHTTPOptimized
 	default:
 		return nil, false
@@ -151,7 +152,7 @@ type figureStats struct {
 	RMS          float64 `json:"rms,omitempty"`
 }
 
-func (c comparison) stats(rows []calibrationRow, st api.Stack) figureStats {
+func (c comparison) stats(rows []calibrationRow, st apistack.Stack) figureStats {
 	ch := c.changes(rows, st)
 	s := figureStats{Figure: c.Figure.Name, Lane: c.Lane, Baseline: c.Baseline, Announced: c.Announced}
 	if len(ch) == 0 {
@@ -183,7 +184,7 @@ func (c comparison) stats(rows []calibrationRow, st api.Stack) figureStats {
 // by turn.
 type calibration struct {
 	Run      string           `json:"run"`
-	Stack    api.Stack        `json:"stack"`
+	Stack    apistack.Stack   `json:"stack"`
 	Scenario string           `json:"scenario"`
 	Profile  string           `json:"profile"`
 	Repeats  int              `json:"repeats"`
@@ -199,7 +200,7 @@ type calibration struct {
 // measured parts are the median over the repeats; its stack work is the
 // same in every repeat (it follows the scenario), so the first one's
 // stands.
-func calibrate(ctx context.Context, a *app.App, st api.Stack, scenarioName, profile string, seed int64, repeats int) (*calibration, error) {
+func calibrate(ctx context.Context, a *app.App, st apistack.Stack, scenarioName, profile string, seed int64, repeats int) (*calibration, error) {
 	cfg := rollout.Config{Scenario: scenarioName, Profile: profile, Lanes: calibrationLanes, Seed: seed, Sequential: true, Repeats: repeats, Stack: st}
 	id, _, err := rollout.NewRunner(a.URL(), a.DB, nil).Run(ctx, cfg, nil)
 	if err != nil {
@@ -275,7 +276,7 @@ func requestOf(tr *api.Trace) request {
 		d := time.Duration(s.DurationNS)
 		switch api.SpanGroup(s.Name) {
 		case api.GroupAPIStack:
-			r.work = append(r.work, api.StackWorkOf(tr, s))
+			r.work = append(r.work, apistack.WorkOf(tr, s))
 		case api.GroupDecode:
 		case api.GroupOverhead:
 			r.overhead += d
@@ -293,9 +294,9 @@ func requestOf(tr *api.Trace) request {
 // figures, or with --fit solves its classifier rates from them.
 func runBenchCalibrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agentloop bench calibrate", flag.ContinueOnError)
-	stack := api.StackHosted
+	stack := apistack.Hosted
 	fs.Var(stackFlag{&stack}, "stack", "the stack every lane runs under: a preset's name or a JSON object of parameters")
-	fit := fs.String("fit", "", "solve the classifier rates (classify_tps, classify_tps_baseline) from the announced per-request figures under this reading: "+api.ReadingPlain+" or "+api.ReadingPostSprint+" (or both, comma-separated, from the one race); the other parameters stay as --stack gives them")
+	fit := fs.String("fit", "", "solve the classifier rates (classify_tps, classify_tps_baseline) from the announced per-request figures under this reading: "+apistack.ReadingPlain+" or "+apistack.ReadingPostSprint+" (or both, comma-separated, from the one race); the other parameters stay as --stack gives them")
 	scenarioName := fs.String("scenario", "fix-failing-test", "scenario")
 	profile := fs.String("profile", api.DefaultModel, "model profile")
 	seed := fs.Int64("seed", 1, "scenario seed")
@@ -329,7 +330,7 @@ Flags:
 		readings = strings.Split(*fit, ",")
 		for _, r := range readings {
 			if _, ok := readingComparisons(r); !ok {
-				return fmt.Errorf("--fit: unknown reading %q; use %s or %s", r, api.ReadingPlain, api.ReadingPostSprint)
+				return fmt.Errorf("--fit: unknown reading %q; use %s or %s", r, apistack.ReadingPlain, apistack.ReadingPostSprint)
 			}
 		}
 		if !stack.Runs(api.StageStackClassify, false) || !stack.Runs(api.StageStackClassify, true) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 )
 
@@ -25,7 +26,7 @@ func TestCalibrate(t *testing.T) {
 	}
 	defer stop()
 	// The hosted stack's stages, with fast classifiers to keep it short.
-	st := api.StackHosted
+	st := apistack.Hosted
 	st.Preset, st.ClassifyTPS, st.ClassifyTPSBaseline = "custom", 5e6, 1e6
 	c, err := calibrate(ctx, a, st, "fix-failing-test", "instant", 1, 1)
 	if err != nil {
@@ -96,7 +97,7 @@ func TestCalibrate(t *testing.T) {
 		const tps, baseline = 180_000, 30_000
 		known := withRates(st, tps, baseline)
 		row := c.Rows[len(c.Rows)/2 : len(c.Rows)/2+1]
-		for _, reading := range []string{api.ReadingPlain, api.ReadingPostSprint} {
+		for _, reading := range []string{apistack.ReadingPlain, apistack.ReadingPostSprint} {
 			targets, _ := readingComparisons(reading)
 			for i := range targets { // the figures the known rates give
 				targets[i].Announced = targets[i].changes(row, known)[0]
@@ -109,7 +110,7 @@ func TestCalibrate(t *testing.T) {
 	})
 
 	t.Run("the fit is a least-squares minimum, deterministic", func(t *testing.T) {
-		for _, reading := range []string{api.ReadingPlain, api.ReadingPostSprint} {
+		for _, reading := range []string{apistack.ReadingPlain, apistack.ReadingPostSprint} {
 			targets, _ := readingComparisons(reading)
 			a, b := fitRates(c.Rows, st, targets)
 			if a2, b2 := fitRates(c.Rows, st, targets); a2 != a || b2 != b {
@@ -137,7 +138,7 @@ func TestCalibrate(t *testing.T) {
 // preset by name, the fitted ones included.
 func TestStackFlagTakesEveryPreset(t *testing.T) {
 	for _, name := range []string{"lean", "hosted", "hosted-plain", "hosted-post-sprint"} {
-		var s api.Stack
+		var s apistack.Stack
 		if err := (stackFlag{&s}).Set(name); err != nil || s.Preset != name {
 			t.Errorf("--stack %s: %+v, %v", name, s, err)
 		}

@@ -116,7 +116,7 @@ func readRuns(t *testing.T, path string) []store.Run {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	runs, err := db.ListRuns(context.Background(), store.RunFilter{})
+	runs, _, err := db.ListRuns(context.Background(), store.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func waitForTurns(t *testing.T, path string, runs, n int) {
 			return err
 		}
 		defer db.Close()
-		list, _ := db.ListRuns(context.Background(), store.RunFilter{})
+		list, _, _ := db.ListRuns(context.Background(), store.RunFilter{})
 		if len(list) < runs {
 			return fmt.Errorf("%d races stored", len(list))
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"agentloop/api"
+	"agentloop/apistack"
 )
 
 // fitResult is the classifier rates solved under one reading, and the
@@ -13,7 +13,7 @@ type fitResult struct {
 	Reading string `json:"reading"`
 	// Stack is the fitted stack: the given one with both classifier rates
 	// solved, rounded to three significant figures (what a preset keeps).
-	Stack api.Stack `json:"stack"`
+	Stack apistack.Stack `json:"stack"`
 	// Solved are the rates before rounding.
 	Solved struct {
 		ClassifyTPS         float64 `json:"classify_tps"`
@@ -32,7 +32,7 @@ const fitMinLog, fitMaxLog = 3.0, 8.0
 // fitReading solves the reading's free parameters, the classifier rates,
 // by least squares over every row and announced figure. Only the rates
 // move; every other parameter stays as base has it.
-func fitReading(rows []calibrationRow, base api.Stack, reading string, targets []comparison) *fitResult {
+func fitReading(rows []calibrationRow, base apistack.Stack, reading string, targets []comparison) *fitResult {
 	tps, baseline := fitRates(rows, base, targets)
 	f := &fitResult{Reading: reading}
 	f.Solved.ClassifyTPS, f.Solved.ClassifyTPSBaseline = tps, baseline
@@ -52,7 +52,7 @@ func fitReading(rows []calibrationRow, base api.Stack, reading string, targets [
 }
 
 // withRates is base with both classifier rates set.
-func withRates(base api.Stack, tps, baseline float64) api.Stack {
+func withRates(base apistack.Stack, tps, baseline float64) apistack.Stack {
 	s := base
 	s.Preset, s.ClassifyTPS, s.ClassifyTPSBaseline = "custom", tps, baseline
 	return s
@@ -60,7 +60,7 @@ func withRates(base api.Stack, tps, baseline float64) api.Stack {
 
 // fitResiduals are change − announced for every target and row, with the
 // rates as given.
-func fitResiduals(rows []calibrationRow, base api.Stack, targets []comparison, tps, baseline float64) []float64 {
+func fitResiduals(rows []calibrationRow, base apistack.Stack, targets []comparison, tps, baseline float64) []float64 {
 	st := withRates(base, tps, baseline)
 	var out []float64
 	for _, t := range targets {
@@ -72,7 +72,7 @@ func fitResiduals(rows []calibrationRow, base api.Stack, targets []comparison, t
 }
 
 // fitCost is the sum of squared residuals.
-func fitCost(rows []calibrationRow, base api.Stack, targets []comparison, tps, baseline float64) float64 {
+func fitCost(rows []calibrationRow, base apistack.Stack, targets []comparison, tps, baseline float64) float64 {
 	var sum float64
 	for _, r := range fitResiduals(rows, base, targets, tps, baseline) {
 		sum += r * r
@@ -84,7 +84,7 @@ func fitCost(rows []calibrationRow, base api.Stack, targets []comparison, tps, b
 // over the whole range finds the basin, Levenberg–Marquardt steps (a
 // numerical Jacobian) settle its bottom, and a pattern search polishes it
 // within the bounds. It is deterministic.
-func fitRates(rows []calibrationRow, base api.Stack, targets []comparison) (tps, baseline float64) {
+func fitRates(rows []calibrationRow, base apistack.Stack, targets []comparison) (tps, baseline float64) {
 	res := func(p [2]float64) []float64 {
 		return fitResiduals(rows, base, targets, math.Pow(10, p[0]), math.Pow(10, p[1]))
 	}

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
-	"agentloop/server"
+	"agentloop/server/drill"
 )
 
 var errHelp = errors.New("help requested")
@@ -124,7 +125,7 @@ func (l listFlag) Set(s string) error {
 
 // stackFlag is a modelled API stack: a preset's name or a JSON object of
 // parameters.
-type stackFlag struct{ s *api.Stack }
+type stackFlag struct{ s *apistack.Stack }
 
 func (f stackFlag) String() string {
 	if f.s == nil {
@@ -134,7 +135,7 @@ func (f stackFlag) String() string {
 }
 
 func (f stackFlag) Set(v string) error {
-	s, err := api.ParseStack(v, api.StackLean, "stack")
+	s, err := apistack.Parse(v, apistack.Lean, "stack")
 	if err != nil {
 		return errors.New(err.Message)
 	}
@@ -212,7 +213,7 @@ func parseDrill(v string) (api.DrillSpec, error) {
 			return s, fmt.Errorf("drill %q: %s: %v", v, key, err)
 		}
 	}
-	if aerr := server.CheckDrill(&s); aerr != nil {
+	if aerr := drill.Check(&s); aerr != nil {
 		return s, fmt.Errorf("drill %q: %s", v, aerr.Message)
 	}
 	return s, nil

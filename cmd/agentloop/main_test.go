@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/internal/wait"
 	"agentloop/rollout"
 )
@@ -170,7 +170,7 @@ func TestRaceStackAndDecodeFlags(t *testing.T) {
 
 func TestPrintRaceSaysWhereTheTimeWent(t *testing.T) {
 	rec := &rollout.RunRecord{ID: "run_1", Status: rollout.StatusPassed,
-		Config: rollout.Config{Scenario: "fix-failing-test", Profile: "spark", DecodeTPS: 250, Lanes: []string{"http-optimized", "ws"}, Stack: api.StackHosted, Repeats: 1},
+		Config: rollout.Config{Scenario: "fix-failing-test", Profile: "spark", DecodeTPS: 250, Lanes: []string{"http-optimized", "ws"}, Stack: apistack.Hosted, Repeats: 1},
 		Summary: &rollout.Summary{
 			Lanes: []rollout.LaneSummary{
 				{Lane: "http-optimized", Status: "passed", TotalNS: 10e9, Turns: 20, APICPUNS: 100e6, RolloutsPerCore: 100, StackPerTurnNS: 8e6},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/app"
 	"agentloop/rollout"
 )
@@ -29,8 +30,8 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.BoolVar(&cfg.Sequential, "sequential", false, "run lanes one after another (interleaved over repeats) instead of together")
 	fs.IntVar(&cfg.Repeats, "repeats", 1, "repeats per lane; the median is reported")
 	fs.IntVar(&cfg.BandwidthKbps, "bandwidth", 0, "proxy bandwidth limit per direction in kbit/s (0 = none)")
-	cfg.Stack = api.StackLean
-	fs.Var(stackFlag{&cfg.Stack}, "stack", "modelled API stack every lane asks for: "+strings.Join(api.StackPresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
+	cfg.Stack = apistack.Lean
+	fs.Var(stackFlag{&cfg.Stack}, "stack", "modelled API stack every lane asks for: "+strings.Join(apistack.PresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
 	fs.Float64Var(&cfg.DecodeTPS, "decode-tps", 0, "decode at this rate in tokens/s per stream (model custom-<tps>: spark's profile at that rate; needs --profile spark); 0: the profile's own")
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve the in-process engine over TLS (self-signed) so new connections pay real handshakes")
 	fs.Var(laneDrillFlag{&cfg.Drills}, "drill", "fault drill on one lane: LANE:NAME[:after=N][:times=K][:for=DURATION], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
@@ -194,7 +195,7 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	}
 	stack := c.Stack.Preset
 	if stack == "" {
-		stack = api.StackLean.Preset
+		stack = apistack.Lean.Preset
 	} else if stack == "custom" {
 		stack = c.Stack.String()
 	}

@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 )
 
@@ -30,7 +30,7 @@ type sensitivityRow struct {
 
 type sensitivity struct {
 	Run      string           `json:"run"`
-	Stack    api.Stack        `json:"stack"`
+	Stack    apistack.Stack   `json:"stack"`
 	Factors  []float64        `json:"factors"`
 	Rows     []sensitivityRow `json:"rows"`
 	Dominant string           `json:"dominant"`
@@ -44,7 +44,7 @@ func sensitivityOf(rec *rollout.RunRecord) (*sensitivity, error) {
 	for _, f := range sensitivityFactors {
 		s.Factors = append(s.Factors, f.Factor)
 	}
-	for _, p := range api.StackParams {
+	for _, p := range apistack.Params {
 		from := rec.Config.Stack
 		row := sensitivityRow{Param: p.Key, Value: p.Get(from)}
 		lo, hi := 2.0, -2.0

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/rollout"
 )
 
@@ -20,7 +21,7 @@ import (
 // parameters of /baseline/v1 only leave ws against http-optimized alone;
 // hop_ms moves it exactly as the hops each lane made say; a faster
 // post-sprint classifier shrinks it.
-func checkBenchSensitivity(t *testing.T, rec *rollout.RunRecord, st api.Stack) {
+func checkBenchSensitivity(t *testing.T, rec *rollout.RunRecord, st apistack.Stack) {
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "race.json")
 	b, _ := json.Marshal(rec)
@@ -43,7 +44,7 @@ func checkBenchSensitivity(t *testing.T, rec *rollout.RunRecord, st api.Stack) {
 			t.Errorf("%s: savings %v, the race saved %g", r.Param, r.Savings, raced)
 		}
 	}
-	if len(rows) != len(api.StackParams) {
+	if len(rows) != len(apistack.Params) {
 		t.Fatalf("rows %v", rows)
 	}
 	for _, p := range []string{"classify_tps_baseline", "sprint_hops"} { // only /baseline/v1 pays them

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/apistack"
 	"agentloop/app"
 	"agentloop/rollout"
 	"agentloop/workload"
@@ -39,7 +40,7 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 	fs := flag.NewFlagSet("agentloop bench sweep", flag.ContinueOnError)
 	scenarios := fs.String("scenarios", "fix-failing-test,rename-api", "scenarios, one per context size")
 	speeds := fs.String("speeds", "65,250,1000,4000", "decode speeds in tokens/s (spark's prefill and time to first token)")
-	stacks := fs.String("stacks", strings.Join(api.StackPresetNames(), ","), "stack presets")
+	stacks := fs.String("stacks", strings.Join(apistack.PresetNames(), ","), "stack presets")
 	lanes := fs.String("lanes", strings.Join(sweepLanes(), ","), "lanes; http-optimized is the reference")
 	repeats := fs.Int("repeats", 3, "repeats per cell above --slow")
 	slow := fs.Int("slow", 250, "at this speed or slower, one repeat per cell")
@@ -76,9 +77,9 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 		}
 		tpsList = append(tpsList, n)
 	}
-	var stackList []api.Stack
+	var stackList []apistack.Stack
 	for _, s := range splitList(*stacks) {
-		st, err := api.ParseStack(s, api.StackLean, "--stacks")
+		st, err := apistack.Parse(s, apistack.Lean, "--stacks")
 		if err != nil {
 			return fmt.Errorf("--stacks: %s", err.Message)
 		}

@@ -59,7 +59,7 @@
   // The form's numbers: each is refused when empty or out of range, never
   // quietly changed. Optional ones may be left empty. Their ranges are the
   // inputs' min and max, which the server renders from the run API's own
-  // limits (rollout's, api.StackParams); fieldProblem reads them there.
+  // limits (rollout's, apistack.Params); fieldProblem reads them there.
   const numberFields = [
     { id: "race-rtt", key: "rtt_ms" },
     { id: "race-tool", key: "tool_time_ms" },

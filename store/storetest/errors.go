@@ -52,7 +52,7 @@ func testLockedDatabase(t *testing.T, h Harness) {
 		})
 	}
 	// Reads are not blocked by a writer.
-	if _, err := db.ListRuns(ctx, store.RunFilter{}); err != nil {
+	if _, _, err := db.ListRuns(ctx, store.RunFilter{}); err != nil {
 		t.Errorf("read while locked: %v", err)
 	}
 	release()
@@ -141,7 +141,7 @@ func testUnreachableDatabase(t *testing.T, h Harness) {
 			}},
 			{"get response", func() error { _, err := db.GetResponse(ctx, "resp_1"); return err }},
 			{"input items", func() error { _, _, err := db.InputItems(ctx, "resp_1", "", 10, "asc"); return err }},
-			{"list runs", func() error { _, err := db.ListRuns(ctx, store.RunFilter{}); return err }},
+			{"list runs", func() error { _, _, err := db.ListRuns(ctx, store.RunFilter{}); return err }},
 			{"create run", func() error { return db.CreateRun(ctx, &store.Run{ID: "run_x", Scenario: "s", Profile: "p"}) }},
 			{"get session", func() error { _, err := db.GetSession(ctx, "s"); return err }},
 		}

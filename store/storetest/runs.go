@@ -53,6 +53,14 @@ func testRunLifecycle(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 	}
+	// The first update to running sets StartedAt; later ones keep it.
+	if err := db.UpdateRun(ctx, "run_1", store.RunRunning, nil); err != nil {
+		t.Fatal(err)
+	}
+	running, _, err := db.GetRun(ctx, "run_1")
+	if err != nil || running.StartedAt.IsZero() || running.StartedAt.Before(t0) {
+		t.Fatalf("started at %v (%v)", running.StartedAt, err)
+	}
 	if err := db.UpdateRun(ctx, "run_1", store.RunPassed, []byte(`{"speedup":1.4}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +71,9 @@ func testRunLifecycle(t *testing.T, h Harness) {
 	if got.Status != store.RunPassed || string(got.Summary) != `{"speedup":1.4}` || string(got.Config) != `{"repeats":2}` ||
 		!got.CreatedAt.Equal(t0) || !got.UpdatedAt.After(t0) || got.Scenario != "repo-edit" || got.Profile != "fast" {
 		t.Errorf("run = %+v", *got)
+	}
+	if !got.StartedAt.Equal(running.StartedAt) || got.WorkloadID != "" {
+		t.Errorf("started at %v, then %v; workload %q", running.StartedAt, got.StartedAt, got.WorkloadID)
 	}
 	wantLanes := []store.Lane{
 		{RunID: "run_1", Name: "ws", Status: store.RunPassed, Summary: []byte(`{"p50_ms":12}`)},
@@ -191,6 +202,16 @@ func testListRuns(t *testing.T, h Harness) {
 	createRun(t, db, "run_b", "repo-edit", "slow", t0.Add(time.Hour))
 	createRun(t, db, "run_c", "chat", "fast", t0.Add(2*time.Hour))
 	createRun(t, db, "run_d", "repo-edit", "fast", t0.Add(3*time.Hour))
+	// Each listed run comes with its lanes, in the order they were first
+	// saved, runs in the list's order.
+	for _, l := range []store.Lane{{RunID: "run_b", Name: "ws"}, {RunID: "run_d", Name: "http"}, {RunID: "run_b", Name: "http"},
+		{RunID: "run_d", Name: "ws", Summary: []byte(`{"total_ns":5}`)}, {RunID: "run_a", Name: "ws"}} {
+		if err := db.SaveLane(ctx, &l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	laneOrder := map[string]string{"run_d run_c run_b run_a": "run_d/http run_d/ws run_b/ws run_b/http run_a/ws", "run_d run_c": "run_d/http run_d/ws",
+		"run_b run_a": "run_b/ws run_b/http run_a/ws"}
 	cases := []struct {
 		name   string
 		filter store.RunFilter
@@ -208,16 +229,22 @@ func testListRuns(t *testing.T, h Harness) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			runs, err := db.ListRuns(ctx, c.filter)
+			runs, lanes, err := db.ListRuns(ctx, c.filter)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var ids []string
+			var ids, laneIDs []string
 			for _, r := range runs {
 				ids = append(ids, r.ID)
 			}
+			for _, l := range lanes {
+				laneIDs = append(laneIDs, l.RunID+"/"+l.Name)
+			}
 			if got := strings.Join(ids, " "); got != c.want {
 				t.Errorf("got %q, want %q", got, c.want)
+			}
+			if want, ok := laneOrder[c.want]; ok && strings.Join(laneIDs, " ") != want {
+				t.Errorf("lanes %q, want %q", strings.Join(laneIDs, " "), want)
 			}
 		})
 	}

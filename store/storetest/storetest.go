@@ -115,6 +115,7 @@ func Run(t *testing.T, h Harness) {
 		{"ListInspectSessionsNewestFirst", testListInspectSessionsNewestFirst},
 		{"SweepDeletesIdleInspectSessionsWithTheirTurns", testSweepDeletesIdleInspectSessionsWithTheirTurns},
 		{"Workloads", testWorkloads},
+		{"WorkloadReferences", testWorkloadReferences},
 		{"LockedDatabase", testLockedDatabase},
 		{"FullDatabase", testFullDatabase},
 		{"UnreachableDatabase", testUnreachableDatabase},

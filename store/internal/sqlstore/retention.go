@@ -25,7 +25,8 @@ type Sweep struct {
 }
 
 // Sweep deletes stored responses, finished runs, the inspector's sessions
-// idle since before cutoff and workloads created before it, then the
+// idle since before cutoff and workloads saved before it that no kept
+// record names, then the
 // backend's own records, in small transactions (store.RetentionBatch rows
 // each). A stored child of a swept response stays readable: each response
 // lists its whole context, and items still listed stay.
@@ -77,10 +78,13 @@ func (s *Store) sweeps() []Sweep {
 		{What: "inspected sessions", Select: s.q(`SELECT id FROM inspect_sessions WHERE updated_at < ? ORDER BY updated_at LIMIT ?`),
 			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM inspect_sessions WHERE id = ?`),
 			Count: func(w *store.Swept) *int { return &w.Sessions }},
-		// Workloads are kept like runs: a race that replayed one keeps its
-		// own copy in its config.
-		{What: "workloads", Select: s.q(`SELECT id FROM workloads WHERE created_at < ? ORDER BY created_at LIMIT ?`),
-			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM workloads WHERE id = ?`),
+		// Workloads are kept like runs, and for as long as a kept record
+		// names one (workloadReferrers): a run holds only its workload's
+		// id. Runs go first above, so a swept run frees its workload in
+		// the same sweep.
+		{What: "workloads", Select: s.q(`SELECT id FROM workloads WHERE created_at < ? AND NOT ` + workloadNamed("workloads.id") + `
+			ORDER BY created_at LIMIT ?`),
+			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM workloads WHERE id = ? AND NOT ` + workloadNamed("workloads.id")),
 			Count: func(w *store.Swept) *int { return &w.Workloads }},
 	}
 }

@@ -28,8 +28,9 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 		status = store.RunQueued
 	}
 	err := s.c.Write(ctx, func(c Conn) error {
-		_, err := c.Exec(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			r.ID, created.UnixNano(), updated.UnixNano(), r.Scenario, r.Profile, status, r.Config, r.Summary, r.Replica)
+		_, err := c.Exec(ctx, s.q(`INSERT INTO runs (`+runColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			r.ID, created.UnixNano(), updated.UnixNano(), r.Scenario, r.Profile, status, r.Config, r.Summary, r.Replica,
+			startedNano(r.StartedAt), r.WorkloadID)
 		return err
 	})
 	if err != nil {
@@ -43,14 +44,17 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 }
 
 // UpdateRun sets a run's status and summary and touches UpdatedAt. An empty
-// status or a nil summary keeps the stored value.
+// status or a nil summary keeps the stored value. The first update to
+// running sets StartedAt.
 func (s *Store) UpdateRun(ctx context.Context, id, status string, summary []byte) error {
+	now := time.Now().UnixNano()
 	err := s.c.Write(ctx, func(c Conn) error {
 		n, err := c.Exec(ctx, s.q(`UPDATE runs SET
 			status = COALESCE(NULLIF(?, ''), status),
 			summary = COALESCE(?, summary),
+			started_at = CASE WHEN started_at = 0 AND ? = 'running' THEN ? ELSE started_at END,
 			updated_at = ?
-			WHERE id = ?`), status, summary, time.Now().UnixNano(), id)
+			WHERE id = ?`), status, summary, status, now, now, id)
 		return expectOne(n, err, "run "+id)
 	})
 	return wrap("update run "+id, err)
@@ -173,8 +177,9 @@ func (s *Store) RunTurns(ctx context.Context, runID string) ([]store.Turn, []sto
 	return turns, spans, nil
 }
 
-// ListRuns returns the runs f selects, newest first.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+// ListRuns returns the runs f selects, newest first, and their lanes, in
+// one read transaction of two queries.
+func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, []store.Lane, error) {
 	var (
 		where []string
 		args  []any
@@ -195,21 +200,39 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, e
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	q += ` ORDER BY created_at DESC, id` + s.c.Dialect.Bytewise + ` DESC LIMIT ?`
+	order := ` ORDER BY created_at DESC, id` + s.c.Dialect.Bytewise + ` DESC LIMIT ?`
 	args = append(args, clamp(f.Limit, 50, 1000))
-
-	rows, err := s.c.Reader.Query(ctx, s.q(q), args...)
-	runs, err := collect(rows, err, func(row Row) (store.Run, error) {
-		r, err := scanRun(row)
-		if err != nil {
-			return store.Run{}, err
+	var (
+		runs  []store.Run
+		lanes []store.Lane
+	)
+	err := s.c.Read(ctx, func(c Conn) error {
+		rows, err := c.Query(ctx, s.q(q+order), args...)
+		runs, err = collect(rows, err, func(row Row) (store.Run, error) {
+			r, err := scanRun(row)
+			if err != nil {
+				return store.Run{}, err
+			}
+			return *r, nil
+		})
+		if err != nil || len(runs) == 0 {
+			return err
 		}
-		return *r, nil
+		// The same selection again, joined: its lanes.
+		rows, err = c.Query(ctx, s.q(`SELECT l.run_id, l.name, l.status, l.summary FROM lanes AS l
+			JOIN (SELECT id, created_at FROM runs`+strings.TrimPrefix(q, `SELECT `+runColumns+` FROM runs`)+order+`) AS r ON r.id = l.run_id
+			ORDER BY r.created_at DESC, r.id`+s.c.Dialect.Bytewise+` DESC, l.seq`), args...)
+		lanes, err = collect(rows, err, func(row Row) (store.Lane, error) {
+			var l store.Lane
+			err := row.Scan(&l.RunID, &l.Name, &l.Status, &l.Summary)
+			return l, err
+		})
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: list runs: %w", s.c.Dialect.Classify(err))
+		return nil, nil, wrap("list runs", err)
 	}
-	return runs, nil
+	return runs, lanes, nil
 }
 
 // DeleteRun deletes a run with its lanes, turns and spans.
@@ -245,17 +268,28 @@ func (s *Store) MarkInterrupted(ctx context.Context, replica string, staleBefore
 	return int(n), nil
 }
 
-const runColumns = `id, created_at, updated_at, scenario, profile, status, config, summary, replica`
+const runColumns = `id, created_at, updated_at, scenario, profile, status, config, summary, replica, started_at, workload_id`
 
 func scanRun(row Row) (*store.Run, error) {
 	var (
-		r                store.Run
-		created, updated int64
+		r                         store.Run
+		created, updated, started int64
 	)
-	err := row.Scan(&r.ID, &created, &updated, &r.Scenario, &r.Profile, &r.Status, &r.Config, &r.Summary, &r.Replica)
+	err := row.Scan(&r.ID, &created, &updated, &r.Scenario, &r.Profile, &r.Status, &r.Config, &r.Summary, &r.Replica, &started, &r.WorkloadID)
 	if err != nil {
 		return nil, err
 	}
 	r.CreatedAt, r.UpdatedAt = unixNano(created), unixNano(updated)
+	if started != 0 {
+		r.StartedAt = unixNano(started)
+	}
 	return &r, nil
+}
+
+// startedNano is a run's StartedAt as stored: 0 when unset.
+func startedNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }

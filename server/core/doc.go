@@ -1,0 +1,31 @@
+// Package core is the Responses engine's pipeline, with no transport in
+// it: it imports no net/http, Echo or WebSocket package
+// (TestCoreImportsNoTransport keeps it so).
+//
+// A flight is one request through the pipeline, from its first byte to its
+// terminal event (flight.go); "turn" is rollout's word, an agent's turn,
+// and is not used here. Each stage writes its own group of the flight's
+// fields, and reads only the groups of the stages before it.
+//
+// The files form layers, each using only those beneath it: the leaves
+// (caches, traces, metrics, the budget, safety); then what a flight
+// carries (chain.go, stream.go, flight.go); the engine (engine.go); the
+// stage runner and the stages (stages.go, render.go, stack.go,
+// pipeline.go); then generation (prototype.go, generate.go); and the
+// hooks (hooks.go), where the layers above add stages, wrap the sink and
+// reach a flight.
+//
+// The hooks the features to come use, so they add stages rather than
+// reopen the layers (hooks.go): an Outliving sink keeps a response
+// generating after its request has gone (background responses);
+// Via.BetweenItems is the point between output items where a response can
+// stop and hand over (steering); and the create's stage table has entries
+// for compaction (after validate), context_window (after render) and
+// reasoning (last before the scheduler), which do nothing and record no
+// span until their features fill them in.
+//
+// A transport hands the core a Flight with its Via (its rules, and for
+// WebSocket mode its Conn), runs Prepare and Generate, and receives the
+// events through a Sink. The prototype's stages are pipeline stages and
+// live here; it waits for its next message through Conn.
+package core

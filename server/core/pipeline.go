@@ -1,0 +1,345 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"agentloop/api"
+	"agentloop/store"
+)
+
+// preInference are the stages before the scheduler, in order
+// (docs/decisions.md, "Stage order"). A new stage is one line here; queue,
+// prefill and generate (modelled, paced by the scheduler) follow, then
+// postInference, both in generate.go.
+var preInference = []Stage{
+	{api.StageParse, api.Measured, (*Engine).parse},
+	{stepFindParent, Unrecorded, (*Engine).findParent},
+	{api.StageResolve, api.Measured, (*Engine).resolve},
+	{api.StageStackConfigHop, api.Modelled, (*Engine).stackConfigHop},
+	{api.StageStackSprintHops, api.Modelled, (*Engine).stackSprintHops},
+	{api.StageLoad, api.Measured, (*Engine).load},
+	{api.StageStackStateLoad, api.Modelled, (*Engine).stackStateLoad},
+	{api.StageValidate, api.Measured, (*Engine).validate},
+	{StageCompaction, Unrecorded, notYet},
+	{api.StageRender, api.Measured, (*Engine).render},
+	{StageContextWindow, Unrecorded, notYet},
+	{api.StageSafety, api.Measured, (*Engine).classify},
+	{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
+	{StageReasoning, Unrecorded, notYet},
+}
+
+// countStages are the stages that turn a create body into the prompt's
+// tokens: the measured pre-inference stages up to render. Counting is the
+// same work a create does to learn its input_tokens, so the count equals
+// the usage that create would report.
+var countStages = []Stage{
+	{api.StageParse, api.Measured, (*Engine).parse},
+	{api.StageResolve, api.Measured, (*Engine).resolve},
+	{api.StageLoad, api.Measured, (*Engine).load},
+	{api.StageValidate, api.Measured, (*Engine).validate},
+	{api.StageRender, api.Measured, (*Engine).render},
+}
+
+// prepare runs the pre-inference stages, from the request's first byte to
+// a flight ready for the scheduler.
+func (e *Engine) Prepare(ctx context.Context, fl *Flight) *api.Error {
+	return e.runStages(ctx, fl, e.pre, fl.Trace.start)
+}
+
+// parse decodes the body: the envelope and the items it carries.
+func (e *Engine) parse(_ context.Context, fl *Flight) (StageResult, *api.Error) {
+	res := StageResult{bytes: len(fl.body)}
+	req, err := api.DecodeCreate(fl.body)
+	if err != nil {
+		return res, err
+	}
+	fl.parsed.partition = req.PromptCacheKey // names the session even if the input is bad
+	items, err := req.DecodeInput()
+	res.items = len(items)
+	if err != nil {
+		return res, err
+	}
+	fl.body = nil
+	fl.parsed.req, fl.parsed.items = req, items
+	fl.parsed.seed = seedOf(req)
+	if fl.Via.Admit != nil {
+		err = fl.Via.Admit(req)
+	}
+	return res, err
+}
+
+// stepFindParent names the step that finds a request's parent in its
+// connection's cache. It records no span: its time, a map lookup, falls in
+// the next span.
+const stepFindParent = "find_parent"
+
+// findParent decides, once, whether the connection cache holds the parent
+// that previous_response_id names (a WebSocket continuation; over HTTP
+// there is no connection cache). resolve and load read its answer.
+func (e *Engine) findParent(_ context.Context, fl *Flight) (StageResult, *api.Error) {
+	if fl.Via.Conn != nil {
+		fl.found.parent, fl.found.held = fl.Via.Conn.ParentFor(fl.parsed.req.PreviousResponseID)
+	}
+	return StageResult{skip: true}, nil
+}
+
+// resolve finds the model configuration, reused from the connection's
+// latest response when that was resolved for the same model and tools.
+func (e *Engine) resolve(_ context.Context, fl *Flight) (StageResult, *api.Error) {
+	req, c := fl.parsed.req, fl.found.parent
+	if c != nil && c.model != nil &&
+		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == fl.parsed.partition {
+		fl.resolved.model = c.model
+		e.sh.Metrics.cacheLookup("connection_model", true)
+		return StageResult{note: "connection cache"}, nil
+	}
+	m, hit, err := e.resolveModel(fl.parsed.partition, req)
+	if err != nil {
+		return StageResult{bytes: len(req.Tools)}, err
+	}
+	fl.resolved.model, fl.resolved.cold = m, !hit
+	if e.models != nil {
+		e.sh.Metrics.cacheLookup("config", hit)
+	}
+	res := StageResult{items: len(m.tools), tokens: len(m.toolTokens), bytes: len(req.Tools)}
+	if hit {
+		res.note = "config cache"
+	}
+	return res, nil
+}
+
+// load finds the parent, in the connection cache or the store.
+func (e *Engine) load(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
+	id, found := fl.parsed.req.PreviousResponseID, fl.found
+	if id == "" {
+		return StageResult{}, nil
+	}
+	if found.held {
+		e.sh.Metrics.cacheLookup("connection", found.parent != nil)
+	}
+	if found.parent != nil {
+		fl.loaded.parent = found.parent
+		return StageResult{note: "connection cache"}, nil
+	}
+	p, n, err := e.hydrate(ctx, id)
+	res := StageResult{items: len(p.contextOrNil()) + len(p.outputOrNil()), bytes: n}
+	if err != nil {
+		return res, err
+	}
+	fl.loaded.parent, fl.loaded.bytes = p, n
+	res.note = "store"
+	return res, nil
+}
+
+// validate expands item references and checks that every tool output
+// answers a call, over the items that are new to this engine.
+func (e *Engine) validate(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
+	if err := e.buildContext(ctx, fl); err != nil {
+		return StageResult{items: len(fl.parsed.items)}, err
+	}
+	return StageResult{items: len(fl.built.context) - fl.freshFrom()}, nil
+}
+
+// render tokenizes instructions, tools and context. A parent built in
+// memory with the same instructions and tools already holds them.
+func (e *Engine) render(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
+	instructions := fl.instructionsText()
+	p := fl.loaded.parent
+	var res StageResult
+	var hits int
+	var err error
+	if p != nil && p.tokens != nil && p.model == fl.resolved.model && p.instructions == instructions {
+		fl.rendered.fresh = fl.freshFrom()
+		fl.rendered.itemTokens, fl.rendered.instructionsTokens = make([]int, len(fl.built.context)-fl.rendered.fresh), -1
+		fl.rendered.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, fl.parsed.partition, fl.built.context[fl.rendered.fresh:], fl.rendered.itemTokens)
+		res = StageResult{items: len(fl.built.context) - fl.rendered.fresh, tokens: len(fl.rendered.tokens) - len(p.tokens), note: "appended to cached tokens"}
+	} else {
+		fl.rendered.fresh = 0
+		fl.rendered.itemTokens = make([]int, len(fl.built.context))
+		toks := make([]int, 0, len(fl.resolved.model.toolTokens)+64*len(fl.built.context))
+		if instructions != "" {
+			toks, err = e.sh.Tokenizer.AppendEncodeWrapped(ctx, toks, "<|start|>system<|message|>", instructions, "<|end|>")
+		}
+		fl.rendered.instructionsTokens = len(toks)
+		if err == nil {
+			toks = append(toks, fl.resolved.model.toolTokens...)
+			toks, hits, err = e.renderItemsCounted(ctx, toks, fl.parsed.partition, fl.built.context, fl.rendered.itemTokens)
+		}
+		fl.rendered.tokens = toks
+		res = StageResult{items: len(fl.built.context), tokens: len(toks)}
+	}
+	if err != nil {
+		return res, clientGone()
+	}
+	if hits > 0 {
+		res.addNote(strconv.Itoa(hits) + " token cache hits")
+	}
+	fl.rendered.freshTokens = res.tokens
+	return res, nil
+}
+
+// classify runs the safety classifier over what render rendered anew: it
+// reads what it has not read before.
+func (e *Engine) classify(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
+	instructions := fl.instructionsText()
+	texts := make([]string, 0, len(fl.built.context)-fl.rendered.fresh+1)
+	if fl.rendered.fresh == 0 && instructions != "" {
+		texts = append(texts, instructions)
+	}
+	for i := fl.rendered.fresh; i < len(fl.built.context); i++ {
+		texts = append(texts, fl.built.context[i].Text())
+	}
+	flags, n, err := e.safety.Scan(ctx, texts)
+	fl.safety = flags
+	res := StageResult{items: len(texts), bytes: n}
+	if err != nil {
+		return res, clientGone()
+	}
+	if len(flags) > 0 {
+		res.note = strconv.Itoa(len(flags)) + " flags: " + flags[0].Kind
+	}
+	return res, nil
+}
+
+// hydrate loads a stored response and decodes its items.
+func (e *Engine) hydrate(ctx context.Context, id string) (*ChainState, int, *api.Error) {
+	if e.sh.Store == nil {
+		return nil, 0, api.PreviousResponseNotFound(id)
+	}
+	r, err := e.sh.Store.GetResponse(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, api.PreviousResponseNotFound(id)
+	}
+	if err != nil {
+		e.sh.Log.Error("load previous response", "id", id, "err", err)
+		return nil, 0, api.StoreError(err, "The stored response could not be read")
+	}
+	bytes := 0
+	decode := func(in []store.Item) ([]ctxItem, *api.Error) {
+		out := make([]ctxItem, len(in))
+		for i, si := range in {
+			bytes += len(si.JSON)
+			it, err := api.DecodeItem(si.JSON, "stored")
+			if err != nil {
+				return nil, api.ServerError("Stored response %s is unreadable.", id)
+			}
+			out[i] = ctxItem{Item: it, key: si.Key}
+		}
+		return out, nil
+	}
+	p := &ChainState{id: r.ID, stored: true}
+	var e2 *api.Error
+	if p.context, e2 = decode(r.Context); e2 != nil {
+		return nil, bytes, e2
+	}
+	if p.output, e2 = decode(r.Output); e2 != nil {
+		return nil, bytes, e2
+	}
+	return p, bytes, nil
+}
+
+// buildContext builds the context and checks the new items against it.
+func (e *Engine) buildContext(ctx context.Context, fl *Flight) *api.Error {
+	p := fl.loaded.parent
+	var callIDs map[string]struct{}
+	if p != nil {
+		fl.built.context = make([]ctxItem, 0, len(p.context)+len(p.output)+len(fl.parsed.items))
+		fl.built.context = append(fl.built.context, p.context...)
+		fl.built.context = append(fl.built.context, p.output...)
+		if p.callIDs != nil {
+			callIDs = p.callIDs
+		} else {
+			callIDs = map[string]struct{}{}
+			for i := range fl.built.context {
+				if fl.built.context[i].Type == api.TypeFunctionCall {
+					callIDs[fl.built.context[i].CallID] = struct{}{}
+				}
+			}
+		}
+	} else {
+		fl.built.context = make([]ctxItem, 0, len(fl.parsed.items))
+		callIDs = map[string]struct{}{}
+	}
+	fl.built.inputStart = len(fl.built.context)
+	var err *api.Error
+	if fl.built.context, err = e.admitItems(ctx, fl.built.context, callIDs, fl.parsed.items); err != nil {
+		return err
+	}
+	fl.built.callIDs = callIDs
+	return nil
+}
+
+// admitItems appends items to chain, each item_reference resolved (against
+// chain as it grows, then the engine's output items), and checks that every
+// function_call_output answers a call in callIDs, which gains the calls
+// among items. On an error callIDs is as it was, and the caller keeps its
+// chain.
+func (e *Engine) admitItems(ctx context.Context, chain []ctxItem, callIDs map[string]struct{}, items []api.Item) ([]ctxItem, *api.Error) {
+	var added []string
+	undo := func() {
+		for _, id := range added {
+			delete(callIDs, id)
+		}
+	}
+	for i := range items {
+		it := items[i]
+		var key int64
+		if it.Type == api.TypeItemReference {
+			ref, k, err := e.resolveReference(ctx, chain, it.ID, i)
+			if err != nil {
+				undo()
+				return nil, err
+			}
+			it, key = ref, k
+		}
+		switch it.Type {
+		case api.TypeFunctionCall:
+			if _, ok := callIDs[it.CallID]; !ok {
+				added = append(added, it.CallID)
+			}
+			callIDs[it.CallID] = struct{}{}
+		case api.TypeFunctionCallOutput:
+			if _, ok := callIDs[it.CallID]; !ok {
+				undo()
+				return nil, api.BadRequest("input", api.CodeInvalidValue,
+					"No tool call found for function call output with call_id %s.", it.CallID)
+			}
+		}
+		chain = append(chain, ctxItem{Item: it, key: key})
+	}
+	return chain, nil
+}
+
+// resolveReference finds an item_reference among the caller's chain first,
+// then among the output items this engine created.
+func (e *Engine) resolveReference(ctx context.Context, chain []ctxItem, id string, index int) (api.Item, int64, *api.Error) {
+	for j := len(chain) - 1; j >= 0; j-- {
+		if chain[j].ID == id && chain[j].Type != api.TypeItemReference {
+			return chain[j].Item, chain[j].key, nil
+		}
+	}
+	if e.sh.Store != nil {
+		si, err := e.sh.Store.FindOutputItem(ctx, id)
+		if err == nil {
+			it, derr := api.DecodeItem(si.JSON, "stored")
+			if derr == nil {
+				return it, si.Key, nil
+			}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return api.Item{}, 0, api.StoreError(err, "The referenced item could not be read")
+		}
+	}
+	return api.Item{}, 0, api.BadRequest("input", api.CodeInvalidValue,
+		"Item with id '%s' not found (input[%d] is an item_reference).", id, index)
+}
+
+func seedOf(req *api.CreateRequest) int64 {
+	if s, ok := req.Metadata["agentloop_seed"]; ok {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n
+		}
+	}
+	return 0
+}
