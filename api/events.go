@@ -1,6 +1,9 @@
 package api
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // Stream event types.
 const (
@@ -37,14 +40,12 @@ const (
 	OpenAIBetaPrototype  = "responses_websockets=2026-02-04"
 )
 
+// TerminalEvents are the event types that end a response's stream. The
+// explorer page reads them from here (views/explorer.templ).
+var TerminalEvents = []string{EventCompleted, EventFailed, EventIncomplete, EventError}
+
 // IsTerminal reports whether an event type ends a response's stream.
-func IsTerminal(typ string) bool {
-	switch typ {
-	case EventCompleted, EventIncomplete, EventFailed, EventError:
-		return true
-	}
-	return false
-}
+func IsTerminal(typ string) bool { return slices.Contains(TerminalEvents, typ) }
 
 // The Append* functions below are the fast event encoder: each appends one
 // event's JSON to b without reflection. Response snapshots are passed in

@@ -1,6 +1,9 @@
 package api
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+)
 
 // WebSocket lanes (docs/protocol.md, "`stream_id` lanes"): a response.create's stream_id names
 // a FIFO lane of its connection, and every event of a named lane echoes it.
@@ -30,6 +33,10 @@ func ValidStreamID(s string) bool {
 	}
 	return true
 }
+
+// StreamIDPattern is ValidStreamID's rule as a regular expression, for the
+// page that checks a stream_id before it sends one (views/explorer.templ).
+var StreamIDPattern = "^[A-Za-z0-9_.-]{1," + strconv.Itoa(MaxStreamIDLen) + "}$"
 
 // InvalidStreamID is the error for a stream_id that is not one. Its frame
 // carries no stream_id: no lane can be named by it.

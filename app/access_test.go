@@ -13,6 +13,7 @@ import (
 
 	"agentloop/app"
 	"agentloop/app/apptest"
+	"agentloop/internal/wait"
 
 	"github.com/coder/websocket"
 )
@@ -293,11 +294,12 @@ func TestExpiredSessionIsRefused(t *testing.T) {
 	a := apptest.Start(t, apptest.DB(dbPath), func(c *app.Config) { c.APIKey = "sk-secret"; c.SessionTTL = time.Millisecond })
 	name := "agentloop_session_" + port(a.URL())
 	resp, _ := login(t, a.URL(), "sk-secret", nil)
+	loggedIn := time.Now() // the session was made before the answer
 	ck := sessionCookie(t, resp, name)
 	if n := countRows(t, dbPath, "login_sessions"); n != 1 {
 		t.Fatalf("%d sessions stored", n)
 	}
-	time.Sleep(5 * time.Millisecond) // past the TTL; nothing is asserted about time
+	wait.Until(t, "the session's TTL to pass", func() bool { return time.Since(loggedIn) > time.Millisecond })
 	resp, _ = do(t, "GET", a.URL()+"/metrics", "", map[string]string{"Cookie": name + "=" + ck.Value, "Sec-Fetch-Site": "same-origin"})
 	if resp.StatusCode != 401 {
 		t.Fatalf("expired session: %d", resp.StatusCode)

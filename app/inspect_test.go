@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"agentloop/app"
 	"agentloop/app/apptest"
 	"agentloop/inspect"
+	"agentloop/internal/wait"
 	"agentloop/store/sqlite"
 
 	"github.com/coder/websocket"
@@ -73,7 +75,7 @@ func TestTheInspectorSeesEveryClientSession(t *testing.T) {
 
 	// The inspector records asynchronously: wait for the state.
 	var wsSess, httpSess inspect.Session
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	wait.UntilErr(t, "the sessions to show every turn", func() error {
 		_, body := do(t, "GET", a.URL()+"/api/sessions", "", nil)
 		var list struct{ Data []inspect.Session }
 		if err := json.Unmarshal([]byte(body), &list); err != nil {
@@ -90,12 +92,10 @@ func TestTheInspectorSeesEveryClientSession(t *testing.T) {
 			}
 		}
 		if wsSess.Summary.Turns == 2 && httpSess.Summary.Turns == 3 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sessions never showed every turn: %s", body)
-		}
-	}
+		return fmt.Errorf("sessions: %s", body)
+	})
 	if wsSess.Client.UserAgent != "ws-client/2" || wsSess.Client.Originator != "codex_exec" || wsSess.Summary.CacheHits == 0 ||
 		wsSess.Summary.OutputTokens == 0 || wsSess.Summary.Estimate != nil {
 		t.Fatalf("WebSocket session %+v", wsSess)
@@ -148,15 +148,14 @@ func sessionsByKey(t *testing.T, a *app.App) map[string]inspect.Session {
 // never a moment.
 func waitSession(t *testing.T, a *app.App, what string, ok func(map[string]inspect.Session) bool) map[string]inspect.Session {
 	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		got := sessionsByKey(t, a)
-		if ok(got) {
-			return got
+	var got map[string]inspect.Session
+	wait.UntilErr(t, what, func() error {
+		if got = sessionsByKey(t, a); ok(got) {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never; sessions %+v", what, got)
-		}
-	}
+		return fmt.Errorf("sessions %+v", got)
+	})
+	return got
 }
 
 // On /inspect, live means a connection still open or a turn in flight, as
@@ -209,15 +208,10 @@ func TestInspectLiveIsTrueAndADroppedWaitRecordsItsRealTime(t *testing.T) {
 		}
 		dropped <- err
 	}()
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	wait.Until(t, "the request to wait in stack_classify", func() bool {
 		_, m := do(t, "GET", a.URL()+"/metrics", "", nil)
-		if strings.Contains(m, `stage="stack_classify"} 1`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the request never waited in stack_classify")
-		}
-	}
+		return strings.Contains(m, `stage="stack_classify"} 1`)
+	})
 	waitSession(t, a, "the session live while its turn is in flight", func(m map[string]inspect.Session) bool { return m["http:key:dropped"].Live })
 	cancel()
 	<-dropped

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"agentloop/api"
 	"agentloop/app"
 	"agentloop/app/apptest"
+	"agentloop/internal/wait"
 	"agentloop/store/postgres/pgtest"
 
 	"github.com/coder/websocket"
@@ -99,22 +101,17 @@ func TestReplicasShareTracesAndReadiness(t *testing.T) {
 	// The trace reaches the store within the group-commit window; wait for
 	// that state, not for a time.
 	var tr api.Trace
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.UntilErr(t, "replica b to serve the trace of "+created.ID, func() error {
 		resp, err := http.Get(b.URL() + "/api/traces/" + created.ID)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		ok := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&tr) == nil
-		resp.Body.Close()
-		if ok {
-			break
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica b never served the trace of %s: last status %d", created.ID, resp.StatusCode)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return json.NewDecoder(resp.Body).Decode(&tr)
+	})
 	if tr.ResponseID != created.ID || tr.Replica != "replica-a" || len(tr.Spans) == 0 {
 		t.Errorf("trace from the other replica: %+v, want %s served by replica-a with its spans", tr, created.ID)
 	}

@@ -3,12 +3,14 @@ package app_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"agentloop/app"
 	"agentloop/app/apptest"
+	"agentloop/internal/wait"
 	"agentloop/store"
 	"agentloop/store/sqlite"
 )
@@ -42,17 +44,12 @@ func TestRetentionSweepsOldResponsesAtStart(t *testing.T) {
 				t.Fatalf("--retention 0 must keep everything: %v", err)
 			}
 		} else {
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				_, err := a.DB.GetResponse(ctx, "resp_old")
-				if errors.Is(err, store.ErrNotFound) {
-					break
+			wait.UntilErr(t, "the sweep to delete the response older than --retention", func() error {
+				if _, err := a.DB.GetResponse(ctx, "resp_old"); !errors.Is(err, store.ErrNotFound) {
+					return fmt.Errorf("still there: %v", err)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the response older than --retention is still there: %v", err)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return nil
+			})
 		}
 		if _, err := a.DB.GetResponse(ctx, "resp_new"); err != nil {
 			t.Fatalf("a response newer than --retention was swept: %v", err)

@@ -3,12 +3,13 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"agentloop/app/apptest"
 	"agentloop/inspect"
+	"agentloop/internal/wait"
 	"agentloop/rollout"
 	"agentloop/workload"
 )
@@ -36,7 +37,7 @@ func TestInspectorExportsARaceAsItsWorkload(t *testing.T) {
 	// The inspector records asynchronously: wait until both sessions hold
 	// every response (the WebSocket's warm-up too).
 	var sessions []inspect.Session
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	wait.UntilErr(t, "both sessions to hold every response", func() error {
 		_, body := do(t, "GET", a.URL()+"/api/sessions", "", nil)
 		var list struct{ Data []inspect.Session }
 		if err := json.Unmarshal([]byte(body), &list); err != nil {
@@ -49,12 +50,10 @@ func TestInspectorExportsARaceAsItsWorkload(t *testing.T) {
 			}
 		}
 		if len(sessions) == 2 && sessions[0].Summary.Turns+sessions[1].Summary.Turns == 2*len(want.Turns)+1 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sessions: %+v", list.Data)
-		}
-	}
+		return fmt.Errorf("sessions: %+v", list.Data)
+	})
 	// The race's sessions are tagged with its run and lane, and can be
 	// filtered out.
 	tags := map[string]bool{}

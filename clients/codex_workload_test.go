@@ -3,15 +3,16 @@ package clients
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"agentloop/inference"
 	"agentloop/inspect"
+	"agentloop/internal/wait"
 	"agentloop/rollout"
 	"agentloop/workload"
 )
@@ -49,7 +50,7 @@ func TestCodexSessionAsWorkload(t *testing.T) {
 
 	// Exported: the inspector's session, once it holds every response.
 	var exported *workload.Workload
-	for deadline := time.Now().Add(30 * time.Second); exported == nil; time.Sleep(20 * time.Millisecond) {
+	wait.UntilErr(t, "the inspector to hold the WebSocket session with every response", func() error {
 		sessions, err := eng.app.Inspector.Sessions(context.Background(), 10)
 		if err != nil {
 			t.Fatal(err)
@@ -57,12 +58,11 @@ func TestCodexSessionAsWorkload(t *testing.T) {
 		for _, s := range sessions {
 			if s.Transport == inspect.TransportWebSocket && s.Summary.Turns == len(imported.Turns)+1 { // and the warm-up
 				exported = fetchWorkload(t, eng.app.URL()+"/api/sessions/"+s.ID+"/workload")
+				return nil
 			}
 		}
-		if exported == nil && time.Now().After(deadline) {
-			t.Fatalf("the inspector holds no WebSocket session of %d responses: %+v", len(imported.Turns)+1, sessions)
-		}
-	}
+		return fmt.Errorf("no WebSocket session of %d responses: %+v", len(imported.Turns)+1, sessions)
+	})
 	compareWorkloads(t, exported, imported)
 
 	runner := rollout.NewRunner(eng.app.URL(), eng.app.DB, nil)

@@ -246,20 +246,23 @@ func TestClassroom(t *testing.T) {
 		{"login", keyed.URL() + "/race"},
 	}
 
-	t.Run("axe", func(t *testing.T) {
-		// Browsers log the login page's 401, the bad filter's 400 and the
-		// missing page's 404. axe-core goes in as an inline script, which
-		// the pages' Content-Security-Policy refuses; the test bypasses it.
-		p := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)}, "status of 401", "status of 400", "status of 404")
-		for _, scheme := range []*playwright.ColorScheme{playwright.ColorSchemeLight, playwright.ColorSchemeDark} {
+	// The pages are read, not changed, from here on: the two colour
+	// schemes' axe passes and the phone pass run side by side.
+	for _, scheme := range []*playwright.ColorScheme{playwright.ColorSchemeLight, playwright.ColorSchemeDark} {
+		t.Run("axe-"+string(*scheme), func(t *testing.T) {
+			t.Parallel()
+			// Browsers log the login page's 401, the bad filter's 400 and the
+			// missing page's 404. axe-core goes in as an inline script, which
+			// the pages' Content-Security-Policy refuses; the test bypasses it.
+			p := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)}, "status of 401", "status of 400", "status of 404")
 			check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: scheme}), "colour scheme")
 			for _, pg := range pages {
 				goTo(t, p, pg.url)
 				settle(t, p, pg.name)
 				axeCheck(t, p, axe, pg.name+" ("+string(*scheme)+")")
 			}
-		}
-	})
+		})
+	}
 
 	t.Run("runs-bad-date", func(t *testing.T) {
 		p := newPage(t, "status of 400")
@@ -270,6 +273,7 @@ func TestClassroom(t *testing.T) {
 	})
 
 	t.Run("phone", func(t *testing.T) {
+		t.Parallel()
 		p := newPage(t, "status of 401", "status of 400", "status of 404")
 		check(t, p.SetViewportSize(390, 844), "phone width")
 		for _, pg := range pages {

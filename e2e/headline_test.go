@@ -85,6 +85,7 @@ func TestHeadlineIsOneSentenceEverywhere(t *testing.T) {
 		pageShowsWhatTheServerComputed(t, page, v.name, run)
 	}
 	formatsAgree(t, page)
+	copiesItsLink(t, page, "#run-copy-link", "#run-state") // the permalink is the last page visited
 
 	// The same race, lean: one click from the permalink.
 	check(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "The same race, lean", Exact: playwright.Bool(true)}).Click(), "the same race, lean")

@@ -141,6 +141,7 @@ func TestInspectWatchesAClientLive(t *testing.T) {
 	check(t, expect.Locator(turnRows).ToHaveCount(4), "the fourth turn arrives live")
 	check(t, expect.Locator(page.GetByTestId("summary-turns")).ToHaveText("4"), "the summary follows")
 	screenshot(t, page, "inspect-session.png")
+	copiesItsLink(t, page, "#session-copy-link", "#session-state")
 
 	// Live means the connection is open: closing it makes the session idle.
 	live := page.Locator("#session-live")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -63,11 +64,17 @@ func runMain(m *testing.M) int {
 	return code
 }
 
+// needBrowser skips t without the browser set-up; with it, t runs in
+// parallel with the other browser tests. Each starts its own app and opens
+// its own browser contexts on the one shared browser, and most of a browser
+// test's time is spent waiting (for a race's modelled time, for the page),
+// so they overlap well.
 func needBrowser(t *testing.T) {
 	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+	t.Parallel()
 }
 
 // newPage opens a page in its own browser context at desktop width. The
@@ -178,4 +185,15 @@ func toFloat(v any) float64 {
 		return n
 	}
 	return 0
+}
+
+// copiesItsLink clicks a permalink's copy button (common.js's copyLink)
+// and expects its status to say the link was copied or, where the
+// browser refuses the clipboard, to show the link itself.
+func copiesItsLink(t *testing.T, page playwright.Page, button, status string) {
+	t.Helper()
+	link, err := page.Locator(button).GetAttribute("data-link")
+	check(t, err, button+"'s link")
+	check(t, page.Locator(button).Click(), "click "+button)
+	check(t, expect.Locator(page.Locator(status)).ToHaveText(regexp.MustCompile(`^(Link copied\.|`+regexp.QuoteMeta(link)+`)$`)), button+" copies its link")
 }

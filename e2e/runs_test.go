@@ -3,12 +3,14 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"agentloop/app"
 	"agentloop/app/apptest"
+	"agentloop/internal/wait"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -85,11 +87,12 @@ func startRaceWith(t *testing.T, client *http.Client, base, body string) (id, to
 	return out.ID, out.CancelToken
 }
 
-// waitRun polls the run until it ends and returns its status.
+// waitRun polls the run until it ends, for at most limit (a race of
+// modelled minutes outlasts wait.Deadline), and returns its status.
 func waitRun(t *testing.T, base, id string, limit time.Duration) string {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
+	var status string
+	err := wait.Poll(limit, func() error {
 		res, err := http.Get(base + "/api/runs/" + id)
 		check(t, err, "GET the run")
 		var run struct {
@@ -98,12 +101,14 @@ func waitRun(t *testing.T, base, id string, limit time.Duration) string {
 		err = json.NewDecoder(res.Body).Decode(&run)
 		res.Body.Close()
 		check(t, err, "decode the run")
-		switch run.Status {
+		switch status = run.Status; status {
 		case "passed", "failed", "interrupted", "cancelled":
-			return run.Status
+			return nil
 		}
-		time.Sleep(200 * time.Millisecond)
+		return fmt.Errorf("status %s", status)
+	})
+	if err != nil {
+		t.Fatalf("run %s did not end in %v: %v", id, limit, err)
 	}
-	t.Fatalf("run %s did not end in %v", id, limit)
-	return ""
+	return status
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/internal/wait"
 )
 
 // quickProfile decodes fast enough that tests finish in milliseconds while
@@ -47,18 +48,6 @@ func consume(t *testing.T, g *Generation) []int {
 			}
 			return seen
 		}
-	}
-}
-
-// waitFor polls cond, failing after a generous deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -150,7 +139,7 @@ func TestSchedulerReleasesInstantJobsAtOnce(t *testing.T) {
 		}
 	}
 	// Only the paced stream still holds a slot.
-	waitFor(t, "the instant jobs to leave the batch", func() bool { d, q := s.Active(); return d == 1 && q == 0 })
+	wait.Until(t, "the instant jobs to leave the batch", func() bool { d, q := s.Active(); return d == 1 && q == 0 })
 	if paced.Done() {
 		t.Fatal("the paced stream finished early")
 	}
@@ -251,7 +240,7 @@ func TestSchedulerNoGoroutinePerStream(t *testing.T) {
 	for i := range gens {
 		gens[i] = s.Submit(Job{Profile: slowProfile("many", 1024), PrefillTokens: 100, OutputTokens: 100, JitterSeed: uint64(i)})
 	}
-	waitFor(t, "first tokens", func() bool { return gens[len(gens)-1].Released() >= 1 })
+	wait.Until(t, "first tokens", func() bool { return gens[len(gens)-1].Released() >= 1 })
 	if after := runtime.NumGoroutine(); after > before+2 {
 		t.Fatalf("goroutines grew from %d to %d with 500 streams", before, after)
 	}
@@ -355,7 +344,7 @@ func TestHeldSlotResumes(t *testing.T) {
 	consume(t, a)
 	other := s.Submit(Job{Profile: p, OutputTokens: 2})
 	// The slot stays taken while the response is paused.
-	waitFor(t, "the other job queued", func() bool { d, q := s.Active(); return d == 1 && q == 1 })
+	wait.Until(t, "the other job queued", func() bool { d, q := s.Active(); return d == 1 && q == 1 })
 	if other.Done() || !other.Timings().Admitted.IsZero() {
 		t.Fatal("a job was admitted into a held slot")
 	}
@@ -380,7 +369,7 @@ func TestHeldSlotRelease(t *testing.T) {
 	a := s.Submit(Job{Profile: p, OutputTokens: 2, Hold: true})
 	consume(t, a)
 	other := s.Submit(Job{Profile: p, OutputTokens: 2})
-	waitFor(t, "the other job queued", func() bool { _, q := s.Active(); return q == 1 })
+	wait.Until(t, "the other job queued", func() bool { _, q := s.Active(); return q == 1 })
 	a.Release()
 	consume(t, other)
 	if d, q := s.Active(); d != 0 || q != 0 {

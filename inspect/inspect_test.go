@@ -9,6 +9,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/apistack"
+	"agentloop/internal/wait"
 	"agentloop/store"
 	"agentloop/store/sqlite"
 )
@@ -351,7 +352,7 @@ func TestLiveMeansAConnectionOpenOrATurnInFlight(t *testing.T) {
 	in.ObserveTrace(trace("ws:conn_a", TransportWebSocket, 1))
 	in.ObserveTrace(trace("http:key:k", TransportHTTP, 2))
 	var ws, http Session
-	waitFor(t, func() bool {
+	wait.Until(t, "both sessions recorded", func() bool {
 		got, _ := in.Since(0)
 		for _, s := range got {
 			switch s.Key {
@@ -374,7 +375,7 @@ func TestLiveMeansAConnectionOpenOrATurnInFlight(t *testing.T) {
 	if s, _ := in.Tail(ws.ID, 0); s.Live {
 		t.Fatal("closed: still live")
 	}
-	waitFor(t, func() bool {
+	wait.Until(t, "the closed connection published not live", func() bool {
 		later, _ := in.Since(ws.Version)
 		for _, s := range later {
 			if s.Key == "ws:conn_a" && !s.Live {
@@ -395,16 +396,5 @@ func TestSessionsOrderByRealTimes(t *testing.T) {
 	got, _ := in.Since(0)
 	if len(got) != 1 || got[0].UpdatedUnixNS > time.Now().UnixNano() {
 		t.Fatalf("session updated at %d, after now %d", got[0].UpdatedUnixNS, time.Now().UnixNano())
-	}
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting for the state")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"agentloop/app"
 	"agentloop/app/apptest"
 	"agentloop/rollout"
+	"agentloop/workload"
 )
 
 // drillTraces keeps the traces the engine observed with a drill on them,
@@ -92,6 +93,31 @@ func apiJSON(t *testing.T, method, url string, body, out any) int {
 // its success check, that the drill fired and is recorded (GET
 // /api/drills and the trace of the request it hit), and that the lane's
 // turn shows the recovery and its cost.
+// shortWorkload is the race of the tests whose point is not a scenario's
+// length or its long context: a few short turns, each with a tool call but
+// the last, enough for every drill to fire on a turn after the first ones
+// and for the lane to go on after it. Recovery, connections, traces and the
+// stack's costs are the lane's, the same for a workload as for a scenario
+// (TestRaceEveryScenarioEveryLanePasses plays the scenarios whole).
+func shortWorkload(t *testing.T) *workload.Workload {
+	t.Helper()
+	w, err := workload.Parse([]byte(`{
+  "version": 1, "source": "test", "instructions_tokens": 600, "tools_tokens": 300, "tools": 1,
+  "turns": [
+    {"input": [{"kind": "user_message", "tokens": 40}], "output_tokens": 30, "calls": [{"argument_tokens": 10}]},
+    {"input": [{"kind": "tool_output", "tokens": 200}], "output_tokens": 30, "calls": [{"argument_tokens": 10}]},
+    {"input": [{"kind": "tool_output", "tokens": 200}], "output_tokens": 30, "calls": [{"argument_tokens": 10}]},
+    {"input": [{"kind": "tool_output", "tokens": 200}], "output_tokens": 30, "calls": [{"argument_tokens": 10}]},
+    {"input": [{"kind": "tool_output", "tokens": 200}], "output_tokens": 30, "calls": [{"argument_tokens": 10}]},
+    {"input": [{"kind": "tool_output", "tokens": 200}], "output_tokens": 30}
+  ]
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func TestEveryDrillTheAgentRecovers(t *testing.T) {
 	t.Parallel() // a whole race on its own engine: overlaps the other slow races of this package
 	cases := []struct {
@@ -122,7 +148,7 @@ func TestEveryDrillTheAgentRecovers(t *testing.T) {
 				t.Fatalf("arm: %d", code)
 			}
 			runner := rollout.NewRunner(a.URL(), a.DB, nil)
-			id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: rollout.Scenarios()[0].Name, Profile: "instant",
+			id, sum, err := runner.Run(context.Background(), rollout.Config{Workload: shortWorkload(t), Profile: "instant",
 				Lanes: []string{c.lane}, Seed: 3}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -210,7 +236,7 @@ func TestRaceDrillScheduleHitsOnlyItsLane(t *testing.T) {
 	seen := newDrillTraces()
 	a := apptest.Start(t, func(cfg *app.Config) { cfg.Observer = seen })
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
-	id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: rollout.Scenarios()[0].Name, Profile: "instant",
+	id, sum, err := runner.Run(context.Background(), rollout.Config{Workload: shortWorkload(t), Profile: "instant",
 		Lanes: []string{rollout.LaneWS, rollout.LaneHTTPOptimized}, Seed: 3, Drills: []rollout.LaneDrill{
 			{Drill: api.DrillDropMidStream, Lane: rollout.LaneWS, AfterTurns: 2},
 			{Drill: api.DrillDropMidStream, Lane: rollout.LaneHTTPOptimized, AfterTurns: 1},

@@ -92,21 +92,7 @@ func (rc *race) drillAPI(ctx context.Context, method, path string, body any, out
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), method, rc.r.engineURL+"/api/drills"+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if rc.r.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+rc.r.APIKey)
-	}
-	client := http.DefaultClient
-	if rc.r.TLS != nil {
-		client = &http.Client{Transport: &http.Transport{TLSClientConfig: rc.r.TLS}}
-	}
-	resp, err := client.Do(req)
+	resp, err := rc.r.engineDo(ctx, method, "/api/drills"+path, rd)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func TestRaceStoresItsHeadline(t *testing.T) {
 	t.Parallel() // a whole race on its own engine
 	a := apptest.Start(t)
 	ctx := context.Background()
-	cfg := rollout.Config{Scenario: "fix-failing-test", Profile: "instant", Sequential: true, Seed: 1, Repeats: 1,
+	cfg := rollout.Config{Workload: shortWorkload(t), Profile: "instant", Sequential: true, Seed: 1, Repeats: 1,
 		Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS}, Stack: apistack.HostedPostSprint}
 	id, sum, err := rollout.NewRunner(a.URL(), a.DB, nil).Run(ctx, cfg, nil)
 	if err != nil {

@@ -3,6 +3,7 @@ package rollout_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -16,17 +17,18 @@ import (
 // waitRun polls the stored run until it has ended.
 func waitRun(t *testing.T, db rollout.RunReader, id string) *rollout.RunRecord {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		rec, err := rollout.LoadRun(context.Background(), db, id)
-		if err == nil && rollout.Ended(rec.Status) {
-			return rec
+	var rec *rollout.RunRecord
+	wait.UntilErr(t, "run "+id+" to end", func() error {
+		var err error
+		if rec, err = rollout.LoadRun(context.Background(), db, id); err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s did not end: %+v %v", id, rec, err)
+		if !rollout.Ended(rec.Status) {
+			return fmt.Errorf("status %s", rec.Status)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return rec
 }
 
 func checkLanes(t *testing.T, rec *rollout.RunRecord, want string) {
@@ -73,19 +75,11 @@ func TestRacesAreCappedQueuedAndCancellable(t *testing.T) {
 		t.Fatalf("a race past the queue: %v, want 429 with Retry-After", err)
 	}
 	// The queued race says what it waits behind.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	wait.Until(t, "the queued race to say it waits behind "+first, func() bool {
 		mu.Lock()
-		b := behind
-		mu.Unlock()
-		if b == first {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the queued race waits behind %q, want %q", b, first)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return behind == first
+	})
 	// Cancelling the queued race ends it without running; cancelling the
 	// running one stops it. Both end cancelled, with every lane cancelled.
 	if err := runner.Cancel(second); err != nil {

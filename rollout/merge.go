@@ -15,15 +15,7 @@ import (
 // fetchTrace reads the engine's trace of one response, directly (not
 // through the proxy).
 func (rc *race) fetchTrace(ctx context.Context, id string) (*api.Trace, error) {
-	req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), "GET", rc.r.engineURL+"/api/traces/"+id, nil)
-	if rc.r.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+rc.r.APIKey)
-	}
-	client := http.DefaultClient
-	if rc.r.TLS != nil {
-		client = &http.Client{Transport: &http.Transport{TLSClientConfig: rc.r.TLS}}
-	}
-	resp, err := client.Do(req)
+	resp, err := rc.r.engineDo(ctx, http.MethodGet, "/api/traces/"+id, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,11 @@ package rollout_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"agentloop/api"
@@ -19,8 +21,12 @@ func TestRaceEveryScenarioEveryLanePasses(t *testing.T) {
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	for _, sc := range rollout.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
+			// Each race's stateless HTTP lane re-renders its whole history
+			// every turn and outlasts the other lanes by far, on one core:
+			// the scenarios' races overlap on the machine's others.
+			t.Parallel()
 			var snaps int
-			id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: sc.Name, Profile: "burst", RTTms: 2, Seed: 3},
+			id, sum, err := runner.Run(context.Background(), rollout.Config{Scenario: sc.Name, Profile: "instant", RTTms: 2, Seed: 3},
 				func(rollout.Snapshot) { snaps++ })
 			if err != nil {
 				t.Fatal(err)
@@ -131,7 +137,7 @@ func TestRaceAgainstAKeyedServer(t *testing.T) {
 	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-race" })
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
 	runner.APIKey = "sk-race"
-	_, sum, err := runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws", "http-chained"}}, nil)
+	_, sum, err := runner.Run(context.Background(), rollout.Config{Workload: shortWorkload(t), Profile: "burst", Lanes: []string{"ws", "http-chained"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,9 +164,13 @@ func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every TLS handshake the race's clients make, the lanes' and the
+	// trace lookups' alike, is counted.
+	var handshakes atomic.Int32
+	clientTLS.VerifyConnection = func(tls.ConnectionState) error { handshakes.Add(1); return nil }
 	runner := rollout.NewRunner(url, a.DB, nil)
 	runner.TLS = clientTLS
-	id, sum, err := runner.Run(context.Background(), rollout.Config{Profile: "burst", Lanes: []string{"ws", "http-chained"}, RTTms: 5, TLS: true}, nil)
+	id, sum, err := runner.Run(context.Background(), rollout.Config{Workload: shortWorkload(t), Profile: "burst", Lanes: []string{"ws", "http-chained"}, RTTms: 5, TLS: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +192,11 @@ func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
 	// Each lane opens its connection once and reuses it.
 	if connects != 2 {
 		t.Fatalf("%d turns paid for a new connection, want one per lane", connects)
+	}
+	// The trace lookups (one per turn, at most two at a time) share one
+	// engine client: they reuse its connections too.
+	if n := int(handshakes.Load()) - connects; n > 2 {
+		t.Fatalf("the trace lookups of %d turns made %d TLS handshakes, want at most two", len(rec.Turns), n)
 	}
 }
 

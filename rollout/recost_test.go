@@ -21,7 +21,7 @@ func TestRecosted(t *testing.T) {
 	// The hosted stack's stages, with fast classifiers to keep the race short.
 	hosted := apistack.Hosted
 	hosted.Preset, hosted.ClassifyTPS, hosted.ClassifyTPSBaseline = "custom", 5e6, 1e6
-	cfg := rollout.Config{Scenario: "fix-failing-test", Profile: "instant", Sequential: true,
+	cfg := rollout.Config{Workload: shortWorkload(t), Profile: "instant", Sequential: true,
 		Lanes: []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS}, Stack: hosted}
 	id, _, err := rollout.NewRunner(a.URL(), a.DB, nil).Run(context.Background(), cfg, nil)
 	if err != nil {

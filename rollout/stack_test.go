@@ -64,7 +64,7 @@ func TestRaceWithTheHostedStack(t *testing.T) {
 	t.Parallel() // a whole race on its own engine: overlaps the other slow races of this package
 	a := apptest.Start(t)
 	runner := rollout.NewRunner(a.URL(), a.DB, nil)
-	cfg := rollout.Config{Scenario: "fix-failing-test", Profile: "instant", Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS},
+	cfg := rollout.Config{Workload: shortWorkload(t), Profile: "instant", Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS},
 		Stack: apistack.Hosted, Sequential: true}
 	id, sum, err := runner.Run(context.Background(), cfg, nil)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"text/template"
 )
 
 // config-migration: move relay's http.timeout (seconds) to http.timeoutMs
@@ -266,15 +265,7 @@ var relayChannels = []tsChannel{
 
 func buildRelay() map[string]string {
 	files := parseArchive(relayArchive)
-	tmpls := parseArchive(relayTemplateArchive)
-	render := func(name string, data any) string {
-		t := template.Must(template.New(name).Parse(tmpls[name]))
-		var b strings.Builder
-		if err := t.Execute(&b, data); err != nil {
-			panic("scenario: template " + name + ": " + err.Error())
-		}
-		return strings.TrimRight(b.String(), "\n") + "\n"
-	}
+	render := archiveRenderer(relayTemplateArchive, nil)
 	var index strings.Builder
 	index.WriteString("import type { Config } from '../config/schema.js';\nimport type { HttpClient } from '../http/client.js';\n")
 	for _, c := range relayChannels {

@@ -521,20 +521,7 @@ func titleWord(s string) string {
 
 func buildFulfil() map[string]string {
 	files := parseArchive(fulfilArchive)
-	tmpls := parseArchive(fulfilTemplateArchive)
-	funcs := template.FuncMap{"title": titleWord}
-	render := func(name string, data any) string {
-		t := template.Must(template.New(name).Funcs(funcs).Parse(tmpls[name]))
-		var b strings.Builder
-		if err := t.Execute(&b, data); err != nil {
-			panic("scenario: template " + name + ": " + err.Error())
-		}
-		out := b.String()
-		if !strings.HasSuffix(out, "\n") {
-			out += "\n"
-		}
-		return out
-	}
+	render := archiveRenderer(fulfilTemplateArchive, template.FuncMap{"title": titleWord})
 	for _, e := range fulfilEntities {
 		files["internal/store/"+e.PluralVar+".go"] = render("store.go.tmpl", e)
 		files["internal/httpapi/"+e.PluralVar+".go"] = render("handlers.go.tmpl", e)

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"text/template"
 )
 
 // rename-api: rename StockClient.fetch_items to list_items across a Python
@@ -338,15 +337,7 @@ var stockroomChannels = []pyChannel{
 
 func buildStockroom() map[string]string {
 	files := parseArchive(stockroomArchive)
-	tmpls := parseArchive(stockroomTemplateArchive)
-	render := func(name string, data any) string {
-		t := template.Must(template.New(name).Parse(tmpls[name]))
-		var b strings.Builder
-		if err := t.Execute(&b, data); err != nil {
-			panic("scenario: template " + name + ": " + err.Error())
-		}
-		return strings.TrimRight(b.String(), "\n") + "\n"
-	}
+	render := archiveRenderer(stockroomTemplateArchive, nil)
 	for _, c := range stockroomChannels {
 		files[c.file()] = render("channel.py.tmpl", c)
 		files[c.testFile()] = render("channel_test.py.tmpl", c)

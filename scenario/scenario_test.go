@@ -307,3 +307,23 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A template literal's text is skipped, before and after each ${...} it
+// holds, and one left open is reported where its text began.
+func TestSyntaxCheckReadsTemplateLiterals(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"const a = `x ${f(`y ${b}`)} ( z`;\n", ""},
+		{"const a = `{ ${b} [`;\nf(a);\n", ""},
+		{"const a = `open\n", "1:11: unterminated template literal"},
+		{"const a = `x ${b} open\n", "1:17: unterminated template literal"},
+		{"const a = `x ${b;\n", "unexpected EOF, expected }"},
+	} {
+		err := checkSyntax("a.ts", c.src)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v, want none", c.src, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q: %v, want %q", c.src, err, c.want)
+		}
+	}
+}

@@ -65,6 +65,29 @@ func checkSyntax(p, src string) *syntaxError {
 		}
 		return &syntaxError{sl, sc, "string literal not terminated"}
 	}
+	// scanTemplate consumes a template literal's text, from its opening
+	// backquote or the } closing a ${, to its end or the next ${ (which
+	// resumes as code; the matching } calls it again). (sl, sc) is where
+	// the text started, for the error.
+	scanTemplate := func(sl, sc int) *syntaxError {
+		for i < len(src) {
+			if src[i] == '\\' && i+1 < len(src) {
+				next()
+				next()
+				continue
+			}
+			if startsWith("${") {
+				next()
+				next()
+				stack = append(stack, open{'{', line, col, true})
+				return nil
+			}
+			if next() == '`' {
+				return nil
+			}
+		}
+		return &syntaxError{sl, sc, "unterminated template literal"}
+	}
 	closer := map[byte]byte{')': '(', ']': '[', '}': '{'}
 	// lastSig is the last significant character outside strings and
 	// comments; after one of these a / starts a regular expression literal.
@@ -156,27 +179,8 @@ func checkSyntax(p, src string) *syntaxError {
 		case c == '`' && lang == "ts":
 			sl, sc := line, col+1
 			next()
-			closed := false
-			for i < len(src) {
-				if src[i] == '\\' && i+1 < len(src) {
-					next()
-					next()
-					continue
-				}
-				if startsWith("${") {
-					next()
-					next()
-					stack = append(stack, open{'{', line, col, true})
-					closed = true // resumes as code; the matching } returns here
-					break
-				}
-				if next() == '`' {
-					closed = true
-					break
-				}
-			}
-			if !closed {
-				return &syntaxError{sl, sc, "unterminated template literal"}
+			if err := scanTemplate(sl, sc); err != nil {
+				return err
 			}
 			lastSig = '"'
 			continue
@@ -195,29 +199,9 @@ func checkSyntax(p, src string) *syntaxError {
 			top := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			if top.template {
-				// Back inside the template literal: scan to its end or the next ${.
-				sl, sc := line, col
-				closed := false
-				for i < len(src) {
-					if src[i] == '\\' && i+1 < len(src) {
-						next()
-						next()
-						continue
-					}
-					if startsWith("${") {
-						next()
-						next()
-						stack = append(stack, open{'{', line, col, true})
-						closed = true
-						break
-					}
-					if next() == '`' {
-						closed = true
-						break
-					}
-				}
-				if !closed {
-					return &syntaxError{sl, sc, "unterminated template literal"}
+				// Back inside the template literal.
+				if err := scanTemplate(line, col); err != nil {
+					return err
 				}
 			}
 		}

@@ -21,6 +21,13 @@ func queryAliasesJSON() string {
 	return string(b)
 }
 
+// terminalEventsJSON is api.TerminalEvents for explorer.js, which ends a
+// request at one of them.
+func terminalEventsJSON() string {
+	b, _ := json.Marshal(api.TerminalEvents)
+	return string(b)
+}
+
 // ExplorerPage composes response.create bodies and sends them from the
 // browser over WebSocket or HTTP (SSE).
 func ExplorerPage(p Page, x Explorer) templ.Component {
@@ -64,7 +71,7 @@ func ExplorerPage(p Page, x Explorer) templ.Component {
 				var templ_7745c5c3_Var3 string
 				templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Key).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 28, Col: 28}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 35, Col: 28}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 				if templ_7745c5c3_Err != nil {
@@ -77,7 +84,7 @@ func ExplorerPage(p Page, x Explorer) templ.Component {
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Body).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 28, Col: 49}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 35, Col: 49}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 				if templ_7745c5c3_Err != nil {
@@ -90,7 +97,7 @@ func ExplorerPage(p Page, x Explorer) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(e.Label)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 28, Col: 61}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 35, Col: 61}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
@@ -101,93 +108,119 @@ func ExplorerPage(p Page, x Explorer) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</select></div><div class=\"field\"><label for=\"explorer-body\">Body (JSON)</label> <textarea id=\"explorer-body\" data-testid=\"explorer-body\" rows=\"16\" spellcheck=\"false\" autocomplete=\"off\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "</select></div><div class=\"field\"><label for=\"explorer-body\">Body (JSON)</label> <textarea id=\"explorer-body\" data-testid=\"explorer-body\" data-stream-id-pattern=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(x.Body)
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(api.StreamIDPattern).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 34, Col: 118}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 41, Col: 106}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</textarea></div><label class=\"check\"><input type=\"checkbox\" id=\"explorer-chain\" checked> <span>Chain the next request: after each response, fill in <code>previous_response_id</code> and the tool outputs</span></label> <details class=\"more\" id=\"explorer-extra\"><summary>Headers and the WebSocket query</summary><div class=\"field\"><label for=\"explorer-headers\">HTTP request headers</label> <textarea id=\"explorer-headers\" data-testid=\"explorer-headers\" rows=\"3\" spellcheck=\"false\" autocomplete=\"off\" placeholder=\"X-Agentloop-Stack: hosted\" aria-describedby=\"explorer-headers-help\"></textarea><p id=\"explorer-headers-help\" class=\"muted small\">One <code>Name: value</code> a line, sent with every HTTP request.</p></div><div class=\"field\"><label for=\"explorer-ws-query\">WebSocket upgrade query</label> <input id=\"explorer-ws-query\" data-testid=\"explorer-ws-query\" type=\"text\" spellcheck=\"false\" autocomplete=\"off\" placeholder=\"agentloop_stack=hosted\" aria-describedby=\"explorer-ws-query-help\"><p id=\"explorer-ws-query-help\" class=\"muted small\">A browser cannot set headers on a WebSocket upgrade, so each of agentloop's own headers has a query alias: ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\" rows=\"16\" spellcheck=\"false\" autocomplete=\"off\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var7 string
+			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(x.Body)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 41, Col: 165}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</textarea></div><label class=\"check\"><input type=\"checkbox\" id=\"explorer-chain\" checked> <span>Chain the next request: after each response, fill in <code>previous_response_id</code> and the tool outputs</span></label> <details class=\"more\" id=\"explorer-extra\"><summary>Headers and the WebSocket query</summary><div class=\"field\"><label for=\"explorer-headers\">HTTP request headers</label> <textarea id=\"explorer-headers\" data-testid=\"explorer-headers\" rows=\"3\" spellcheck=\"false\" autocomplete=\"off\" placeholder=\"X-Agentloop-Stack: hosted\" aria-describedby=\"explorer-headers-help\"></textarea><p id=\"explorer-headers-help\" class=\"muted small\">One <code>Name: value</code> a line, sent with every HTTP request.</p></div><div class=\"field\"><label for=\"explorer-ws-query\">WebSocket upgrade query</label> <input id=\"explorer-ws-query\" data-testid=\"explorer-ws-query\" type=\"text\" spellcheck=\"false\" autocomplete=\"off\" placeholder=\"agentloop_stack=hosted\" aria-describedby=\"explorer-ws-query-help\"><p id=\"explorer-ws-query-help\" class=\"muted small\">A browser cannot set headers on a WebSocket upgrade, so each of agentloop's own headers has a query alias: ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			for i, a := range api.QueryAliases {
 				if i > 0 {
-					var templ_7745c5c3_Var7 string
-					templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(", ")
+					var templ_7745c5c3_Var8 string
+					templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(", ")
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 53, Col: 15}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 60, Col: 15}
 					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, " <code>")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var8 string
-				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(a.Header)
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 55, Col: 24}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "</code> is <code>?")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, " <code>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var9 string
-				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(a.Query)
+				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(a.Header)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 55, Col: 53}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 62, Col: 24}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "=</code> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</code> is <code>?")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var10 string
+				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(a.Query)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 62, Col: 53}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "=</code> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, ". A changed query opens a new connection.</p></div><div class=\"actions\"><button type=\"button\" id=\"explorer-aliases\" data-aliases=\"")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var10 string
-			templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(queryAliasesJSON()).Resolve(ctx)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 61, Col: 83}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\">Use the headers' query aliases</button></div></details><div class=\"actions\"><button type=\"button\" class=\"primary\" id=\"explorer-send-ws\" data-testid=\"explorer-send-ws\">Send over WebSocket</button> <button type=\"button\" id=\"explorer-send-http\" data-testid=\"explorer-send-http\">Send over HTTP (SSE)</button> <button type=\"button\" id=\"explorer-send-raw\" data-testid=\"explorer-send-raw\" title=\"Sends the body unchanged as one WebSocket text frame\">Send frame as typed</button> <button type=\"button\" id=\"explorer-compare\" data-testid=\"explorer-compare\">Compare HTTP and WebSocket</button> <button type=\"button\" id=\"explorer-disconnect\" disabled>Close WebSocket</button></div><p class=\"muted small\">“Send over WebSocket” wraps the body as <code>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, ". A changed query opens a new connection.</p></div><div class=\"actions\"><button type=\"button\" id=\"explorer-aliases\" data-aliases=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var11 string
-			templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(`{"type": "response.create", …}`)
+			templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(queryAliasesJSON()).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 71, Col: 113}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 68, Col: 83}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</code>; “Send frame as typed” sends the text exactly as it stands, any frame at all. “Compare” sends the same body over HTTP and then over the WebSocket and sets the two engine traces side by side.</p><p id=\"explorer-conn\" class=\"muted\" role=\"status\" aria-live=\"polite\">WebSocket: not connected</p><p id=\"explorer-error\" class=\"error\" role=\"alert\" hidden></p><details class=\"copy-as\"><summary>Copy as code</summary><div class=\"grid-form\"><div class=\"field\"><label for=\"copy-lang\">Language</label> <select id=\"copy-lang\"><option value=\"curl\">curl</option> <option value=\"go\">Go (openai-go)</option> <option value=\"python\">Python (openai)</option> <option value=\"js\">JavaScript (openai)</option></select></div><div class=\"field\"><label for=\"copy-transport\">Transport</label> <select id=\"copy-transport\"><option value=\"http\">HTTP (SSE)</option> <option value=\"ws\">WebSocket</option></select></div></div><pre class=\"code\" id=\"copy-code\" tabindex=\"0\"></pre><div class=\"actions\"><button type=\"button\" id=\"copy-button\">Copy</button> <span id=\"copy-state\" class=\"muted\" role=\"status\" aria-live=\"polite\"></span></div></details></section><section class=\"panel events-panel\" aria-labelledby=\"events-title\"><div class=\"events-head\"><h2 id=\"events-title\">Events</h2><button type=\"button\" id=\"explorer-clear\">Clear</button></div><p class=\"muted\">Time is from sending the request; <code>seq</code> is the event's <code>sequence_number</code>.</p><div class=\"events-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Events\"><table class=\"events\"><thead><tr><th scope=\"col\">+ms</th><th scope=\"col\">seq</th><th scope=\"col\">type</th><th scope=\"col\">detail</th></tr></thead> <tbody id=\"explorer-events\" data-testid=\"explorer-events\"></tbody></table></div><section id=\"explorer-diff\" class=\"diff\" data-testid=\"explorer-diff\" aria-labelledby=\"explorer-diff-title\" hidden><h2 id=\"explorer-diff-title\">HTTP against WebSocket, same body</h2><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Trace comparison\"></div></section><h2>Responses</h2><ol id=\"explorer-responses\" class=\"responses\"></ol><div class=\"events-head\"><h2 id=\"history-title\">History</h2><button type=\"button\" id=\"explorer-history-clear\">Clear history</button></div><p class=\"muted small\">The requests sent from this browser, newest first; kept in this browser (localStorage) across reloads.</p><ol id=\"explorer-history\" class=\"history\" data-testid=\"explorer-history\" aria-labelledby=\"history-title\"></ol></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\">Use the headers' query aliases</button></div></details><div class=\"actions\"><button type=\"button\" class=\"primary\" id=\"explorer-send-ws\" data-testid=\"explorer-send-ws\">Send over WebSocket</button> <button type=\"button\" id=\"explorer-send-http\" data-testid=\"explorer-send-http\">Send over HTTP (SSE)</button> <button type=\"button\" id=\"explorer-send-raw\" data-testid=\"explorer-send-raw\" title=\"Sends the body unchanged as one WebSocket text frame\">Send frame as typed</button> <button type=\"button\" id=\"explorer-compare\" data-testid=\"explorer-compare\">Compare HTTP and WebSocket</button> <button type=\"button\" id=\"explorer-disconnect\" disabled>Close WebSocket</button></div><p class=\"muted small\">“Send over WebSocket” wraps the body as <code>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var12 string
+			templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(`{"type": "response.create", …}`)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 78, Col: 113}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</code>; “Send frame as typed” sends the text exactly as it stands, any frame at all. “Compare” sends the same body over HTTP and then over the WebSocket and sets the two engine traces side by side.</p><p id=\"explorer-conn\" class=\"muted\" role=\"status\" aria-live=\"polite\">WebSocket: not connected</p><p id=\"explorer-error\" class=\"error\" role=\"alert\" hidden></p><details class=\"copy-as\"><summary>Copy as code</summary><div class=\"grid-form\"><div class=\"field\"><label for=\"copy-lang\">Language</label> <select id=\"copy-lang\"><option value=\"curl\">curl</option> <option value=\"go\">Go (openai-go)</option> <option value=\"python\">Python (openai)</option> <option value=\"js\">JavaScript (openai)</option></select></div><div class=\"field\"><label for=\"copy-transport\">Transport</label> <select id=\"copy-transport\"><option value=\"http\">HTTP (SSE)</option> <option value=\"ws\">WebSocket</option></select></div></div><pre class=\"code\" id=\"copy-code\" tabindex=\"0\"></pre><div class=\"actions\"><button type=\"button\" id=\"copy-button\">Copy</button> <span id=\"copy-state\" class=\"muted\" role=\"status\" aria-live=\"polite\"></span></div></details></section><section class=\"panel events-panel\" aria-labelledby=\"events-title\"><div class=\"events-head\"><h2 id=\"events-title\">Events</h2><button type=\"button\" id=\"explorer-clear\">Clear</button></div><p class=\"muted\">Time is from sending the request; <code>seq</code> is the event's <code>sequence_number</code>.</p><div class=\"events-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Events\"><table class=\"events\"><thead><tr><th scope=\"col\">+ms</th><th scope=\"col\">seq</th><th scope=\"col\">type</th><th scope=\"col\">detail</th></tr></thead> <tbody id=\"explorer-events\" data-testid=\"explorer-events\" data-terminal=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var13 string
+			templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(terminalEventsJSON()).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/explorer.templ`, Line: 117, Col: 100}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"></tbody></table></div><section id=\"explorer-diff\" class=\"diff\" data-testid=\"explorer-diff\" aria-labelledby=\"explorer-diff-title\" hidden><h2 id=\"explorer-diff-title\">HTTP against WebSocket, same body</h2><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"Trace comparison\"></div></section><h2>Responses</h2><ol id=\"explorer-responses\" class=\"responses\"></ol><div class=\"events-head\"><h2 id=\"history-title\">History</h2><button type=\"button\" id=\"explorer-history-clear\">Clear history</button></div><p class=\"muted small\">The requests sent from this browser, newest first; kept in this browser (localStorage) across reloads.</p><ol id=\"explorer-history\" class=\"history\" data-testid=\"explorer-history\" aria-labelledby=\"history-title\"></ol></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

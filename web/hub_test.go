@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"agentloop/internal/wait"
 	"agentloop/rollout"
 
 	"github.com/coder/websocket"
@@ -157,11 +158,7 @@ func TestLiveFeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.CloseNow()
-		for deadline := time.Now().Add(5 * time.Second); tp.pg.hub.watchers("run_fake") == 0; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the page never joined the feed")
-			}
-		}
+		wait.Until(t, "the page to join the feed", func() bool { return tp.pg.hub.watchers("run_fake") > 0 })
 		tp.races.publish(snap("run_fake", 1, rollout.StatusRunning))
 		tp.races.publish(snap("run_fake", 2, rollout.StatusPassed))
 		for _, want := range []int64{1, 2} {
@@ -230,17 +227,11 @@ func TestShutdownClosesLiveFeeds(t *testing.T) {
 	}
 	defer c.CloseNow()
 	// Wait until the handler has registered the socket.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	wait.Until(t, "the socket to register", func() bool {
 		tp.pg.mu.Lock()
-		n := len(tp.pg.conns)
-		tp.pg.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("socket never registered")
-		}
-	}
+		defer tp.pg.mu.Unlock()
+		return len(tp.pg.conns) == 1
+	})
 	tp.pg.Shutdown(ctx)
 	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Fatalf("after shutdown: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/inspect"
+	"agentloop/internal/wait"
 	"agentloop/store/sqlite"
 
 	"github.com/coder/websocket"
@@ -152,11 +153,7 @@ func readFrame[T any](t *testing.T, ctx context.Context, c *websocket.Conn, ok f
 
 func waitWatched(t *testing.T, h *hub, feed string) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !h.watched(feed); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no page joined %s", feed)
-		}
-	}
+	wait.Until(t, "a page to join "+feed, func() bool { return h.watched(feed) })
 }
 
 // TestInspectorLiveFeeds drives /ui/inspect/live and /ui/inspect/{id}/live

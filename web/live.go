@@ -111,16 +111,7 @@ func (p *Playground) push(c echo.Context, id string, sub *subscriber, stored []b
 // lane shows its last repeat, as the live view did when the race ended.
 func storedSnapshot(rec *rollout.RunRecord) rollout.Snapshot {
 	s := rollout.Snapshot{RunID: rec.ID, Status: rec.Status, Config: rec.Config, Summary: rec.Summary}
-	status := map[string]rollout.LaneSummary{}
-	for _, l := range rec.Lanes {
-		status[l.Lane] = l
-	}
-	names := rec.Config.Lanes
-	if len(names) == 0 {
-		for _, l := range rec.Lanes {
-			names = append(names, l.Lane)
-		}
-	}
+	names, status := recordLanes(rec)
 	for _, name := range names {
 		last := -1
 		for _, t := range rec.Turns {

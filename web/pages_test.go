@@ -32,7 +32,10 @@ func TestPages(t *testing.T) {
 		{"/race?run=run_done", 200, []string{`data-testid="lane-http"`, `data-testid="lane-ws"`, `data-status="passed">passed</span>`, `data-run="run_done"`}, nil},
 		{"/race?run=run_missing", 404, []string{"Run not found"}, nil},
 		{"/explorer", 200, []string{`data-testid="explorer-body"`, `data-testid="explorer-send-ws"`, `data-testid="explorer-send-http"`, `data-testid="explorer-events"`, `value="chain"`,
-			`value="lanes"`, `&#34;stream_id&#34;: &#34;agent_a&#34;`, `&#34;stream_id&#34;: &#34;agent_b&#34;`}, nil},
+			`value="lanes"`, `&#34;stream_id&#34;: &#34;agent_a&#34;`, `&#34;stream_id&#34;: &#34;agent_b&#34;`,
+			// explorer.js reads the terminal events and the stream_id rule from api.
+			`data-terminal="[&#34;response.completed&#34;,&#34;response.failed&#34;,&#34;response.incomplete&#34;,&#34;error&#34;]"`,
+			`data-stream-id-pattern="^[A-Za-z0-9_.-]{1,256}$"`}, nil},
 		{"/runs", 200, []string{`data-testid="run-row"`, `data-run="run_done"`, "40% sooner", " round trip · ", " stack · together", `data-label="Settings"`}, nil},
 		{"/race?present", 200, []string{`<html lang="en" class="present">`, `data-testid="present-story"`, `<li data-lane="http-chained"><strong>HTTP chained</strong>`, "(modelled)", `data-present`}, nil},
 		{"/runs?scenario=rename-api", 200, []string{"No runs yet"}, nil},

@@ -198,10 +198,6 @@ func configFields(cfg rollout.Config) []views.Field {
 	for _, l := range cfg.Lanes {
 		lanes = append(lanes, laneLabel(l))
 	}
-	order := "together"
-	if cfg.Sequential {
-		order = "one after another"
-	}
 	f := []views.Field{
 		{Label: "Scenario", Value: cfg.Scenario},
 	}
@@ -213,7 +209,7 @@ func configFields(cfg rollout.Config) []views.Field {
 		{Label: "Round trip", Value: fmtMs(cfg.RTTms)},
 		{Label: "Tool time", Value: fmtMs(cfg.ToolTimeMs)},
 		{Label: "Lanes", Value: strings.Join(lanes, ", ")},
-		{Label: "Order", Value: order},
+		{Label: "Order", Value: laneOrder(cfg)},
 		{Label: "Seed", Value: strconv.FormatInt(cfg.Seed, 10)},
 		{Label: "Repeats", Value: strconv.Itoa(max(cfg.Repeats, 1))},
 	}...)
@@ -291,16 +287,7 @@ func runDetail(rec *rollout.RunRecord, permalink string, cores int) views.RunDet
 		Config: configFields(rec.Config), Summary: summaryView(rec.Summary, rec.Config, cores),
 		RaceHref: "/race?run=" + rec.ID, ExportHref: "/api/runs/" + rec.ID, Permalink: permalink,
 		Repeats: max(rec.Config.Repeats, 1), Stages: stages, Groups: groupsJSON}
-	status := map[string]rollout.LaneSummary{}
-	for _, l := range rec.Lanes {
-		status[l.Lane] = l
-	}
-	names := rec.Config.Lanes
-	if len(names) == 0 {
-		for _, l := range rec.Lanes {
-			names = append(names, l.Lane)
-		}
-	}
+	names, status := recordLanes(rec)
 	for _, name := range names {
 		lt := views.LaneTranscript{Name: name, Label: laneLabel(name), Status: status[name].Status, Error: status[name].Error}
 		for _, t := range rec.Turns {
@@ -311,6 +298,23 @@ func runDetail(rec *rollout.RunRecord, permalink string, cores int) views.RunDet
 		d.Lanes = append(d.Lanes, lt)
 	}
 	return d
+}
+
+// recordLanes returns a stored run's lanes in the order the race named
+// them (the stored lanes' order for a run kept without its config's), and
+// each lane's summary by name.
+func recordLanes(rec *rollout.RunRecord) ([]string, map[string]rollout.LaneSummary) {
+	status := map[string]rollout.LaneSummary{}
+	for _, l := range rec.Lanes {
+		status[l.Lane] = l
+	}
+	names := rec.Config.Lanes
+	if len(names) == 0 {
+		for _, l := range rec.Lanes {
+			names = append(names, l.Lane)
+		}
+	}
+	return names, status
 }
 
 func runRow(r rollout.RunRecord) views.RunRow {
@@ -361,11 +365,7 @@ func runSettings(cfg rollout.Config) string {
 	if stack == "" {
 		stack = apistack.Lean.Preset // a run stored before races chose a stack
 	}
-	order := "together"
-	if cfg.Sequential {
-		order = "one after another"
-	}
-	s := fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " tools · " + stack + " stack · " + order
+	s := fmtMs(cfg.RTTms) + " round trip · " + fmtMs(cfg.ToolTimeMs) + " tools · " + stack + " stack · " + laneOrder(cfg)
 	if cfg.Repeats > 1 {
 		s += " · " + strconv.Itoa(cfg.Repeats) + " repeats"
 	}
@@ -433,4 +433,12 @@ func readingWords(preset string) string {
 	default:
 		return "fitted under the " + r + " reading"
 	}
+}
+
+// laneOrder says how a race's lanes ran: together or one after another.
+func laneOrder(cfg rollout.Config) string {
+	if cfg.Sequential {
+		return "one after another"
+	}
+	return "together"
 }

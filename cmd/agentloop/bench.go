@@ -22,28 +22,40 @@ import (
 	"agentloop/rollout"
 )
 
+// benchmarks are bench's subcommands, in the order usage names them.
+var benchmarks = []struct {
+	name string
+	run  func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+}{
+	{"overhead", runBenchOverhead},
+	{"load", runBenchLoad},
+	{"floor", runBenchFloor},
+	{"matrix", runBenchMatrix},
+	{"sweep", runBenchSweep},
+	{"calibrate", runBenchCalibrate},
+	{"sensitivity", runBenchSensitivity},
+}
+
+// benchmarkNames is "overhead|load|…", for usage and errors.
+func benchmarkNames() string {
+	names := make([]string, len(benchmarks))
+	for i, b := range benchmarks {
+		names[i] = b.name
+	}
+	return strings.Join(names, "|")
+}
+
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, "Usage: agentloop bench overhead|load|floor|matrix|sweep|calibrate|sensitivity [flags]\n")
-		return fmt.Errorf("bench: name a benchmark: overhead or load")
+		fmt.Fprintf(stderr, "Usage: agentloop bench %s [flags]\n", benchmarkNames())
+		return fmt.Errorf("bench: name a benchmark: %s", benchmarkNames())
 	}
-	switch args[0] {
-	case "overhead":
-		return runBenchOverhead(ctx, args[1:], getenv, stdout, stderr)
-	case "load":
-		return runBenchLoad(ctx, args[1:], getenv, stdout, stderr)
-	case "matrix":
-		return runBenchMatrix(ctx, args[1:], getenv, stdout, stderr)
-	case "sweep":
-		return runBenchSweep(ctx, args[1:], getenv, stdout, stderr)
-	case "calibrate":
-		return runBenchCalibrate(ctx, args[1:], getenv, stdout, stderr)
-	case "sensitivity":
-		return runBenchSensitivity(ctx, args[1:], getenv, stdout, stderr)
-	case "floor":
-		return runBenchFloor(ctx, args[1:], getenv, stdout, stderr)
+	for _, b := range benchmarks {
+		if b.name == args[0] {
+			return b.run(ctx, args[1:], getenv, stdout, stderr)
+		}
 	}
-	return fmt.Errorf("bench: unknown benchmark %q", args[0])
+	return fmt.Errorf("bench: unknown benchmark %q; the benchmarks are %s", args[0], benchmarkNames())
 }
 
 // startEngine starts an in-process server on a free loopback port with a

@@ -12,11 +12,13 @@ import (
 )
 
 // TestCalibrate races the check's lanes once, on a short scenario with
-// instant, and asserts on spans: every lane's turns ran under the stack
+// instant, and asserts on spans (and "bench sensitivity" re-costs that
+// race, sensitivity_test.go): every lane's turns ran under the stack
 // the check names (not the lean default its requests used to ask for), the
 // same turn index is compared across lanes, the WebSocket's warm-up left
 // out; then the fit recovers rates it was given figures for.
 func TestCalibrate(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	ctx := context.Background()
 	a, stop, err := startEngine(ctx, nil) // the server's default stack stays lean
 	if err != nil {
@@ -34,6 +36,10 @@ func TestCalibrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	// bench sensitivity re-costs a race like this one: the same race
+	// serves it (the race is most of either check's time).
+	t.Run("bench sensitivity", func(t *testing.T) { checkBenchSensitivity(t, rec, st) })
 
 	t.Run("every lane runs under the stack", func(t *testing.T) {
 		turns := map[string]rollout.Turn{}

@@ -127,6 +127,7 @@ func TestRaceDrillFlagParses(t *testing.T) {
 // the in-process engine: the lane recovers, so the race passes, and the
 // summary names the turn the drill hit.
 func TestRaceDrillInProcess(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"race", "--profile", "instant", "--scenario", "config-migration", "--lanes", "ws",
 		"--drill", "ws:evict-cache:after=2", "--db", filepath.Join(t.TempDir(), "race.db")}, func(string) string { return "" }, &out, &errOut)

@@ -145,6 +145,7 @@ func (c *cluster) replicaOf(ctx context.Context, responseID string) (string, err
 // recovers as a well-behaved client does, the chained HTTP lane goes on,
 // the run passes its success check, and nothing stored is lost.
 func TestFailoverMidRace(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	c := startCluster(t, 2)
 	// The race's client runs outside the cluster, with its own run store.
 	runs, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"), nil)

@@ -41,22 +41,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "workload":
 		return runWorkload(ctx, args, getenv, stdout, stderr)
 	case "help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
+	fmt.Fprint(stderr, usage())
 	return fmt.Errorf("unknown command %q", cmd)
 }
 
-const usage = `agentloop: a Responses API engine and playground that races agent loops over HTTP and WebSocket.
+func usage() string {
+	return `agentloop: a Responses API engine and playground that races agent loops over HTTP and WebSocket.
 
 Usage:
-  agentloop [serve] [flags]      run the server (default)
-  agentloop race [flags]         race a scripted rollout over several transports
-  agentloop bench overhead|load  benchmark the engine
-  agentloop workload import FILE turn a Codex CLI session file into a workload
-  agentloop <command> --help     flags of a command
+  agentloop [serve] [flags]        run the server (default)
+  agentloop race [flags]           race a scripted rollout over several transports
+  agentloop bench NAME [flags]     benchmark the engine; NAME is one of
+                                   ` + benchmarkNames() + `
+  agentloop workload import FILE   turn a Codex CLI session file into a workload
+  agentloop <command> --help       flags of a command
 
 Every flag can also be set by an environment variable: AGENTLOOP_ plus the
 flag's name in upper case with _ for -, e.g. AGENTLOOP_ADDR.
 `
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -10,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"agentloop/apistack"
+	"agentloop/internal/wait"
 	"agentloop/rollout"
 )
 
@@ -44,13 +45,13 @@ func serve(t *testing.T, env map[string]string, args ...string) (url string, out
 	go func() {
 		done <- run(ctx, append([]string{"serve"}, args...), func(k string) string { return env[k] }, out, &errOut)
 	}()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	if err := wait.Poll(wait.Deadline, func() error {
 		if s := out.String(); strings.HasPrefix(s, "listening on http://127.0.0.1:") && strings.HasSuffix(s, "\n") {
 			url = strings.TrimSpace(strings.TrimPrefix(s, "listening on "))
-			break
+			return nil
 		}
-	}
-	if url == "" {
+		return errors.New("no listening line")
+	}); err != nil {
 		cancel()
 		t.Fatalf("no listening line; stdout %q stderr %q", out.String(), errOut.String())
 	}
@@ -199,5 +200,23 @@ func TestPrintRaceSaysWhereTheTimeWent(t *testing.T) {
 	printRace(&out, rec)
 	if !strings.Contains(out.String(), "total is the median of 3 repeats, the fastest and slowest in brackets: 8.00 s (7.50 s – 9.25 s)") {
 		t.Errorf("output lacks the spread:\n%s", out.String())
+	}
+}
+
+// The usage and bench's error name every benchmark bench runs.
+func TestUsageNamesEveryBenchmark(t *testing.T) {
+	var help strings.Builder
+	if err := run(context.Background(), []string{"help"}, func(string) string { return "" }, &help, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	err := run(context.Background(), []string{"bench"}, func(string) string { return "" }, io.Discard, &stderr)
+	if err == nil {
+		t.Fatal("bench without a benchmark ran")
+	}
+	for _, b := range []string{"overhead", "load", "floor", "matrix", "sweep", "calibrate", "sensitivity"} {
+		if !strings.Contains(help.String(), b) || !strings.Contains(stderr.String(), b) || !strings.Contains(err.Error(), b) {
+			t.Errorf("%s: usage %q, bench's usage %q, its error %q", b, help.String(), stderr.String(), err)
+		}
 	}
 }

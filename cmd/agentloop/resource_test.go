@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"agentloop/internal/wait"
 )
 
 // Resource tests run the real binary, built without the race detector
@@ -106,6 +108,7 @@ func bigBody(mib int) []byte {
 }
 
 func TestOneBigRequestCostsABoundedMultipleOfItsSize(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	url, pid := serveBinary(t)
 	if resp, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(`{"model":"instant","input":"warm up"}`)); err == nil {
 		resp.Body.Close()
@@ -126,16 +129,16 @@ func TestOneBigRequestCostsABoundedMultipleOfItsSize(t *testing.T) {
 		t.Fatalf("peak RSS grew %d MiB for a %d MiB body: more than 8×", grew>>20, len(body)>>20)
 	}
 	// And the memory goes back to the system.
-	deadline := time.Now().Add(20 * time.Second)
-	for procKB(t, pid, "VmRSS")*1024 > base*1024+2*int64(len(body)) {
-		if time.Now().After(deadline) {
-			t.Fatalf("RSS stays at %d MiB after the request (baseline %d MiB)", procKB(t, pid, "VmRSS")>>10, base>>10)
+	wait.UntilErr(t, "the memory to go back to the system", func() error {
+		if rss := procKB(t, pid, "VmRSS"); rss*1024 > base*1024+2*int64(len(body)) {
+			return fmt.Errorf("RSS stays at %d MiB after the request (baseline %d MiB)", rss>>10, base>>10)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestDroppedBigRequestsStopWorking(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	url, pid := serveBinary(t)
 	addr := strings.TrimPrefix(url, "http://")
 	body := bigBody(8)
@@ -216,13 +219,7 @@ func TestServeWritesItsCPUProfileAtShutdown(t *testing.T) {
 	}
 	// The profile is written at shutdown: wait until it is whole (a gzip
 	// stream that ends), not for a moment.
-	var last error
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if last = readGzip(prof); last == nil {
-			return
-		}
-	}
-	t.Fatalf("no whole profile at %s: %v", prof, last)
+	wait.UntilErr(t, "a whole profile at "+prof, func() error { return readGzip(prof) })
 }
 
 func readGzip(path string) error {
@@ -269,13 +266,12 @@ var replicaLabel = regexp.MustCompile(`,?replica="[^"]*"`)
 // waitMetric waits until a sample of /metrics reaches want.
 func waitMetric(t *testing.T, url, sample string, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for got := metric(t, url, sample); got != want; got = metric(t, url, sample) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s stayed %g, want %g", sample, got, want)
+	wait.UntilErr(t, fmt.Sprintf("%s to reach %g", sample, want), func() error {
+		if got := metric(t, url, sample); got != want {
+			return fmt.Errorf("%s is %g", sample, got)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Many small requests asking for the most exact-length output hold what
@@ -336,6 +332,7 @@ func bigField() string { return strings.Repeat("word ", 14<<20/5) }
 // HTTP and over a WebSocket: the peak RSS growth while one such request is
 // served, over the body's size.
 func TestEveryBigFieldCostsABoundedMultipleOfItsSize(t *testing.T) {
+	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	text, _ := json.Marshal(bigField())
 	call := `{"type":"function_call","call_id":"call_1","name":"lookup","arguments":"{}"}`
 	output := `{"type":"function_call_output","call_id":"call_1","output":` + string(text) + `}`

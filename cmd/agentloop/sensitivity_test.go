@@ -16,29 +16,13 @@ import (
 	"agentloop/rollout"
 )
 
-// TestBenchSensitivity re-costs one short instant race: at ×1 every
-// parameter gives the race's own saving; parameters of /baseline/v1 only
-// leave ws against http-optimized alone; hop_ms moves it exactly as the
-// hops each lane made say; a faster post-sprint classifier shrinks it.
-func TestBenchSensitivity(t *testing.T) {
+// checkBenchSensitivity re-costs one short instant race (TestCalibrate's,
+// raced under st): at ×1 every parameter gives the race's own saving;
+// parameters of /baseline/v1 only leave ws against http-optimized alone;
+// hop_ms moves it exactly as the hops each lane made say; a faster
+// post-sprint classifier shrinks it.
+func checkBenchSensitivity(t *testing.T, rec *rollout.RunRecord, st apistack.Stack) {
 	ctx := context.Background()
-	a, stop, err := startEngine(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	st := apistack.Hosted // its stages, with fast classifiers to keep it short
-	st.Preset, st.ClassifyTPS, st.ClassifyTPSBaseline = "custom", 5e6, 1e6
-	cfg := rollout.Config{Scenario: "fix-failing-test", Profile: "instant", Sequential: true, Stack: st,
-		Lanes: []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS}}
-	id, _, err := rollout.NewRunner(a.URL(), a.DB, nil).Run(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := rollout.LoadRun(ctx, a.DB, id)
-	if err != nil {
-		t.Fatal(err)
-	}
 	file := filepath.Join(t.TempDir(), "race.json")
 	b, _ := json.Marshal(rec)
 	if err := os.WriteFile(file, b, 0o644); err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agentloop/api"
+	"agentloop/internal/wait"
 
 	"github.com/coder/websocket"
 )
@@ -77,14 +78,10 @@ func TestShutdownAnswersRequestsWaitingInAModelledStage(t *testing.T) {
 	// waitIn waits until n requests wait in a stage: a state, never a moment.
 	waitIn := func(stage, n string) {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-			if v, _ := scrapeMetric(t, base, "agentloop_stack_stage_waiting", `stage="`+stage+`"`); v == n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no request ever waited in %s", stage)
-			}
-		}
+		wait.Until(t, n+" requests to wait in "+stage, func() bool {
+			v, _ := scrapeMetric(t, base, "agentloop_stack_stage_waiting", `stage="`+stage+`"`)
+			return v == n
+		})
 	}
 	type httpAnswer struct {
 		status int

@@ -200,8 +200,21 @@
     }
   });
 
+  // copyLink makes btn copy its data-link to the clipboard and say so in
+  // state; where the clipboard is refused, state shows the link to copy.
+  function copyLink(btn, state) {
+    btn.addEventListener("click", async () => {
+      try {
+        await navigator.clipboard.writeText(btn.dataset.link);
+        state.textContent = "Link copied.";
+      } catch (_) {
+        state.textContent = btn.dataset.link;
+      }
+    });
+  }
+
   window.agentloop = {
     el, svg, clear, fmtNS, fmtInt,
-    sendJSON, getJSON, startRun, stopRun, showError, setFieldError, wsURL, terminal, labelCells,
+    sendJSON, getJSON, startRun, stopRun, showError, setFieldError, wsURL, terminal, labelCells, copyLink,
   };
 })();

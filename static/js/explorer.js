@@ -24,11 +24,14 @@
   const headersBox = document.getElementById("explorer-headers");
   const wsQuery = document.getElementById("explorer-ws-query");
 
-  const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
+  // The events that end a request and the stream_id rule are the
+  // server's (api.TerminalEvents, api.StreamIDPattern), read from the page.
+  const TERMINAL_TYPES = JSON.parse(events.dataset.terminal);
+  const TERMINAL = new Set(TERMINAL_TYPES);
   let socket = null;
   let current = null; // the request in flight, when it names no lane
   const lanes = new Map(); // stream_id → the request in flight on that lane
-  const STREAM_ID = /^[A-Za-z0-9_.-]{1,256}$/;
+  const STREAM_ID = new RegExp(body.dataset.streamIdPattern);
   let count = 0;
   let lastResponse = null; // {id, calls: [{name, call_id}]}
 
@@ -668,6 +671,12 @@
     return s.includes("'''") || s.endsWith("\\") || s.endsWith("'") ? JSON.stringify(s) : "r'''" + s + "'''";
   }
 
+  // quotedTerminal lists the terminal event types (those keep passes) as
+  // double-quoted strings, for the snippets' "until it ends" tests.
+  function quotedTerminal(keep = () => true) {
+    return TERMINAL_TYPES.filter(keep).map((t) => JSON.stringify(t)).join(", ");
+  }
+
   function snippet() {
     let obj;
     try {
@@ -703,7 +712,7 @@
         const head = "import json, os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url=\"" + base() + "/v1\", api_key=os.environ.get(\"OPENAI_API_KEY\", \"local\"))\nbody = json.loads(" + pyString(pretty) + ")\n\n";
         if (ws) {
           return head + "# pip install \"openai[realtime]>=3.8.0\"\nwith client.responses.connect() as conn:\n    conn.response.create(**body)\n    for event in conn:\n        print(event.type)\n" +
-            "        if event.type in (\"response.completed\", \"response.failed\", \"response.incomplete\", \"error\"):\n            break";
+            "        if event.type in (" + quotedTerminal() + "):\n            break";
         }
         return head + "for event in client.responses.create(**body, stream=True):\n    print(event.sequence_number, event.type)";
       }
@@ -712,7 +721,7 @@
         if (ws) {
           return "import { ResponsesWS } from \"openai/resources/responses/ws\"; // needs the \"ws\" package\n" + head +
             "const ws = new ResponsesWS(client);\nws.on(\"event\", (event) => {\n  console.log(event.sequence_number, event.type);\n" +
-            "  if ([\"response.completed\", \"response.failed\", \"response.incomplete\"].includes(event.type)) ws.close();\n});\nws.send({ type: \"response.create\", ...body });";
+            "  if ([" + quotedTerminal((t) => t.startsWith("response.")) + "].includes(event.type)) ws.close();\n});\nws.send({ type: \"response.create\", ...body });";
         }
         return head + "const stream = await client.responses.create({ ...body, stream: true });\nfor await (const event of stream) console.log(event.sequence_number, event.type);";
       }
@@ -740,18 +749,18 @@
           "\tif err := conn.SendRaw(ctx, json.RawMessage(msg)); err != nil {\n\t\tlog.Fatal(err)\n\t}\n}\n" +
           "for ended := 0; ended < " + n + "; {\n\traw, err := conn.RecvRaw(ctx)\n\tif err != nil {\n\t\tlog.Fatal(err)\n\t}\n" +
           "\tvar ev struct {\n\t\tType     string `json:\"type\"`\n\t\tStreamID string `json:\"stream_id\"`\n\t}\n\tjson.Unmarshal(raw, &ev)\n\tfmt.Println(ev.StreamID, ev.Type)\n" +
-          "\tswitch ev.Type {\n\tcase \"response.completed\", \"response.failed\", \"response.incomplete\", \"error\":\n\t\tended++\n\t}\n}";
+          "\tswitch ev.Type {\n\tcase " + quotedTerminal() + ":\n\t\tended++\n\t}\n}";
       case "python":
         return "import json, os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url=\"" + base() + "/v1\", api_key=os.environ.get(\"OPENAI_API_KEY\", \"local\"))\n" +
           "bodies = json.loads(" + pyString(JSON.stringify(list.map((b) => { const c = Object.assign({}, b); delete c.stream; return c; }), null, 2)) + ")\n\n" +
           "# pip install \"openai[realtime]>=3.8.0\"\nwith client.responses.connect() as conn:\n    for body in bodies:\n        conn.response.create(**body)\n    ended = 0\n" +
           "    for event in conn:\n        print(getattr(event, \"stream_id\", None), event.type)\n" +
-          "        if event.type in (\"response.completed\", \"response.failed\", \"response.incomplete\", \"error\"):\n            ended += 1\n            if ended == " + n + ":\n                break";
+          "        if event.type in (" + quotedTerminal() + "):\n            ended += 1\n            if ended == " + n + ":\n                break";
       default:
         return "const ws = new WebSocket(\"" + A.wsURL("/v1/responses") + "\"); // the \"ws\" package adds the Authorization header\nlet ended = 0;\n" +
           "ws.onopen = () => {\n" + msgs.map((m) => "  ws.send(" + JSON.stringify(m) + ");\n").join("") + "};\n" +
           "ws.onmessage = (m) => {\n  const event = JSON.parse(m.data);\n  console.log(event.stream_id, event.type);\n" +
-          "  if ([\"response.completed\", \"response.failed\", \"response.incomplete\", \"error\"].includes(event.type) && ++ended === " + n + ") ws.close();\n};";
+          "  if ([" + quotedTerminal() + "].includes(event.type) && ++ended === " + n + ") ws.close();\n};";
     }
   }
 

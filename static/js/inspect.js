@@ -374,15 +374,7 @@
         svg("text", { x: W - right, y: yAxis + 14, class: "tick", "text-anchor": "end" }, fmtNS(maxNS))));
     }
 
-    const copyBtn = document.getElementById("session-copy-link");
-    copyBtn.addEventListener("click", async () => {
-      try {
-        await navigator.clipboard.writeText(copyBtn.dataset.link);
-        state.textContent = "Link copied.";
-      } catch (_) {
-        state.textContent = copyBtn.dataset.link;
-      }
-    });
+    A.copyLink(document.getElementById("session-copy-link"), state);
 
     // Race this session: its workload, raced as the button's config says;
     // the race view follows it live.

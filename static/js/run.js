@@ -115,15 +115,7 @@
   }).catch((err) => A.showError(document.getElementById("run-error"), err));
 
   const state = document.getElementById("run-state");
-  const copyBtn = document.getElementById("run-copy-link");
-  copyBtn.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(copyBtn.dataset.link);
-      state.textContent = "Link copied.";
-    } catch (_) {
-      state.textContent = copyBtn.dataset.link;
-    }
-  });
+  A.copyLink(document.getElementById("run-copy-link"), state);
 
   const del = document.getElementById("run-delete");
   del.addEventListener("click", async () => {
