@@ -18,7 +18,7 @@ type Backend interface {
 	InputItems(ctx context.Context, id, after string, limit int, order string) ([]Item, bool, error)
 
 	// The usage ledger: AppendLedger queues a store:false row, durable
-	// within about 100 ms and at Close.
+	// within the ledger's DurabilityWindow (store/internal/ledger) and at Close.
 	AppendLedger(row LedgerRow)
 	FlushLedger(ctx context.Context) error
 	LedgerRows(ctx context.Context, responseID string) ([]LedgerRow, error)

@@ -26,10 +26,14 @@ type Options struct {
 	MaxBatch int
 }
 
-// Defaults keep rows durable within about 100 ms: half the window lingers,
-// the rest is left for the commit.
+// DurabilityWindow is how soon an appended row is durable with Defaults:
+// half the window lingers for other rows, the rest is left for the commit.
+// Every claim of the ledger's durability cites it.
+const DurabilityWindow = 100 * time.Millisecond
+
+// Defaults keep rows durable within DurabilityWindow.
 func Defaults() Options {
-	return Options{Capacity: 65536, Linger: 50 * time.Millisecond, MaxBatch: 4096}
+	return Options{Capacity: 65536, Linger: DurabilityWindow / 2, MaxBatch: 4096}
 }
 
 // retryEvery is how soon a failed batch is tried again.
@@ -75,7 +79,7 @@ func New(write func([]store.LedgerRow) error, log *slog.Logger, o Options) *Writ
 	return w
 }
 
-// Append queues a row; it is durable within about 100 ms. It never waits
+// Append queues a row; with Defaults it is durable within DurabilityWindow. It never waits
 // for the database, but when the queue is full it waits for room rather
 // than drop the row.
 func (w *Writer) Append(row store.LedgerRow) {

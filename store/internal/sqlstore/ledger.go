@@ -23,7 +23,7 @@ func LedgerArgs(r store.LedgerRow) []any {
 }
 
 // AppendLedger queues a ledger row for the group-commit writer; the row is
-// durable within about 100 ms. It never waits for the database, but when
+// durable within ledger.DurabilityWindow. It never waits for the database, but when
 // the queue is full it waits for room rather than drop the row.
 func (s *Store) AppendLedger(row store.LedgerRow) { s.c.Ledger.Append(row) }
 
