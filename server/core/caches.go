@@ -2,6 +2,7 @@ package core
 
 import (
 	"container/list"
+	"encoding/json"
 	"hash/maphash"
 	"sync"
 
@@ -136,3 +137,35 @@ func newConfigCache(max int) *configCache {
 }
 
 var hashSeed = maphash.MakeSeed()
+
+// checkedTools is a "tools" array that api.CheckTools accepted, and the
+// names it offers.
+type checkedTools struct {
+	raw   string
+	names api.ToolNames
+}
+
+// toolChecks keeps api.CheckTools' answers per raw "tools", so a client
+// that sends the same tools every turn has their schemas checked once
+// (the check compiles each schema). Only accepted tools are kept.
+type toolChecks struct{ cache *lru[checkedTools] }
+
+func newToolChecks(max int) *toolChecks {
+	return &toolChecks{cache: newLRU(max, func(checkedTools) int { return 1 })}
+}
+
+// check answers as api.CheckTools does.
+func (c *toolChecks) check(raw json.RawMessage) (api.ToolNames, *api.Error) {
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	h.Write(raw)
+	key := h.Sum64()
+	if t, ok := c.cache.get(key); ok && t.raw == string(raw) {
+		return t.names, nil
+	}
+	names, err := api.CheckTools(raw)
+	if err == nil {
+		c.cache.put(key, "", checkedTools{raw: string(raw), names: names})
+	}
+	return names, err
+}

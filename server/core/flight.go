@@ -136,7 +136,6 @@ type loadOut struct {
 type validateOut struct {
 	context    []ctxItem
 	inputStart int // the first item of this request's own input
-	callIDs    map[string]struct{}
 	// appended is the first item the latest response.append added (the
 	// prototype's validateAppend); render reads from it.
 	appended int

@@ -226,7 +226,7 @@ func fail(resp *api.Response, msg string) *api.Error {
 // their tokens, and returns it with the number of output tokens rendered.
 func (e *Engine) continuation(fl *Flight, output []ctxItem) (*ChainState, int) {
 	state := &ChainState{id: fl.response.ID, response: fl.response, context: fl.built.context, output: output,
-		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructionsText(), tokens: fl.rendered.tokens, callIDs: fl.built.callIDs}
+		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructionsText(), tokens: fl.rendered.tokens}
 	if len(output) == 0 {
 		return state, 0
 	}
@@ -234,11 +234,6 @@ func (e *Engine) continuation(fl *Flight, output []ctxItem) (*ChainState, int) {
 	// The output was just generated: rendering it finishes even if the
 	// client has gone, so the state stays whole.
 	state.tokens, _, _ = e.renderItems(context.Background(), state.tokens, fl.parsed.partition, output)
-	for i := range output {
-		if output[i].Type == api.TypeFunctionCall {
-			state.callIDs[output[i].CallID] = struct{}{}
-		}
-	}
 	return state, len(state.tokens) - before
 }
 

@@ -1,0 +1,52 @@
+package server_test
+
+import (
+	"testing"
+)
+
+// strictCases are creates the hosted API answers with a 400 (docs/protocol.md,
+// "Strict validation"); the engine answers each alike over HTTP and as a
+// WebSocket error frame.
+var strictCases = []struct {
+	name, body, code, param string
+}{
+	{"unknown parameter", `{"model":"x","input":"hi","temprature":1}`, "unknown_parameter", "temprature"},
+	{"invalid enum", `{"model":"x","input":"hi","truncation":"sometimes"}`, "invalid_value", "truncation"},
+	{"unknown forced function", `{"model":"x","input":"hi","tools":[{"type":"function","name":"f","parameters":{"type":"object","properties":{}}}],"tool_choice":{"type":"function","name":"g"}}`, "invalid_value", "tool_choice"},
+	{"function name with spaces", `{"model":"x","input":"hi","tools":[{"type":"function","name":"get weather"}]}`, "invalid_value", "tools[0].name"},
+	{"call left without its output", `{"model":"x","input":[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"role":"user","content":"next"}]}`, "", "input"},
+	{"custom output with no call", `{"model":"x","input":[{"type":"custom_tool_call_output","call_id":"c1","output":"ok"}]}`, "", "input"},
+	{"strict schema without additionalProperties", `{"model":"x","input":"hi","text":{"format":{"type":"json_schema","name":"r","strict":true,"schema":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}}}`, "invalid_json_schema", "text.format.schema"},
+}
+
+func TestStrictValidationOverHTTP(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	for _, tc := range strictCases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, b := h.post("/v1/responses", tc.body)
+			e := decodeError(t, b)
+			if status != 400 || e.Code != tc.code || e.Param != tc.param {
+				t.Fatalf("%d %s, want 400 code %q param %q", status, b, tc.code, tc.param)
+			}
+		})
+	}
+}
+
+func TestStrictValidationOverWebSocket(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	c := h.rawWS("/v1/responses")
+	for _, tc := range strictCases {
+		t.Run(tc.name, func(t *testing.T) {
+			send(t, c, `{"type":"response.create",`+tc.body[1:])
+			e := readEvent(t, c).AsError()
+			if e == nil || e.Status != 400 || e.Code != tc.code || e.Param != tc.param {
+				t.Fatalf("error frame %+v, want 400 code %q param %q", e, tc.code, tc.param)
+			}
+		})
+	}
+	// The connection stays usable.
+	send(t, c, `{"type":"response.create","model":"x","input":"hi"}`)
+	if evs := readResponse(t, c); evs[len(evs)-1].Type != "response.completed" {
+		t.Fatalf("after the refusals: %s", evs[len(evs)-1].Type)
+	}
+}
