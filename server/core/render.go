@@ -139,8 +139,23 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolved
 			}
 			return nil
 		case "function":
+		case "custom":
+			tool := policy.Tool{Type: policy.ToolCustom, Name: t.Name, Description: t.Description, Namespace: ns}
+			if f := t.Format; f != nil && f.Type == api.CustomFormatGrammar {
+				tool.Grammar = &policy.Grammar{Syntax: f.Syntax, Definition: f.Definition}
+			}
+			m.tools = append(m.tools, tool)
+			rendered = append(rendered, "<|tool|>"...)
+			rendered = append(rendered, t.Name...)
+			rendered = append(rendered, ' ')
+			rendered = append(rendered, t.Description...)
+			if f := t.Format; f != nil {
+				rendered = append(rendered, ' ')
+				rendered = append(rendered, f.Definition...)
+			}
+			return nil
 		default:
-			return nil // hosted and custom tools are tolerated, not called
+			return nil // hosted tools are tolerated, not called
 		}
 		params := map[string]any{}
 		if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
