@@ -160,7 +160,7 @@ func (s *streamer) close(idx int, it *api.Item) error {
 			return err
 		}
 	} else {
-		s.buf = api.AppendArgumentsDone(s.buf, s.seq, it.ID, idx, it.Arguments)
+		s.buf = api.AppendArgumentsDone(s.buf, s.seq, it.ID, idx, it.Name, it.Arguments)
 		if err := s.emit(api.EventArgumentsDone); err != nil {
 			return err
 		}
