@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"testing"
 )
 
@@ -49,4 +52,39 @@ func TestStrictValidationOverWebSocket(t *testing.T) {
 	if evs := readResponse(t, c); evs[len(evs)-1].Type != "response.completed" {
 		t.Fatalf("after the refusals: %s", evs[len(evs)-1].Type)
 	}
+}
+
+// Retrieving a response that was not created in the background with
+// stream=true gets the 400 docs/protocol.md lists, not its JSON.
+func TestRetrieveStreamOfAForegroundResponse(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	status, b := h.post("/v1/responses", `{"model":"x","input":"hi"}`)
+	if status != 200 {
+		t.Fatalf("%d %s", status, b)
+	}
+	id := decodeResponseID(t, b)
+	for _, q := range []string{"?stream=true", "?stream=false", ""} {
+		resp, err := http.Get(h.url + "/v1/responses/" + id + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if q == "?stream=true" {
+			if e := decodeError(t, body); resp.StatusCode != 400 || e.Param != "stream" || e.Code != "invalid_value" {
+				t.Fatalf("stream=true: %d %s", resp.StatusCode, body)
+			}
+		} else if resp.StatusCode != 200 {
+			t.Fatalf("%q: %d %s", q, resp.StatusCode, body)
+		}
+	}
+}
+
+func decodeResponseID(t *testing.T, b []byte) string {
+	t.Helper()
+	var r struct{ ID string }
+	if err := json.Unmarshal(b, &r); err != nil || r.ID == "" {
+		t.Fatalf("no response id in %s", b)
+	}
+	return r.ID
 }

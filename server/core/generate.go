@@ -274,13 +274,13 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 				if it.ID == "" {
 					it.ID = api.NewID(idPrefix(it.Type))
 				}
-				if it.Status == "" && (it.Type == api.TypeMessage || it.Type == api.TypeFunctionCallOutput) {
+				if it.Status == "" && carriesStatus(it.Type) {
 					it.Status = "completed"
 				}
 			}
 			out[i] = store.Item{Key: it.key, ItemID: it.ID, Type: it.Type}
 			if it.key == 0 {
-				out[i].JSON = it.AppendJSON(nil)
+				out[i].JSON = storedJSON(&it.Item)
 			}
 		}
 		return out
@@ -304,6 +304,28 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 	return nil
 }
 
+// carriesStatus says whether an input item of this type is listed with a
+// status (the SDK's ResponseItem types: input_items).
+func carriesStatus(typ string) bool {
+	switch typ {
+	case api.TypeMessage, api.TypeFunctionCall, api.TypeFunctionCallOutput, api.TypeCustomToolCall, api.TypeCustomToolCallOutput:
+		return true
+	}
+	return false
+}
+
+// storedJSON is an item as the store keeps it and input_items lists it: a
+// custom tool item is written anew in the SDK's shape, with the id and
+// status persist gave it, rather than as the client sent it.
+func storedJSON(it *api.Item) []byte {
+	if it.Type == api.TypeCustomToolCall || it.Type == api.TypeCustomToolCallOutput {
+		made := *it
+		made.Raw = nil
+		return made.AppendJSON(nil)
+	}
+	return it.AppendJSON(nil)
+}
+
 func idPrefix(typ string) string {
 	switch typ {
 	case api.TypeFunctionCall:
@@ -312,6 +334,10 @@ func idPrefix(typ string) string {
 		return "fco"
 	case api.TypeReasoning:
 		return "rs"
+	case api.TypeCustomToolCall:
+		return "ctc"
+	case api.TypeCustomToolCallOutput:
+		return "ctco"
 	}
 	return "msg"
 }
