@@ -116,16 +116,15 @@ func newTokenCache(maxTokens int) *tokenCache {
 }
 
 // resolvedModel is the resolved model configuration: the profile, the tools
-// decoded and their schemas compiled, and the tools' rendered tokens.
+// decoded, and the tools' rendered tokens.
 type resolvedModel struct {
-	key         uint64
-	partition   string
-	model       string
-	profile     inference.Profile
-	toolsRaw    string
-	tools       []policy.Tool
-	toolTokens  []int
-	schemaCount int
+	key        uint64
+	partition  string
+	model      string
+	profile    inference.Profile
+	toolsRaw   string
+	tools      []policy.Tool
+	toolTokens []int
 }
 
 // configCache is the request-level cache of resolved model
