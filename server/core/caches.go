@@ -144,27 +144,33 @@ type checkedTools struct {
 	names api.ToolNames
 }
 
-// toolChecks keeps api.CheckTools' answers per raw "tools", so a client
-// that sends the same tools every turn has their schemas checked once
-// (the check compiles each schema). Only accepted tools are kept.
+// toolChecks keeps api.CheckTools' answers per prompt_cache_key partition
+// and raw "tools", so a client that sends the same tools every turn has
+// their schemas checked once (the check compiles each schema). Only
+// accepted tools are kept; ResetCaches forgets them with the partition's
+// other caches, so no race repeat starts warm.
 type toolChecks struct{ cache *lru[checkedTools] }
 
 func newToolChecks(max int) *toolChecks {
 	return &toolChecks{cache: newLRU(max, func(checkedTools) int { return 1 })}
 }
 
-// check answers as api.CheckTools does.
-func (c *toolChecks) check(raw json.RawMessage) (api.ToolNames, *api.Error) {
-	var h maphash.Hash
-	h.SetSeed(hashSeed)
-	h.Write(raw)
-	key := h.Sum64()
-	if t, ok := c.cache.get(key); ok && t.raw == string(raw) {
-		return t.names, nil
+// checker answers as api.CheckTools does, for one partition.
+func (c *toolChecks) checker(partition string) func(json.RawMessage) (api.ToolNames, *api.Error) {
+	return func(raw json.RawMessage) (api.ToolNames, *api.Error) {
+		var h maphash.Hash
+		h.SetSeed(hashSeed)
+		h.WriteString(partition)
+		h.WriteByte(0)
+		h.Write(raw)
+		key := h.Sum64()
+		if t, ok := c.cache.get(key); ok && t.raw == string(raw) {
+			return t.names, nil
+		}
+		names, err := api.CheckTools(raw)
+		if err == nil {
+			c.cache.put(key, partition, checkedTools{raw: string(raw), names: names})
+		}
+		return names, err
 	}
-	names, err := api.CheckTools(raw)
-	if err == nil {
-		c.cache.put(key, "", checkedTools{raw: string(raw), names: names})
-	}
-	return names, err
 }

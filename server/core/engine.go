@@ -107,7 +107,7 @@ type Engine struct {
 	safety *Safety
 	tokens *tokenCache  // nil when TokenCache is off
 	models *configCache // nil when ModelCache is off
-	checks *toolChecks  // api.CheckTools' answers per raw tools
+	checks *toolChecks  // api.CheckTools' answers per partition and raw tools
 
 	// The stage tables a create runs (pipeline.go, generate.go), which
 	// the layers above may extend (hooks.go), and the sink wrappers they
@@ -143,6 +143,7 @@ func (e *Engine) ResetCaches(partition string) {
 	if e.models != nil {
 		e.models.reset(partition)
 	}
+	e.checks.cache.reset(partition)
 	if partition == "" {
 		e.sh.Prefix.ResetAll()
 	} else {

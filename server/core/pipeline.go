@@ -50,7 +50,7 @@ func (e *Engine) Prepare(ctx context.Context, fl *Flight) *api.Error {
 
 // parse decodes the body, the envelope and the items it carries, and
 // holds a create to the hosted API's rules (api.ValidateCreateWith, the
-// tools' checks cached per raw tools), once the transport has admitted it
+// tools' checks cached per partition and raw tools), once the transport has admitted it
 // as one.
 func (e *Engine) parse(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
 	body := fl.body
@@ -58,7 +58,7 @@ func (e *Engine) parse(ctx context.Context, fl *Flight) (StageResult, *api.Error
 	if err != nil {
 		return res, err
 	}
-	return res, api.ValidateCreateWith(body, e.checks.check)
+	return res, api.ValidateCreateWith(body, e.checks.checker(fl.parsed.partition))
 }
 
 // decode is parse without the hosted API's rules: input_tokens counts

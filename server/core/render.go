@@ -123,7 +123,7 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolved
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.checks.check(req.Tools); err != nil {
+	if _, err := e.checks.checker(partition)(req.Tools); err != nil {
 		return nil, err // input_tokens reaches here unchecked; a create's check is cached
 	}
 	m := &resolvedModel{partition: partition, model: req.Model, profile: profile, toolsRaw: string(req.Tools)}
