@@ -606,8 +606,7 @@ func checkItemShape(it *Item, w *wireStrictItem, path string) *Error {
 // then the request's input); items before inputStart came from the parent,
 // and param paths count input items from there (input[i]).
 //
-// The engine's validate stage calls it once the context is built; until
-// it is wired there, the server's own check of outputs stays.
+// The engine's validate stage calls it once the context is built.
 func CheckCallPairs(context []Item, inputStart int) *Error {
 	type call struct {
 		kind string
