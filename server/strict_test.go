@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
+
+	"agentloop/api"
 )
 
 // strictCases are creates the hosted API answers with a 400 (docs/protocol.md,
@@ -87,4 +90,38 @@ func decodeResponseID(t *testing.T, b []byte) string {
 		t.Fatalf("no response id in %s", b)
 	}
 	return r.ID
+}
+
+// A forced custom tool is called over WebSocket mode with its input events,
+// and its output, sent back on the continuation, answers the call.
+func TestCustomToolCallAndOutputOverWebSocket(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	c := h.rawWS("/v1/responses")
+	send(t, c, `{"type":"response.create","model":"x","store":false,"input":"Patch the greeting.","tools":[{"type":"custom","name":"apply_patch"}],"tool_choice":{"type":"custom","name":"apply_patch"}}`)
+	evs := readResponse(t, c)
+	checkGrammar(t, evs)
+	var done *api.Event
+	for _, ev := range evs {
+		if ev.Type == api.EventCustomToolCallInputDone {
+			done = ev
+		}
+	}
+	last := evs[len(evs)-1]
+	if done == nil || last.Type != api.EventCompleted || len(last.Response.Output) != 1 || last.Response.Output[0].Type != api.TypeCustomToolCall {
+		t.Fatalf("no custom tool call: %s", last.Raw)
+	}
+	call := last.Response.Output[0]
+	if call.Arguments == "" || call.Arguments != done.Input || call.CallID == "" {
+		t.Fatalf("call %+v, input done %q", call, done.Input)
+	}
+	send(t, c, `{"type":"response.create","model":"x","store":false,"previous_response_id":"`+last.Response.ID+`","tools":[{"type":"custom","name":"apply_patch"}],"input":[{"type":"custom_tool_call_output","call_id":"`+call.CallID+`","output":"Applied."}]}`)
+	next := readResponse(t, c)
+	if ev := next[len(next)-1]; ev.Type != api.EventCompleted || !strings.Contains(string(ev.Raw), "Applied.") {
+		t.Fatalf("the output was not read: %s", ev.Raw)
+	}
+	// An output that answers no call is refused.
+	send(t, c, `{"type":"response.create","model":"x","store":false,"previous_response_id":"`+next[len(next)-1].Response.ID+`","input":[{"type":"custom_tool_call_output","call_id":"call_none","output":"x"}]}`)
+	if e := readEvent(t, c).AsError(); e == nil || e.Status != 400 || e.Param != "input" {
+		t.Fatalf("an unanswered output: %+v", e)
+	}
 }
