@@ -164,7 +164,7 @@ func TestEventsAreValidJSON(t *testing.T) {
 		AppendTextDelta(nil, 3, "msg_1", 0, 0, "Hel\"lo\n"),
 		AppendTextDone(nil, 4, "msg_1", 0, 0, "Hello"),
 		AppendArgumentsDelta(nil, 5, "fc_1", 1, `{"a":`),
-		AppendArgumentsDone(nil, 6, "fc_1", 1, `{"a":1}`),
+		AppendArgumentsDone(nil, 6, "fc_1", 1, "f", `{"a":1}`),
 		AppendStreamError(nil, 7, ServerError("boom")),
 		AppendWSError(nil, PreviousResponseNotFound("resp_x"), ""),
 		AppendHTTPError(nil, ResponseNotFound("resp_x")),
@@ -177,6 +177,9 @@ func TestEventsAreValidJSON(t *testing.T) {
 		if i < 7 && ev.SequenceNumber != i {
 			t.Errorf("event %d seq %d", i, ev.SequenceNumber)
 		}
+	}
+	if ev, _ := DecodeEvent(evs[6]); ev.Name != "f" {
+		t.Errorf("function_call_arguments.done without its name: %s", evs[6])
 	}
 	ev, _ := DecodeEvent(evs[8])
 	if e := ev.AsError(); e == nil || e.Status != 400 || e.Code != "previous_response_not_found" {

@@ -6,17 +6,15 @@
 // It also owns what a create may hold, listed once (params.go: the SDK's
 // create parameters plus agentloop's own), the strict check against it
 // (ValidateCreate), the rules a JSON Schema must follow (CheckSchema, one
-// table in schema.go) and the error codes (codes.go). Intended call sites
-// in the engine, wired in a later session:
-//   - parse: ValidateCreate(body) right after DecodeCreate, for HTTP and
-//     WebSocket creates alike (its error is the 400, or the error frame);
-//   - validate: CheckCallPairs(context, inputStart) once a continuation's
-//     context is built (it replaces the engine's own check of outputs),
-//     and InvalidEncryptedContent(blob) for a reasoning blob that package
-//     seal does not open;
-//   - generate: the custom tool call and reasoning summary event encoders
-//     (AppendCustomToolCallInput*, AppendReasoningSummary*), and Item's
-//     Summary and EncryptedContent for reasoning output items.
+// table in schema.go) and the error codes (codes.go). Their call sites in
+// the engine (server/core): parse calls ValidateCreateWith right after
+// DecodeCreate, for HTTP and WebSocket creates alike, with CheckTools
+// cached; validate calls CheckCallPairs once the context is built; the
+// streamer writes custom tool calls with AppendCustomToolCallInput*.
+// Still to be wired with reasoning: InvalidEncryptedContent(blob) for a
+// reasoning blob that package seal does not open, the reasoning summary
+// encoders (AppendReasoningSummary*), and Item's Summary and
+// EncryptedContent for reasoning output items.
 //
 // Both the engine (server) and the agent client (rollout) use it, so it must
 // never import another agentloop package, and it must never decide anything

@@ -61,6 +61,14 @@ func ResponseNotFound(id string) *Error {
 	return Errorf(http.StatusNotFound, "", "", "Response with id '%s' not found.", id)
 }
 
+// NotStreamable is the 400 for GET /v1/responses/{id}?stream=true on a
+// response that was not created in the background: only a background
+// response's events can be streamed again (docs/protocol.md, "Retrieve").
+func NotStreamable(id string) *Error {
+	return Errorf(http.StatusBadRequest, "stream", CodeInvalidValue,
+		"Response '%s' cannot be streamed: only a response created with background=true can be streamed when retrieved.", id)
+}
+
 // ServerError is a 500 server_error that hides the internal cause.
 func ServerError(format string, args ...any) *Error {
 	return Errorf(http.StatusInternalServerError, "", CodeServerError, format, args...)

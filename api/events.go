@@ -126,11 +126,13 @@ func AppendArgumentsDelta(b []byte, seq int, itemID string, outputIndex int, del
 	return append(b, '}')
 }
 
-// AppendArgumentsDone appends response.function_call_arguments.done, which
-// carries no name.
-func AppendArgumentsDone(b []byte, seq int, itemID string, outputIndex int, arguments string) []byte {
+// AppendArgumentsDone appends response.function_call_arguments.done with
+// the call's name, which the SDKs' types require.
+func AppendArgumentsDone(b []byte, seq int, itemID string, outputIndex int, name, arguments string) []byte {
 	b = appendHead(b, EventArgumentsDone, seq)
 	b = appendItemRef(b, itemID, outputIndex)
+	b = append(b, `,"name":`...)
+	b = AppendString(b, name)
 	b = append(b, `,"arguments":`...)
 	b = AppendString(b, arguments)
 	return append(b, '}')
@@ -207,6 +209,7 @@ type Event struct {
 	Delta          string          `json:"delta"`
 	Text           string          `json:"text"`
 	Arguments      string          `json:"arguments"`
+	Name           string          `json:"name"` // function_call_arguments.done
 	// Input is a custom tool call's input (custom_tool_call_input.done).
 	Input string `json:"input"`
 	// SummaryIndex and Part: reasoning summary events.

@@ -179,6 +179,16 @@ type Tool struct {
 	Parameters  json.RawMessage `json:"parameters"`
 	Strict      *bool           `json:"strict"`
 	Tools       []Tool          `json:"tools"`
+	// Format is a custom tool's input format (CheckTools has checked it).
+	Format *CustomFormat `json:"format"`
+}
+
+// CustomFormat is a custom tool's format: text, or a grammar with its
+// syntax (GrammarLark, GrammarRegex) and definition.
+type CustomFormat struct {
+	Type       string `json:"type"`
+	Syntax     string `json:"syntax"`
+	Definition string `json:"definition"`
 }
 
 // DecodeTools decodes "tools". Schemas are compiled elsewhere.

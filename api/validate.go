@@ -259,7 +259,7 @@ func ValidateCreateWith(body []byte, checkTools func(tools json.RawMessage) (Too
 		if err := CheckCallPairs(items, 0); err != nil {
 			return err
 		}
-		if format == TextFormatJSONObject && !mentionsJSON(top["instructions"], items) {
+		if format == TextFormatJSONObject && !mentionsJSON(top["instructions"], top["input"], items) {
 			return BadRequest("text.format", CodeInvalidValue,
 				"Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.")
 		}
@@ -281,12 +281,8 @@ type wireTool struct {
 	Name       string            `json:"name"`
 	Parameters json.RawMessage   `json:"parameters"`
 	Strict     *bool             `json:"strict"`
-	Format     *wireCustomFormat `json:"format"`
+	Format     *CustomFormat     `json:"format"`
 	Tools      []json.RawMessage `json:"tools"`
-}
-
-type wireCustomFormat struct {
-	Type, Syntax, Definition string
 }
 
 // CheckTools checks "tools" (ValidateCreate's rules for tools) and returns
@@ -380,7 +376,7 @@ func checkTool(raw json.RawMessage, path, namespace string, rt *ToolNames, top b
 // checkGrammar checks a custom tool's grammar format: a syntax and a
 // definition; a regex must compile (Go's RE2 syntax). A lark grammar is
 // taken as it is (docs/protocol.md, "Custom tools").
-func checkGrammar(f *wireCustomFormat, path string) *Error {
+func checkGrammar(f *CustomFormat, path string) *Error {
 	if f.Syntax == "" {
 		return MissingParameter(path + ".syntax")
 	}
@@ -610,8 +606,7 @@ func checkItemShape(it *Item, w *wireStrictItem, path string) *Error {
 // then the request's input); items before inputStart came from the parent,
 // and param paths count input items from there (input[i]).
 //
-// The engine's validate stage calls it once the context is built; until
-// it is wired there, the server's own check of outputs stays.
+// The engine's validate stage calls it once the context is built.
 func CheckCallPairs(context []Item, inputStart int) *Error {
 	type call struct {
 		kind string
@@ -660,12 +655,15 @@ func CheckCallPairs(context []Item, inputStart int) *Error {
 	return nil
 }
 
-// mentionsJSON reports whether the instructions or a message of the input
-// say "json" in some form, as a json_object format needs.
-func mentionsJSON(instructions json.RawMessage, items []Item) bool {
-	var s string
-	if json.Unmarshal(instructions, &s) == nil && strings.Contains(strings.ToLower(s), "json") {
-		return true
+// mentionsJSON reports whether the instructions, a string input or a
+// message of the input say "json" in some form, as a json_object format
+// needs.
+func mentionsJSON(instructions, input json.RawMessage, items []Item) bool {
+	for _, raw := range []json.RawMessage{instructions, input} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && strings.Contains(strings.ToLower(s), "json") {
+			return true
+		}
 	}
 	for i := range items {
 		if items[i].Type == TypeMessage && strings.Contains(strings.ToLower(items[i].Text()), "json") {

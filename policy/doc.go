@@ -22,12 +22,12 @@
 // It uses inference's tokenizer to count and split what it writes, and
 // inference's hashes for its choices, so the same seed gives the same run.
 //
-// Intended call sites in the engine, wired in a later session: the
-// resolve stage builds Tool values for custom tools too (Type ToolCustom,
-// Grammar from format {type: "grammar"}), and the request's policy.Request
-// carries Format from text.format (the schema as api.CheckSchema accepted
-// it) and custom_tool_call_output items with their Output; the engine
-// streams an OutputCustomToolCall's Arguments as its input.
+// The engine's resolve stage builds Tool values for custom tools too
+// (Type ToolCustom, Grammar from format {type: "grammar"}), and its
+// policy.Request carries Format from text.format (the schema as
+// api.CheckSchema accepted it) and custom_tool_call_output items with
+// their Output; it streams an OutputCustomToolCall's Arguments as its
+// input.
 //
 // A policy decides content only, never time: it must never sleep, read a
 // clock or a global random source, pace tokens, or know about profiles,

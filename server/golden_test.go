@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 var (
-	idPattern   = regexp.MustCompile(`\b(resp|msg|fc|fco|rs)_[0-9a-f]{48}\b|\bcall_[A-Za-z0-9]{24}\b`)
+	idPattern   = regexp.MustCompile(`\b(resp|msg|fc|fco|rs|ctc)_[0-9a-f]{48}\b|\bcall_[A-Za-z0-9]{24}\b`)
 	timePattern = regexp.MustCompile(`"(created_at|completed_at)":[0-9]+`)
 )
 
@@ -77,6 +77,10 @@ func TestGoldenEventStreams(t *testing.T) {
 		{"sse_text.jsonl", `{"model":"spark","input":"Say hello to the golden file.","stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		{"sse_function_call.jsonl", `{"model":"spark","input":"What's the weather in Paris?","tools":` + weather + `,"stream":true}`},
 		{"sse_incomplete.jsonl", `{"model":"spark","input":"Write a long story.","max_output_tokens":3,"stream":true,"store":false}`},
+		{"sse_custom_tool_call.jsonl", `{"model":"spark","input":"Patch the greeting.","tools":[{"type":"custom","name":"apply_patch","description":"Apply a patch"}],"tool_choice":{"type":"custom","name":"apply_patch"},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
+		{"sse_custom_tool_grammar.jsonl", `{"model":"spark","input":"Pick a colour.","tools":[{"type":"custom","name":"colour","format":{"type":"grammar","syntax":"regex","definition":"(red|green|blue)"}}],"tool_choice":{"type":"custom","name":"colour"},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
+		{"sse_custom_tool_output.jsonl", `{"model":"spark","input":[{"role":"user","content":"Patch the greeting."},{"type":"custom_tool_call","call_id":"call_1","name":"apply_patch","input":"*** Begin Patch"},{"type":"custom_tool_call_output","call_id":"call_1","output":"Done."}],"tools":[{"type":"custom","name":"apply_patch"}],"stream":true,"metadata":{"agentloop_seed":"1"}}`},
+		{"sse_json_schema.jsonl", `{"model":"spark","input":"Name a city.","text":{"format":{"type":"json_schema","name":"city","strict":true,"schema":{"type":"object","properties":{"name":{"type":"string"},"population":{"type":"integer"}},"required":["name","population"],"additionalProperties":false}}},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -129,7 +129,7 @@ func checkGrammar(t *testing.T, evs []*api.Event) {
 				t.Fatalf("added item without id: %s", ev.Item)
 			}
 			opened[it.ID] = true
-		case api.EventOutputTextDelta, api.EventArgumentsDelta:
+		case api.EventOutputTextDelta, api.EventArgumentsDelta, api.EventCustomToolCallInputDelta:
 			if !opened[ev.ItemID] {
 				t.Fatalf("delta for unopened item %s", ev.ItemID)
 			}
@@ -141,6 +141,10 @@ func checkGrammar(t *testing.T, evs []*api.Event) {
 		case api.EventArgumentsDone:
 			if texts[ev.ItemID] != ev.Arguments {
 				t.Fatalf("deltas %q != done arguments %q", texts[ev.ItemID], ev.Arguments)
+			}
+		case api.EventCustomToolCallInputDone:
+			if texts[ev.ItemID] != ev.Input {
+				t.Fatalf("deltas %q != done input %q", texts[ev.ItemID], ev.Input)
 			}
 		}
 		if api.IsTerminal(ev.Type) != (i == len(evs)-1) {

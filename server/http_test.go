@@ -252,8 +252,8 @@ func TestHTTPErrors(t *testing.T) {
 	}{
 		{"unknown previous", "POST", "/v1/responses", `{"model":"burst","previous_response_id":"resp_nope","input":"x"}`, 400, "previous_response_not_found", "previous_response_id"},
 		{"invalid json", "POST", "/v1/responses", `{"model":`, 400, "invalid_json", ""},
-		{"orphan output", "POST", "/v1/responses", `{"model":"burst","input":[{"type":"function_call_output","call_id":"call_x","output":"1"}]}`, 400, "invalid_value", "input"},
-		{"bad schema", "POST", "/v1/responses", `{"model":"burst","input":"x","tools":[{"type":"function","name":"f","parameters":{"type":"object","properties":{"a":{"type":"strin"}}}}]}`, 400, "invalid_function_parameters", "tools"},
+		{"orphan output", "POST", "/v1/responses", `{"model":"burst","input":[{"type":"function_call_output","call_id":"call_x","output":"1"}]}`, 400, "", "input"},
+		{"bad schema", "POST", "/v1/responses", `{"model":"burst","input":"x","tools":[{"type":"function","name":"f","parameters":{"type":"object","properties":{"a":{"type":"strin"}}}}]}`, 400, "invalid_function_parameters", "tools[0].parameters"},
 		{"unknown item type", "POST", "/v1/responses", `{"model":"burst","input":[{"type":"computer_call","id":"x"}]}`, 400, "invalid_value", "input[0].type"},
 		{"unknown reference", "POST", "/v1/responses", `{"model":"burst","input":[{"type":"item_reference","id":"msg_missing"}]}`, 400, "invalid_value", "input"},
 		{"oversize body", "POST", "/v1/responses", `{"model":"burst","input":"` + strings.Repeat("a", 5000) + `"}`, 413, "request_too_large", ""},

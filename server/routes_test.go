@@ -73,8 +73,18 @@ func TestInputTokensCountsTheCreatesPrompt(t *testing.T) {
 				t.Fatalf("counted %d (%q), the create used %d", count.InputTokens, count.Object, first.Usage.InputTokens)
 			}
 			// With a parent: its context and output count; no model needed.
+			// Its function calls are answered before the next user turn.
+			var next []responses.ResponseInputItemUnionParam
+			for _, it := range first.Output {
+				if it.Type == "function_call" {
+					out := responses.ResponseInputItemParamOfFunctionCallOutput(`{"temp_c":12}`)
+					out.OfFunctionCallOutput.CallID = openai.String(it.CallID)
+					next = append(next, out)
+				}
+			}
+			next = append(next, responses.ResponseInputItemParamOfMessage("And in Oslo?", responses.EasyInputMessageRoleUser))
 			follow := responses.InputTokenCountParams{PreviousResponseID: openai.String(first.ID), Tools: tools,
-				Input: responses.InputTokenCountParamsInputUnion{OfString: openai.String("And in Oslo?")}}
+				Input: responses.InputTokenCountParamsInputUnion{OfResponseInputItemArray: next}}
 			chained, err := client.Responses.InputTokens.Count(ctx, follow)
 			if err != nil {
 				t.Fatal(err)
@@ -83,7 +93,7 @@ func TestInputTokensCountsTheCreatesPrompt(t *testing.T) {
 				t.Fatalf("a continuation counted %d, its parent had %d+%d", chained.InputTokens, first.Usage.InputTokens, first.Usage.OutputTokens)
 			}
 			second, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: "burst", PreviousResponseID: openai.String(first.ID), Tools: tools,
-				Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("And in Oslo?")}})
+				Input: responses.ResponseNewParamsInputUnion{OfInputItemList: next}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"container/list"
+	"encoding/json"
 	"hash/maphash"
 	"sync"
 
@@ -115,16 +116,15 @@ func newTokenCache(maxTokens int) *tokenCache {
 }
 
 // resolvedModel is the resolved model configuration: the profile, the tools
-// decoded and their schemas compiled, and the tools' rendered tokens.
+// decoded, and the tools' rendered tokens.
 type resolvedModel struct {
-	key         uint64
-	partition   string
-	model       string
-	profile     inference.Profile
-	toolsRaw    string
-	tools       []policy.Tool
-	toolTokens  []int
-	schemaCount int
+	key        uint64
+	partition  string
+	model      string
+	profile    inference.Profile
+	toolsRaw   string
+	tools      []policy.Tool
+	toolTokens []int
 }
 
 // configCache is the request-level cache of resolved model
@@ -136,3 +136,41 @@ func newConfigCache(max int) *configCache {
 }
 
 var hashSeed = maphash.MakeSeed()
+
+// checkedTools is a "tools" array that api.CheckTools accepted, and the
+// names it offers.
+type checkedTools struct {
+	raw   string
+	names api.ToolNames
+}
+
+// toolChecks keeps api.CheckTools' answers per prompt_cache_key partition
+// and raw "tools", so a client that sends the same tools every turn has
+// their schemas checked once (the check compiles each schema). Only
+// accepted tools are kept; ResetCaches forgets them with the partition's
+// other caches, so no race repeat starts warm.
+type toolChecks struct{ cache *lru[checkedTools] }
+
+func newToolChecks(max int) *toolChecks {
+	return &toolChecks{cache: newLRU(max, func(checkedTools) int { return 1 })}
+}
+
+// checker answers as api.CheckTools does, for one partition.
+func (c *toolChecks) checker(partition string) func(json.RawMessage) (api.ToolNames, *api.Error) {
+	return func(raw json.RawMessage) (api.ToolNames, *api.Error) {
+		var h maphash.Hash
+		h.SetSeed(hashSeed)
+		h.WriteString(partition)
+		h.WriteByte(0)
+		h.Write(raw)
+		key := h.Sum64()
+		if t, ok := c.cache.get(key); ok && t.raw == string(raw) {
+			return t.names, nil
+		}
+		names, err := api.CheckTools(raw)
+		if err == nil {
+			c.cache.put(key, partition, checkedTools{raw: string(raw), names: names})
+		}
+		return names, err
+	}
+}

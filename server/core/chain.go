@@ -1,8 +1,6 @@
 package core
 
 import (
-	"maps"
-
 	"agentloop/api"
 )
 
@@ -29,7 +27,6 @@ type ChainState struct {
 	model        *resolvedModel
 	instructions string
 	tokens       []int
-	callIDs      map[string]struct{}
 }
 
 func (p *ChainState) contextOrNil() []ctxItem {
@@ -47,12 +44,11 @@ func (p *ChainState) outputOrNil() []ctxItem {
 }
 
 // Fork copies a cached response for a continuation on another lane: the
-// request adds to its call ids and appends to its tokens, which must not
+// request appends to its tokens, which must not
 // reach the original, still its own lane's latest response.
 func (p *ChainState) Fork() *ChainState {
 	c := *p
 	c.tokens = p.tokens[:len(p.tokens):len(p.tokens)]
-	c.callIDs = maps.Clone(p.callIDs)
 	return &c
 }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"agentloop/api"
@@ -136,7 +137,6 @@ type loadOut struct {
 type validateOut struct {
 	context    []ctxItem
 	inputStart int // the first item of this request's own input
-	callIDs    map[string]struct{}
 	// appended is the first item the latest response.append added (the
 	// prototype's validateAppend); render reads from it.
 	appended int
@@ -188,8 +188,11 @@ func (fl *Flight) policyRequest() *policy.Request {
 			pr.Items[i].Text = it.Text()
 		case api.TypeFunctionCallOutput:
 			pr.Items[i].Output = it.Text()
+		case api.TypeCustomToolCallOutput:
+			pr.Items[i].Output = api.OutputText(it.Output)
 		}
 	}
+	pr.Format = textFormat(fl.parsed.req.Text)
 	if fl.parsed.req.IgnoreEOS && fl.parsed.req.MaxOutputTokens != nil {
 		pr.ExactTokens = *fl.parsed.req.MaxOutputTokens
 	}
@@ -203,4 +206,22 @@ type segments struct {
 	earlier []ctxItem             // output items of the segments before the current one
 	sent    int                   // output tokens those segments streamed
 	input   int                   // prompt tokens prefilled by all segments so far
+}
+
+// textFormat is the request's text.format for the policy (parse has
+// checked it against the hosted API's rules); plain text without one.
+func textFormat(text json.RawMessage) policy.TextFormat {
+	var t struct {
+		Format *struct {
+			Type   string         `json:"type"`
+			Name   string         `json:"name"`
+			Schema map[string]any `json:"schema"`
+			Strict *bool          `json:"strict"`
+		} `json:"format"`
+	}
+	if len(text) == 0 || json.Unmarshal(text, &t) != nil || t.Format == nil {
+		return policy.TextFormat{}
+	}
+	f := t.Format
+	return policy.TextFormat{Type: f.Type, Name: f.Name, Schema: f.Schema, Strict: f.Strict != nil && *f.Strict}
 }

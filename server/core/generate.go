@@ -226,7 +226,7 @@ func fail(resp *api.Response, msg string) *api.Error {
 // their tokens, and returns it with the number of output tokens rendered.
 func (e *Engine) continuation(fl *Flight, output []ctxItem) (*ChainState, int) {
 	state := &ChainState{id: fl.response.ID, response: fl.response, context: fl.built.context, output: output,
-		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructionsText(), tokens: fl.rendered.tokens, callIDs: fl.built.callIDs}
+		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructionsText(), tokens: fl.rendered.tokens}
 	if len(output) == 0 {
 		return state, 0
 	}
@@ -234,11 +234,6 @@ func (e *Engine) continuation(fl *Flight, output []ctxItem) (*ChainState, int) {
 	// The output was just generated: rendering it finishes even if the
 	// client has gone, so the state stays whole.
 	state.tokens, _, _ = e.renderItems(context.Background(), state.tokens, fl.parsed.partition, output)
-	for i := range output {
-		if output[i].Type == api.TypeFunctionCall {
-			state.callIDs[output[i].CallID] = struct{}{}
-		}
-	}
 	return state, len(state.tokens) - before
 }
 
@@ -279,13 +274,13 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 				if it.ID == "" {
 					it.ID = api.NewID(idPrefix(it.Type))
 				}
-				if it.Status == "" && (it.Type == api.TypeMessage || it.Type == api.TypeFunctionCallOutput) {
+				if it.Status == "" && carriesStatus(it.Type) {
 					it.Status = "completed"
 				}
 			}
 			out[i] = store.Item{Key: it.key, ItemID: it.ID, Type: it.Type}
 			if it.key == 0 {
-				out[i].JSON = it.AppendJSON(nil)
+				out[i].JSON = storedJSON(&it.Item)
 			}
 		}
 		return out
@@ -309,6 +304,28 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 	return nil
 }
 
+// carriesStatus says whether an input item of this type is listed with a
+// status (the SDK's ResponseItem types: input_items).
+func carriesStatus(typ string) bool {
+	switch typ {
+	case api.TypeMessage, api.TypeFunctionCall, api.TypeFunctionCallOutput, api.TypeCustomToolCall, api.TypeCustomToolCallOutput:
+		return true
+	}
+	return false
+}
+
+// storedJSON is an item as the store keeps it and input_items lists it: a
+// custom tool item is written anew in the SDK's shape, with the id and
+// status persist gave it, rather than as the client sent it.
+func storedJSON(it *api.Item) []byte {
+	if it.Type == api.TypeCustomToolCall || it.Type == api.TypeCustomToolCallOutput {
+		made := *it
+		made.Raw = nil
+		return made.AppendJSON(nil)
+	}
+	return it.AppendJSON(nil)
+}
+
 func idPrefix(typ string) string {
 	switch typ {
 	case api.TypeFunctionCall:
@@ -317,6 +334,10 @@ func idPrefix(typ string) string {
 		return "fco"
 	case api.TypeReasoning:
 		return "rs"
+	case api.TypeCustomToolCall:
+		return "ctc"
+	case api.TypeCustomToolCallOutput:
+		return "ctco"
 	}
 	return "msg"
 }

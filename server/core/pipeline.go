@@ -35,7 +35,7 @@ var preInference = []Stage{
 // same work a create does to learn its input_tokens, so the count equals
 // the usage that create would report.
 var countStages = []Stage{
-	{api.StageParse, api.Measured, (*Engine).parse},
+	{api.StageParse, api.Measured, (*Engine).decode},
 	{api.StageResolve, api.Measured, (*Engine).resolve},
 	{api.StageLoad, api.Measured, (*Engine).load},
 	{api.StageValidate, api.Measured, (*Engine).validate},
@@ -48,8 +48,22 @@ func (e *Engine) Prepare(ctx context.Context, fl *Flight) *api.Error {
 	return e.runStages(ctx, fl, e.pre, fl.Trace.start)
 }
 
-// parse decodes the body: the envelope and the items it carries.
-func (e *Engine) parse(_ context.Context, fl *Flight) (StageResult, *api.Error) {
+// parse decodes the body, the envelope and the items it carries, and
+// holds a create to the hosted API's rules (api.ValidateCreateWith, the
+// tools' checks cached per partition and raw tools), once the transport has admitted it
+// as one.
+func (e *Engine) parse(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
+	body := fl.body
+	res, err := e.decode(ctx, fl)
+	if err != nil {
+		return res, err
+	}
+	return res, api.ValidateCreateWith(body, e.checks.checker(fl.parsed.partition))
+}
+
+// decode is parse without the hosted API's rules: input_tokens counts
+// what a create would, and takes the parameters a create takes leniently.
+func (e *Engine) decode(_ context.Context, fl *Flight) (StageResult, *api.Error) {
 	res := StageResult{bytes: len(fl.body)}
 	req, err := api.DecodeCreate(fl.body)
 	if err != nil {
@@ -243,69 +257,44 @@ func (e *Engine) hydrate(ctx context.Context, id string) (*ChainState, int, *api
 // buildContext builds the context and checks the new items against it.
 func (e *Engine) buildContext(ctx context.Context, fl *Flight) *api.Error {
 	p := fl.loaded.parent
-	var callIDs map[string]struct{}
 	if p != nil {
 		fl.built.context = make([]ctxItem, 0, len(p.context)+len(p.output)+len(fl.parsed.items))
 		fl.built.context = append(fl.built.context, p.context...)
 		fl.built.context = append(fl.built.context, p.output...)
-		if p.callIDs != nil {
-			callIDs = p.callIDs
-		} else {
-			callIDs = map[string]struct{}{}
-			for i := range fl.built.context {
-				if fl.built.context[i].Type == api.TypeFunctionCall {
-					callIDs[fl.built.context[i].CallID] = struct{}{}
-				}
-			}
-		}
 	} else {
 		fl.built.context = make([]ctxItem, 0, len(fl.parsed.items))
-		callIDs = map[string]struct{}{}
 	}
 	fl.built.inputStart = len(fl.built.context)
 	var err *api.Error
-	if fl.built.context, err = e.admitItems(ctx, fl.built.context, callIDs, fl.parsed.items); err != nil {
+	if fl.built.context, err = e.admitItems(ctx, fl.built.context, fl.parsed.items); err != nil {
 		return err
 	}
-	fl.built.callIDs = callIDs
-	return nil
+	return checkCallPairs(fl.built.context, fl.built.inputStart)
+}
+
+// checkCallPairs is api.CheckCallPairs over a built context: every tool
+// output answers a call, and no call is left unanswered before a new turn.
+func checkCallPairs(context []ctxItem, inputStart int) *api.Error {
+	items := make([]api.Item, len(context))
+	for i := range context {
+		items[i] = context[i].Item
+	}
+	return api.CheckCallPairs(items, inputStart)
 }
 
 // admitItems appends items to chain, each item_reference resolved (against
-// chain as it grows, then the engine's output items), and checks that every
-// function_call_output answers a call in callIDs, which gains the calls
-// among items. On an error callIDs is as it was, and the caller keeps its
-// chain.
-func (e *Engine) admitItems(ctx context.Context, chain []ctxItem, callIDs map[string]struct{}, items []api.Item) ([]ctxItem, *api.Error) {
-	var added []string
-	undo := func() {
-		for _, id := range added {
-			delete(callIDs, id)
-		}
-	}
+// chain as it grows, then the engine's output items). On an error the
+// caller keeps its chain.
+func (e *Engine) admitItems(ctx context.Context, chain []ctxItem, items []api.Item) ([]ctxItem, *api.Error) {
 	for i := range items {
 		it := items[i]
 		var key int64
 		if it.Type == api.TypeItemReference {
 			ref, k, err := e.resolveReference(ctx, chain, it.ID, i)
 			if err != nil {
-				undo()
 				return nil, err
 			}
 			it, key = ref, k
-		}
-		switch it.Type {
-		case api.TypeFunctionCall:
-			if _, ok := callIDs[it.CallID]; !ok {
-				added = append(added, it.CallID)
-			}
-			callIDs[it.CallID] = struct{}{}
-		case api.TypeFunctionCallOutput:
-			if _, ok := callIDs[it.CallID]; !ok {
-				undo()
-				return nil, api.BadRequest("input", api.CodeInvalidValue,
-					"No tool call found for function call output with call_id %s.", it.CallID)
-			}
 		}
 		chain = append(chain, ctxItem{Item: it, key: key})
 	}

@@ -24,6 +24,10 @@ func (e *Engine) plan(fl *Flight, reply policy.Reply) (items []plannedItem, tota
 			it = api.Item{Type: api.TypeFunctionCall, ID: api.NewID("fc"), Status: "completed", Name: out.Name,
 				Namespace: out.Namespace, CallID: api.NewCallID(), Arguments: out.Arguments}
 			text = out.Arguments
+		case policy.OutputCustomToolCall:
+			it = api.Item{Type: api.TypeCustomToolCall, ID: api.NewID("ctc"), Status: "completed", Name: out.Name,
+				Namespace: out.Namespace, CallID: api.NewCallID(), Arguments: out.Arguments}
+			text = out.Arguments
 		default:
 			it = api.Item{Type: api.TypeMessage, ID: api.NewID("msg"), Status: "completed", Role: "assistant",
 				Content: []api.Part{{Type: "output_text", Text: out.Text}}}
@@ -49,7 +53,7 @@ func (e *Engine) plan(fl *Flight, reply policy.Reply) (items []plannedItem, tota
 			p.item.Status = "incomplete"
 			if p.filler == 0 {
 				cut := strings.Join(p.pieces, "")
-				if p.item.Type == api.TypeFunctionCall {
+				if p.item.Type != api.TypeMessage {
 					p.item.Arguments = cut
 				} else {
 					p.item.Content[0].Text = cut

@@ -141,7 +141,10 @@ func (e *Engine) parseAppend(_ context.Context, fl *Flight) (StageResult, *api.E
 func (e *Engine) validateAppend(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
 	res := StageResult{items: len(fl.parsed.items)}
 	appended := len(fl.built.context)
-	chain, err := e.admitItems(ctx, fl.built.context, fl.built.callIDs, fl.parsed.items)
+	chain, err := e.admitItems(ctx, fl.built.context, fl.parsed.items)
+	if err == nil {
+		err = checkCallPairs(chain, appended)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -185,11 +188,6 @@ func (e *Engine) pause(fl *Flight, st *streamer) bool {
 	fl.built.context = append(fl.built.context, output...)
 	// Sampled output is rendered whole, whatever the client does meanwhile.
 	fl.rendered.tokens, _, _ = e.renderItems(context.Background(), fl.rendered.tokens, fl.parsed.partition, output)
-	for i := range output {
-		if output[i].Type == api.TypeFunctionCall {
-			fl.built.callIDs[output[i].CallID] = struct{}{}
-		}
-	}
 	g.items, g.total, g.sent, g.cur, g.truncated = nil, 0, 0, 0, false
 	st.lastDelta = time.Time{} // the pause is no inter-token gap
 

@@ -1,8 +1,8 @@
 package core
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -10,8 +10,6 @@ import (
 	"agentloop/api"
 	"agentloop/inference"
 	"agentloop/policy"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // renderParts is the text an item renders to before tokenization, in
@@ -125,8 +123,10 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolved
 	if err != nil {
 		return nil, err
 	}
+	if _, err := e.checks.checker(partition)(req.Tools); err != nil {
+		return nil, err // input_tokens reaches here unchecked; a create's check is cached
+	}
 	m := &resolvedModel{partition: partition, model: req.Model, profile: profile, toolsRaw: string(req.Tools)}
-	compiler := jsonschema.NewCompiler()
 	var rendered []byte
 	var add func(t api.Tool, ns string, param string) *api.Error
 	add = func(t api.Tool, ns, param string) *api.Error {
@@ -139,27 +139,29 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolved
 			}
 			return nil
 		case "function":
+		case "custom":
+			tool := policy.Tool{Type: policy.ToolCustom, Name: t.Name, Description: t.Description, Namespace: ns}
+			if f := t.Format; f != nil && f.Type == api.CustomFormatGrammar {
+				tool.Grammar = &policy.Grammar{Syntax: f.Syntax, Definition: f.Definition}
+			}
+			m.tools = append(m.tools, tool)
+			rendered = append(rendered, "<|tool|>"...)
+			rendered = append(rendered, t.Name...)
+			rendered = append(rendered, ' ')
+			rendered = append(rendered, t.Description...)
+			if f := t.Format; f != nil {
+				rendered = append(rendered, ' ')
+				rendered = append(rendered, f.Definition...)
+			}
+			return nil
 		default:
-			return nil // hosted and custom tools are tolerated, not called
+			return nil // hosted tools are tolerated, not called
 		}
 		params := map[string]any{}
 		if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
-			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.Parameters))
-			if err != nil {
-				return api.BadRequest("tools", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': %s.", t.Name, err.Error())
-			}
-			url := "mem://tools/" + strconv.Itoa(m.schemaCount)
-			if err := compiler.AddResource(url, doc); err != nil {
-				return api.BadRequest("tools", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': %s.", t.Name, err.Error())
-			}
-			if _, err := compiler.Compile(url); err != nil {
-				return api.BadRequest("tools", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': %s.", t.Name, err.Error())
-			}
-			m.schemaCount++
-			if obj, ok := doc.(map[string]any); ok {
-				params = obj
-			} else {
-				return api.BadRequest("tools", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': the schema must be an object.", t.Name)
+			// api.CheckTools has checked the schema (checkTools, above).
+			if err := json.Unmarshal(t.Parameters, &params); err != nil {
+				return api.BadRequest(param+".parameters", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': the schema must be an object.", t.Name)
 			}
 		}
 		m.tools = append(m.tools, policy.Tool{Name: t.Name, Description: t.Description, Namespace: ns, Parameters: params})

@@ -154,8 +154,13 @@ func (s *streamer) close(idx int, it *api.Item) error {
 		if err := s.emit(api.EventContentPartDone); err != nil {
 			return err
 		}
+	} else if it.Type == api.TypeCustomToolCall {
+		s.buf = api.AppendCustomToolCallInputDone(s.buf, s.seq, it.ID, idx, it.Arguments)
+		if err := s.emit(api.EventCustomToolCallInputDone); err != nil {
+			return err
+		}
 	} else {
-		s.buf = api.AppendArgumentsDone(s.buf, s.seq, it.ID, idx, it.Arguments)
+		s.buf = api.AppendArgumentsDone(s.buf, s.seq, it.ID, idx, it.Name, it.Arguments)
 		if err := s.emit(api.EventArgumentsDone); err != nil {
 			return err
 		}
@@ -227,6 +232,11 @@ func (s *streamer) streamDelta(pi *plannedItem, n int) error {
 	if pi.item.Type == api.TypeMessage {
 		s.buf = api.AppendTextDelta(s.buf, s.seq, pi.item.ID, s.base+s.cur, 0, delta)
 		if err := s.emit(api.EventOutputTextDelta); err != nil {
+			return err
+		}
+	} else if pi.item.Type == api.TypeCustomToolCall {
+		s.buf = api.AppendCustomToolCallInputDelta(s.buf, s.seq, pi.item.ID, s.base+s.cur, delta)
+		if err := s.emit(api.EventCustomToolCallInputDelta); err != nil {
 			return err
 		}
 	} else {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -216,10 +217,21 @@ func (h *API) Get(c echo.Context) error {
 	if err != nil {
 		return storeError(err)
 	}
+	if stream, _ := strconv.ParseBool(c.QueryParam("stream")); stream && !createdInBackground(r.Snapshot) {
+		return api.NotStreamable(id)
+	}
 	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 	c.Response().WriteHeader(http.StatusOK)
 	_, err = c.Response().Write(r.Snapshot)
 	return err
+}
+
+// createdInBackground reads a stored snapshot's "background".
+func createdInBackground(snapshot []byte) bool {
+	var r struct {
+		Background bool `json:"background"`
+	}
+	return json.Unmarshal(snapshot, &r) == nil && r.Background
 }
 
 // Delete is DELETE /responses/:id.
