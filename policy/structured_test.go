@@ -88,7 +88,7 @@ func TestStructuredOutputsValidateAndCoverTheSchema(t *testing.T) {
 				t.Fatalf("api.CheckSchema refuses the test schema: %v", err)
 			}
 			sch := compileAsserting(t, c.schema) // formats too
-			seen := map[string]bool{} // what the instances showed, as paths
+			seen := map[string]bool{}            // what the instances showed, as paths
 			for seed := range int64(seedsForCoverage) {
 				out := structuredReply(t, p, schema, seed)
 				if again := structuredReply(t, p, schema, seed); again != out {
