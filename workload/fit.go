@@ -40,7 +40,7 @@ func Fit(w *Workload) (dropped int) {
 	w.Description = Cut(w.Description, MaxDescriptionLen)
 	w.InstructionsTokens = min(max(w.InstructionsTokens, 0), MaxItemTokens)
 	w.ToolsTokens = min(max(w.ToolsTokens, 0), MaxItemTokens)
-	w.Tools = min(max(w.Tools, 0), 1000)
+	w.Tools = min(max(w.Tools, 0), MaxTools)
 	total := w.InstructionsTokens + w.ToolsTokens
 	keep := 0
 	for keep < len(w.Turns) && keep < MaxTurns {

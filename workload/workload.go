@@ -28,6 +28,7 @@ const (
 	MaxBytes          = 1 << 20   // an encoded workload, as uploaded and as stored (Canonical): about 100 bytes a turn, so a thousand large turns fit
 	MaxSourceLen      = 64        // characters of source
 	MaxDescriptionLen = 256       // characters of description
+	MaxTools          = 1000      // tool definitions a request offers
 )
 
 // Input kinds.
@@ -238,8 +239,8 @@ func (w *Workload) Validate() error {
 	if err := tokens("tools_tokens", w.ToolsTokens, 0); err != nil {
 		return err
 	}
-	if w.Tools < 0 || w.Tools > 1000 {
-		return errorf("tools", "must be 0 to 1000, got %d", w.Tools)
+	if w.Tools < 0 || w.Tools > MaxTools {
+		return errorf("tools", "must be 0 to %d, got %d", MaxTools, w.Tools)
 	}
 	if len(w.Turns) == 0 {
 		return errorf("turns", "a workload needs at least one turn")

@@ -107,7 +107,7 @@ type Engine struct {
 	safety *Safety
 	tokens *tokenCache  // nil when TokenCache is off
 	models *configCache // nil when ModelCache is off
-	checks *toolChecks  // api.CheckTools' answers per partition and raw tools
+	checks *toolChecks  // api.CheckTools' answers per partition and raw tools; nil when ModelCache is off
 
 	// The stage tables a create runs (pipeline.go, generate.go), which
 	// the layers above may extend (hooks.go), and the sink wrappers they
@@ -123,13 +123,14 @@ type Engine struct {
 
 // New returns an engine over shared parts.
 func New(cfg Config, sh *Shared) *Engine {
-	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), checks: newToolChecks(1024), pre: slices.Clone(preInference), post: slices.Clone(postInference)}
+	e := &Engine{cfg: cfg, sh: sh, safety: NewSafety(), pre: slices.Clone(preInference), post: slices.Clone(postInference)}
 	e.stopCtx, e.stopAll = context.WithCancel(context.Background())
 	if cfg.TokenCache {
 		e.tokens = newTokenCache(8 << 20)
 	}
 	if cfg.ModelCache {
 		e.models = newConfigCache(4096)
+		e.checks = newToolChecks(1024)
 	}
 	return e
 }
@@ -143,7 +144,9 @@ func (e *Engine) ResetCaches(partition string) {
 	if e.models != nil {
 		e.models.reset(partition)
 	}
-	e.checks.cache.reset(partition)
+	if e.checks != nil {
+		e.checks.cache.reset(partition)
+	}
 	if partition == "" {
 		e.sh.Prefix.ResetAll()
 	} else {

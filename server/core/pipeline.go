@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -58,7 +59,12 @@ func (e *Engine) parse(ctx context.Context, fl *Flight) (StageResult, *api.Error
 	if err != nil {
 		return res, err
 	}
-	return res, api.ValidateCreateWith(body, e.checks.checker(fl.parsed.partition))
+	partition := fl.parsed.partition
+	err = api.ValidateCreateWith(body, func(raw json.RawMessage) (api.ToolNames, *api.Error) {
+		return e.checks.check(partition, raw)
+	})
+	fl.parsed.toolsChecked = err == nil
+	return res, err
 }
 
 // decode is parse without the hosted API's rules: input_tokens counts
@@ -109,7 +115,7 @@ func (e *Engine) resolve(_ context.Context, fl *Flight) (StageResult, *api.Error
 		e.sh.Metrics.cacheLookup("connection_model", true)
 		return StageResult{note: "connection cache"}, nil
 	}
-	m, hit, err := e.resolveModel(fl.parsed.partition, req)
+	m, hit, err := e.resolveModel(fl.parsed.partition, req, fl.parsed.toolsChecked)
 	if err != nil {
 		return StageResult{bytes: len(req.Tools)}, err
 	}

@@ -89,7 +89,7 @@ func (e *Engine) renderItemsCounted(ctx context.Context, dst []int, partition st
 	return dst, hits, nil
 }
 
-func (e *Engine) resolveModel(partition string, req *api.CreateRequest) (*resolvedModel, bool, *api.Error) {
+func (e *Engine) resolveModel(partition string, req *api.CreateRequest, toolsChecked bool) (*resolvedModel, bool, *api.Error) {
 	var h maphash.Hash
 	h.SetSeed(hashSeed)
 	h.WriteString(partition)
@@ -103,7 +103,7 @@ func (e *Engine) resolveModel(partition string, req *api.CreateRequest) (*resolv
 			return m, true, nil
 		}
 	}
-	m, err := e.buildModel(partition, req)
+	m, err := e.buildModel(partition, req, toolsChecked)
 	if err != nil {
 		return nil, false, err
 	}
@@ -114,7 +114,10 @@ func (e *Engine) resolveModel(partition string, req *api.CreateRequest) (*resolv
 	return m, false, nil
 }
 
-func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolvedModel, *api.Error) {
+// buildModel resolves the profile and the tools; toolsChecked says parse
+// has already held the tools to api.CheckTools (a create), so only
+// input_tokens, which decodes leniently, is checked here.
+func (e *Engine) buildModel(partition string, req *api.CreateRequest, toolsChecked bool) (*resolvedModel, *api.Error) {
 	profile := inference.ProfileFor(req.Model)
 	if e.cfg.Unmodelled {
 		profile = profile.Unmodelled()
@@ -123,8 +126,10 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolved
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.checks.checker(partition)(req.Tools); err != nil {
-		return nil, err // input_tokens reaches here unchecked; a create's check is cached
+	if !toolsChecked {
+		if _, err := e.checks.check(partition, req.Tools); err != nil {
+			return nil, err
+		}
 	}
 	m := &resolvedModel{partition: partition, model: req.Model, profile: profile, toolsRaw: string(req.Tools)}
 	var rendered []byte
@@ -159,7 +164,7 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest) (*resolved
 		}
 		params := map[string]any{}
 		if len(t.Parameters) > 0 && string(t.Parameters) != "null" {
-			// api.CheckTools has checked the schema (checkTools, above).
+			// api.CheckTools has checked the schema (in parse, or above).
 			if err := json.Unmarshal(t.Parameters, &params); err != nil {
 				return api.BadRequest(param+".parameters", api.CodeInvalidFunctionParameters, "Invalid schema for function '%s': the schema must be an object.", t.Name)
 			}
