@@ -4,13 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 )
-
-// engineClients holds the one client per TLS config (nil for plain HTTP)
-// that engineDo sends through. A process has one or two: its Runner's.
-var engineClients sync.Map // *tls.Config (the Runner's TLS) → *http.Client
 
 // engineDo sends one request straight to the engine (not through the
 // latency proxy): the race's drill calls and trace lookups. They share one
@@ -27,10 +22,15 @@ func (r *Runner) engineDo(ctx context.Context, method, path string, body io.Read
 	if r.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+r.APIKey)
 	}
-	c, ok := engineClients.Load(r.TLS)
-	if !ok {
-		c, _ = engineClients.LoadOrStore(r.TLS, &http.Client{Transport: &http.Transport{TLSClientConfig: r.TLS,
-			MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second}})
-	}
-	return c.(*http.Client).Do(req)
+	return r.engineClient().Do(req)
+}
+
+// engineClient is the Runner's one client to the engine, built on first
+// use with its TLS config.
+func (r *Runner) engineClient() *http.Client {
+	r.engineOnce.Do(func() {
+		r.engine = &http.Client{Transport: &http.Transport{TLSClientConfig: r.TLS,
+			MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second}}
+	})
+	return r.engine
 }

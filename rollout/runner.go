@@ -198,6 +198,11 @@ type Runner struct {
 	wg      sync.WaitGroup
 	baseCtx context.Context
 	stop    context.CancelFunc
+
+	// engine is the one client of engineDo, built on first use (TLS is
+	// set after NewRunner).
+	engineOnce sync.Once
+	engine     *http.Client
 }
 
 // slot is a race started with Start: queued, or running in a slot.
@@ -453,6 +458,7 @@ func (r *Runner) Shutdown(ctx context.Context) {
 	case <-done:
 	case <-ctx.Done():
 	}
+	r.engineClient().CloseIdleConnections()
 }
 
 func (r *Runner) create(ctx context.Context, cfg Config, onSnapshot func(Snapshot)) (*race, error) {
