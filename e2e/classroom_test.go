@@ -25,7 +25,7 @@ var storyLanes = []string{"http", "http-optimized", "ws"}
 // side-by-side replay stepped by key, axe-core on every page in light and
 // dark, and every page at phone width.
 func TestClassroom(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	axe := axeScript(t)
 	a := apptest.Start(t, apptest.ShortRace)
 	page := newPage(t)

@@ -14,7 +14,7 @@ import (
 // trace, an event's raw JSON, a frame sent as typed, and a history that
 // survives a reload.
 func TestExplorerConsole(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	axe := axeScript(t)
 	a := apptest.Start(t)
 	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)})

@@ -8,7 +8,7 @@
 // accessibility checks inject axe-core, which scripts/e2e-setup.sh installs
 // pinned under $PLAYWRIGHT_DRIVER_PATH/axe (AXE_CORE_PATH overrides), into a
 // context that bypasses the pages' CSP, and fail on any serious or critical
-// violation. The tests run in parallel (needBrowser), each with its own app
+// violation. The tests run in parallel (startBrowserTest), each with its own app
 // and browser contexts on the one shared browser. The package holds tests
 // only; it must never be imported.
 package e2e

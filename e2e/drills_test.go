@@ -22,7 +22,7 @@ type drilledTurn struct {
 // field; on the ws lane it fires, the lane recovers and the run's config
 // and turns carry it. axe-core finds nothing serious in the schedule.
 func TestRaceFormDrillSchedule(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	axe := axeScript(t)
 	a := apptest.Start(t)
 	// The refused start logs its 400; axe-core goes in as an inline script.

@@ -15,7 +15,7 @@ import (
 // TestExplorerRoundTrips sends the function-tool example over WebSocket and
 // over HTTP, each followed by the automatically chained request.
 func TestExplorerRoundTrips(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t)
 	page := newPage(t)
 	goTo(t, page, a.URL()+"/explorer")
@@ -105,7 +105,7 @@ func lastResponseID(t *testing.T, page playwright.Page) string {
 // lanes of the one WebSocket, each event shown under its lane, then the
 // chained follow-up continues each lane's own response on that lane.
 func TestExplorerLanes(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t)
 	page := newPage(t)
 	goTo(t, page, a.URL()+"/explorer")

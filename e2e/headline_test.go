@@ -47,7 +47,7 @@ func getRun(t *testing.T, base, id string) runJSON {
 // permalink show that same text; "the same race, lean" starts a race whose
 // config is the first's but for the stack. One short race serves it all.
 func TestHeadlineIsOneSentenceEverywhere(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t)
 	id := startRace(t, a.URL(), `{"scenario":"fix-failing-test","profile":"instant","rtt_ms":0,"tool_time_ms":0,"lanes":["http-optimized","ws"],"seed":1,"repeats":1,"sequential":true,"stack":"hosted-post-sprint"}`)
 	if st := waitRun(t, a.URL(), id, 3*time.Minute); st != "passed" {

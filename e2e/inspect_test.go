@@ -60,7 +60,7 @@ func (w *wsClient) turn(input string) {
 // WebSocket: its session appears and its turn count follows each turn,
 // on the list and on the session's own page.
 func TestInspectWatchesAClientLive(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t)
 	page := newPage(t)
 	goTo(t, page, a.URL()+"/inspect")
@@ -155,7 +155,7 @@ func TestInspectWatchesAClientLive(t *testing.T) {
 // shows once a client's turn meets it, and Disarm removes it. The session
 // list stays live meanwhile, and axe-core finds nothing serious.
 func TestInspectArmsAndDisarmsADrill(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	axe := axeScript(t)
 	a := apptest.Start(t)
 	// The refused arming logs its 400; axe-core goes in as an inline script.

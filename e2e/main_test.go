@@ -64,12 +64,12 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-// needBrowser skips t without the browser set-up; with it, t runs in
-// parallel with the other browser tests. Each starts its own app and opens
-// its own browser contexts on the one shared browser, and most of a browser
-// test's time is spent waiting (for a race's modelled time, for the page),
-// so they overlap well.
-func needBrowser(t *testing.T) {
+// startBrowserTest begins a browser test: it skips t without the browser
+// set-up; with it, t runs in parallel with the other browser tests. Each
+// starts its own app and opens its own browser contexts on the one shared
+// browser, and much of a browser test's time is spent waiting (for a
+// race's modelled time, for the page), so they overlap.
+func startBrowserTest(t *testing.T) {
 	t.Helper()
 	if skipReason != "" {
 		t.Skip(skipReason)

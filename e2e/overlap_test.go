@@ -18,7 +18,7 @@ import (
 // The other client's race is not this page's to cancel; the page's own
 // race it cancels (it keeps the run's cancel token).
 func TestOverlappingRaces(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t)
 	// A slow race (the classic profile) that is still running meanwhile,
 	// started by another client (another address: on the same address it

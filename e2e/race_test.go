@@ -19,7 +19,7 @@ var lanes = []string{"http", "http-optimized", "http-chained", "ws"}
 // the same database and finds the run with its transcript. One race serves
 // both: under -race on two shared cores a race takes most of a minute.
 func TestRaceThenRestart(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	db := filepath.Join(t.TempDir(), "agentloop.db")
 	first := apptest.Start(t, apptest.DB(db))
 	page := newPage(t)

@@ -18,7 +18,7 @@ import (
 // TestRaceStartedByAPI: a race posted to the run API (as `agentloop race
 // --server URL` does) shows live in the browser, joined mid-race.
 func TestRaceStartedByAPI(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t)
 	id := startRace(t, a.URL(), `{"scenario":"fix-failing-test","profile":"burst","rtt_ms":0,"tool_time_ms":0,"lanes":["ws"]}`)
 	page := newPage(t)
@@ -38,7 +38,7 @@ func TestRaceStartedByAPI(t *testing.T) {
 // session cookie then opens the pages and the engine over HTTP, until Sign
 // out.
 func TestLoginWithKey(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t, func(c *app.Config) { c.APIKey = "sk-e2e" })
 	// Browsers log refused requests (401) as console errors; only those are allowed here.
 	page := newPage(t, "status of 401")

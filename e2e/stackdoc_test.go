@@ -14,7 +14,7 @@ import (
 // a legend; both are axe-clean, fit a phone without scrolling sideways,
 // and their chart labels stay at least 10 px tall there.
 func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t)
 	axe := axeScript(t)
 	p := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)})

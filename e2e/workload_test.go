@@ -18,7 +18,7 @@ import (
 // workload, and "Race this session" races it to a result that gives the
 // workload's answer in one sentence.
 func TestRaceThisSession(t *testing.T) {
-	needBrowser(t)
+	startBrowserTest(t)
 	a := apptest.Start(t)
 	c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(a.URL(), "http")+"/v1/responses",
 		&websocket.DialOptions{HTTPHeader: map[string][]string{"User-Agent": {"e2e-agent/1.0"}}})
