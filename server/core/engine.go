@@ -10,6 +10,7 @@ import (
 	"agentloop/apistack"
 	"agentloop/inference"
 	"agentloop/policy"
+	"agentloop/seal"
 )
 
 // Config holds one engine's settings, declared only here: app.Config embeds
@@ -66,6 +67,10 @@ type Shared struct {
 	Budget    *Budget // nil: unbounded
 	Log       *slog.Logger
 	Replica   string // this process's replica id, in traces and metrics
+	// SealKey seals and opens the reasoning and compaction blobs this
+	// engine hands out (seal). NewShared draws a random one; app replaces
+	// it with the key kept in the store or given by --seal-key.
+	SealKey seal.Key
 	// Observer sees every finished or rejected request (session.go);
 	// nil: none. Set it before serving.
 	Observer Observer
@@ -83,13 +88,17 @@ func NewShared(st Store, traceRing int, replica string, log *slog.Logger) (*Shar
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	key, err := seal.NewKey()
+	if err != nil {
+		return nil, err
+	}
 	m := NewMetrics(replica)
 	sched := inference.NewScheduler()
 	m.watchSlots(sched)
 	return &Shared{
 		Store: st, Scheduler: sched, Prefix: inference.NewPrefixCache(1 << 20),
 		Tokenizer: tok, Policy: policy.NewRouter(tok), Traces: NewTraceRing(traceRing),
-		Metrics: m, Log: log, Replica: replica,
+		Metrics: m, Log: log, Replica: replica, SealKey: key,
 	}, nil
 }
 
