@@ -48,7 +48,9 @@ type Engine struct {
 func New(cfg core.Config, sh *Shared) *Engine {
 	c := core.New(cfg, sh.Shared)
 	drill.Install(c, sh.Drills)
-	return &Engine{Engine: c, drills: sh.Drills, http: httpapi.New(c), ws: wsmode.New(c)}
+	ws := wsmode.New(c)
+	ws.LimitConnections(drill.ConnectionLimit(sh.Drills, c))
+	return &Engine{Engine: c, drills: sh.Drills, http: httpapi.New(c), ws: ws}
 }
 
 // Connections reports how many WebSocket connections are open.

@@ -38,6 +38,7 @@ type wsConn struct {
 	client     *api.Client    // who opened the connection
 	stack      apistack.Stack // the modelled API stack, chosen at the upgrade
 	proto      bool           // the upgrade asked for the prototype (server/core/prototype.go)
+	limitErr   *api.Error     // the error frame a shorter limit ends the connection with (limit.go); nil: the lifetime's
 }
 
 // Server is one engine's WebSocket mode: GET /responses, its open
@@ -45,6 +46,7 @@ type wsConn struct {
 type Server struct {
 	e     *core.Engine
 	conns *connSet
+	limit ConnLimit // a shorter limit for some connections (limit.go); nil: none
 }
 
 // New returns engine e's WebSocket mode.
@@ -98,8 +100,7 @@ func (s *Server) Handle(c echo.Context) error {
 	defer stopClosing()
 	e.Shared().Metrics.ConnOpened()
 	defer e.Shared().Metrics.ConnClosed()
-	lifetime := time.AfterFunc(cfg.WSLifetime, func() { wc.end(endExpired) })
-	defer lifetime.Stop()
+	defer wc.startLimit(cfg.WSLifetime)()
 	wc.read()
 	wc.end(endGone)
 	return nil
@@ -164,7 +165,11 @@ func (wc *wsConn) end(why connEnd) {
 }
 
 func (wc *wsConn) limitReached() {
-	_ = wc.write(api.AppendWSError(nil, ConnectionLimitReached(wc.e.Config().WSLifetime), ""))
+	err := wc.limitErr
+	if err == nil {
+		err = ConnectionLimitReached(wc.e.Config().WSLifetime)
+	}
+	_ = wc.write(api.AppendWSError(nil, err, ""))
 	wc.c.Close(websocket.StatusNormalClosure, "connection lifetime reached")
 }
 
