@@ -63,6 +63,9 @@ type Via struct {
 	// BetweenItems, when set, is asked after each output item closes
 	// whether the response stops there and hands over (hooks.go).
 	BetweenItems func(fl *Flight) bool
+	// Steering, when set, takes response.steer input while the response
+	// is in flight (steer.go).
+	Steering *Steering
 }
 
 // Conn is all the pipeline, the drills and the prototype ask of a

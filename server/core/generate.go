@@ -32,9 +32,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	defer running.Dec()
 	_, quiet := out.(Discard)
 	st := &streamer{out: out, quiet: quiet, buf: make([]byte, 0, 512), gapBounds: e.sh.Metrics.itl.bounds}
-	if fl.Via.BetweenItems != nil {
-		st.between = func() bool { return fl.Via.BetweenItems(fl) }
-	}
+	e.wireSteering(fl, st)
 	writeErr := st.begin(resp)
 
 	// The model decides, then the accelerator paces it.
@@ -61,7 +59,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 		}
 		st.items, st.cur, st.piece, st.sent, st.opened = g.items, 0, 0, 0, false
 		cancelled, stopped, err := e.pace(ctx, gen, st, writeErr)
-		writeErr = err
+		writeErr, g.steered = handedOver(err)
 		g.cancelled, g.stopped = cancelled || writeErr != nil, stopped
 		g.sent, g.cur = st.sent, st.cur
 		tm := gen.Timings()
@@ -86,6 +84,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	// Finalize reports a failure in the outcome, never as an error.
 	_ = e.runStages(ctx, fl, e.post, time.Now())
 	res := fl.outcome
+	afterTerminal := e.endSteering(fl, st, res)
 	e.sh.Traces.Add(&t.Trace)
 	for _, f := range e.finished {
 		f(fl)
@@ -102,6 +101,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 			_ = out.Flush()
 		}
 	}
+	afterTerminal()
 	return res
 }
 
@@ -121,6 +121,9 @@ func (e *Engine) pace(ctx context.Context, gen *inference.Generation, st *stream
 		// delta per item, then one flush.
 		seq := st.seq
 		writeErr = st.advance(gen.Released())
+		if writeErr == nil {
+			writeErr = st.acknowledge()
+		}
 		if writeErr == nil && st.seq != seq {
 			writeErr = st.out.Flush()
 		}
@@ -202,6 +205,10 @@ func settle(resp *api.Response, g *streamed) (string, *api.Error) {
 		return api.EventFailed, fail(resp, "The server is shutting down; the response was cut short.")
 	case g.expired:
 		return api.EventFailed, fail(resp, "The response was paused longer than allowed waiting for response.append.")
+	case g.steered:
+		resp.Status = "incomplete"
+		resp.IncompleteDetails = &api.IncompleteDetails{Reason: api.IncompleteSteered}
+		return api.EventIncomplete, nil
 	case g.truncated:
 		resp.Status = "incomplete"
 		resp.IncompleteDetails = &api.IncompleteDetails{Reason: "max_output_tokens"}

@@ -97,6 +97,9 @@ type streamer struct {
 	// between, when set, is asked after each item closes whether the
 	// response stops there (Via.BetweenItems).
 	between func() bool
+	// steering, when set, is the response's (steer.go): each wake-up
+	// acknowledges what it took.
+	steering *Steering
 
 	// Inter-token gaps as written, for the metrics: carried counts tokens
 	// released without text of their own, which ride with the next delta.
@@ -271,6 +274,7 @@ type streamed struct {
 	cancelled bool // the client went away, or a write failed
 	stopped   bool // the engine is shutting down
 	expired   bool // a paused response waited too long for response.append
+	steered   bool // stopped between items to hand over (steer.go)
 }
 
 // pauses says whether a prototype response pauses after this segment: it
