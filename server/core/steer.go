@@ -218,8 +218,18 @@ func (e *Engine) endSteering(fl *Flight, st *streamer, res Outcome) func() {
 	}
 }
 
-// PrependInput puts items before the request's own input: the steering
-// input a continuation commits (Steering.Parked). Call it from Via.Admit.
-func (fl *Flight) PrependInput(items []api.Item) {
-	fl.parsed.items = append(append(make([]api.Item, 0, len(items)+len(fl.parsed.items)), items...), fl.parsed.items...)
+// CommitSteering adds the steering input a continuation commits
+// (Steering.Parked) to the request's own input: first, as the SDK's types
+// say, except for the tool outputs the input opens with, which answer the
+// calls the parked input waited for and must follow them (a user message
+// between a call and its output is refused). Call it from Via.Admit.
+func (fl *Flight) CommitSteering(items []api.Item) {
+	own := fl.parsed.items
+	at := 0
+	for at < len(own) && (own[at].Type == api.TypeFunctionCallOutput || own[at].Type == api.TypeCustomToolCallOutput) {
+		at++
+	}
+	out := make([]api.Item, 0, len(items)+len(own))
+	out = append(append(append(out, own[:at]...), items...), own[at:]...)
+	fl.parsed.items = out
 }

@@ -145,7 +145,7 @@ func (wc *wsConn) steerable(l *lane, fl *core.Flight, body []byte, from *success
 			for _, st := range p {
 				items = append(items, st.Items...)
 			}
-			fl.PrependInput(items)
+			fl.CommitSteering(items)
 			fl.Trace.SteeredFrom = req.PreviousResponseID
 			*parked = succession{from: req.PreviousResponseID, steers: p}
 		}
@@ -249,6 +249,19 @@ func (wc *wsConn) successionFailed(l *lane, sc *succession, aerr *api.Error) {
 	for _, st := range sc.steers {
 		wc.steerFailed(st.SteerRef, st.Input, &api.SteerFailure{Code: api.SteerSuccessorCreationFailed,
 			Message: "The successor response could not be created: " + aerr.Message}, l.id)
+	}
+}
+
+// ending says whether the connection is ending: a lane starts nothing
+// new, a successor included.
+func (ls *lanes) ending() bool {
+	select {
+	case <-ls.ctx.Done():
+		return true
+	case <-ls.stop:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -186,6 +186,10 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		if from = wc.handleOne(l, ent, from); from == nil {
 			return
 		}
+		if wc.lanes.ending() {
+			wc.successionFailed(l, from, api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The connection is closing."))
+			return
+		}
 		ent = successorEntry(from)
 	}
 }
