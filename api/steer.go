@@ -132,6 +132,11 @@ func decodeSteerInput(raw json.RawMessage) ([]Item, *SteerFailure) {
 		if json.Unmarshal(r, &fields) != nil {
 			return nil, steerFailed(SteerInvalidInput, "Invalid '%s': expected a message object.", param)
 		}
+		var typ string
+		json.Unmarshal(fields["type"], &typ) //nolint:errcheck // DecodeItem checks it
+		if typ != "" && typ != TypeMessage {
+			return nil, steerFailed(SteerInvalidInput, "Invalid '%s': steering takes messages with the 'user' role only, not '%s' items.", param, typ)
+		}
 		for name := range fields {
 			if !steerMessageFields[name] {
 				return nil, steerFailed(SteerInvalidInput, "Invalid '%s': steering takes user messages with 'type', 'role' and 'content' only (got '%s').", param, name)

@@ -19,7 +19,7 @@
 // reopen the layers (hooks.go): an Outliving sink keeps a response
 // generating after its request has gone (background responses);
 // Via.BetweenItems is the point between output items where a response can
-// stop and hand over (steering); and the create's stage table has entries
+// stop and hand over, which steering (steer.go, Via.Steering) uses; and the create's stage table has entries
 // for compaction (after validate), context_window (after render) and
 // reasoning (last before the scheduler), which do nothing and record no
 // span until their features fill them in.

@@ -22,7 +22,7 @@ import (
 //   - An Outliving sink keeps its response generating after its request
 //     has gone: background responses.
 //   - Via.BetweenItems is the point between output items where a response
-//     can stop and hand over: steering.
+//     can stop and hand over; steering (steer.go) stops there.
 //   - reasoning, compaction and context_window are stage entries that do
 //     nothing yet and record no span: the features that give them work
 //     fill them in (stageReasoning and the others below).
