@@ -54,6 +54,11 @@ type SteerFailure struct {
 	Code, Message string
 }
 
+// SteerFinished refuses steering for response id, which has finished.
+func SteerFinished(id string) *SteerFailure {
+	return steerFailed(SteerResponseCompleted, "Response '%s' has finished and takes no more steering input: continue it with response.create.", id)
+}
+
 func steerFailed(code, format string, args ...any) *SteerFailure {
 	return &SteerFailure{Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -143,7 +144,7 @@ func TestSteerStopsBetweenItemsAndHandsOver(t *testing.T) {
 		api.EventCreated, api.EventInProgress, api.EventOutputItemAdded, api.EventContentPartAdded, api.EventOutputTextDone,
 		api.EventContentPartDone, api.EventOutputItemDone, api.EventOutputItemAdded, api.EventArgumentsDone, api.EventOutputItemDone,
 		api.EventCompleted}
-	if got := typesOf(evs); !equalStrings(got, want) {
+	if got := typesOf(evs); !slices.Equal(got, want) {
 		t.Fatalf("events\n got %v\nwant %v", got, want)
 	}
 	checkGolden(t, "ws_steer_steered.jsonl", normalizeSteer(t, evs))
@@ -195,7 +196,7 @@ func TestSteerWaitsForToolOutputs(t *testing.T) {
 	evs := steerAtFirstDelta(t, c, steerCreate(`,"store":true,`+steerCallOnly), `[{"role":"user","content":"Then also check the tests."}]`, 1, 1)
 	want := []string{api.EventCreated, api.EventInProgress, api.EventOutputItemAdded, api.EventSteerAccepted, api.EventArgumentsDone,
 		api.EventOutputItemDone, api.EventCompleted, api.EventSteerPending}
-	if got := typesOf(evs); !equalStrings(got, want) {
+	if got := typesOf(evs); !slices.Equal(got, want) {
 		t.Fatalf("events\n got %v\nwant %v", got, want)
 	}
 	var pending struct {
@@ -353,16 +354,3 @@ func TestSteerThroughOpenAIGo(t *testing.T) {
 		t.Fatalf("refusal: %v %s", err, ev.RawJSON())
 	}
 }
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-

@@ -51,7 +51,7 @@ func (s *Steering) Offer(st Steer) *api.SteerFailure {
 	defer s.mu.Unlock()
 	switch {
 	case s.closed:
-		return &api.SteerFailure{Code: api.SteerResponseCompleted, Message: "The response has finished and takes no more steering input."}
+		return api.SteerFinished(st.PreviousResponseID)
 	case len(s.fresh)+len(s.held) >= api.MaxPendingSteers:
 		return &api.SteerFailure{Code: api.SteerTooManyPending, Message: "Too much steering input is pending for this response."}
 	}

@@ -66,8 +66,7 @@ func (wc *wsConn) steer(body []byte) {
 	wc.steers.mu.Unlock()
 	switch {
 	case !ok && wc.lanes.holds(ref.PreviousResponseID):
-		wc.steerFailed(ref, req.Input, &api.SteerFailure{Code: api.SteerResponseCompleted,
-			Message: "Response '" + ref.PreviousResponseID + "' has finished and takes no more steering input: continue it with response.create."}, "")
+		wc.steerFailed(ref, req.Input, api.SteerFinished(ref.PreviousResponseID), "")
 		return
 	case !ok:
 		wc.steerFailed(ref, req.Input, &api.SteerFailure{Code: api.SteerResponseNotFound,
