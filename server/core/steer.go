@@ -63,21 +63,17 @@ func (s *Steering) Offer(st Steer) *api.SteerFailure {
 // Handover takes the submissions a successor must commit, once the
 // response has ended: it stopped for them, or completed without a tool
 // call to answer.
-func (s *Steering) Handover() []Steer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.handover
-	s.handover = nil
-	return out
-}
+func (s *Steering) Handover() []Steer { return s.take(&s.handover) }
 
 // Parked takes the submissions that wait for the client's continuation,
 // which answers the response's tool calls.
-func (s *Steering) Parked() []Steer {
+func (s *Steering) Parked() []Steer { return s.take(&s.parked) }
+
+func (s *Steering) take(list *[]Steer) []Steer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := s.parked
-	s.parked = nil
+	out := *list
+	*list = nil
 	return out
 }
 
