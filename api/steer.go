@@ -63,10 +63,20 @@ func steerFailed(code, format string, args ...any) *SteerFailure {
 	return &SteerFailure{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// The compact ways a create names its type first or last: a frame that
+// opens or closes so is no steer, and is not searched (a create may be
+// megabytes).
+var (
+	createTypeFirst = []byte(`{"type":"` + ClientResponseCreate + `"`)
+	createTypeLast  = []byte(`"type":"` + ClientResponseCreate + `"}`)
+)
+
 // IsSteer says whether a frame is a response.steer message. It decodes
 // the type only of a frame that names it.
 func IsSteer(body []byte) bool {
-	if !bytes.Contains(body, []byte(`"`+ClientResponseSteer+`"`)) {
+	b := bytes.TrimSpace(body)
+	if bytes.HasPrefix(b, createTypeFirst) || bytes.HasSuffix(b, createTypeLast) ||
+		!bytes.Contains(b, []byte(`"`+ClientResponseSteer+`"`)) {
 		return false
 	}
 	var env struct {

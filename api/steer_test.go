@@ -59,3 +59,20 @@ func FuzzDecodeSteer(f *testing.F) {
 		}
 	})
 }
+
+func TestIsSteerReadsTheType(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"type":"response.steer","previous_response_id":"r","input":"x"}`:        true,
+		`{"input":"x","previous_response_id":"r","type":"response.steer"}`:        true,
+		` {"input":"x", "type" : "response.steer"} `:                              true,
+		`{"type":"response.create","input":"say \"response.steer\""}`:             false,
+		`{"input":"say \"response.steer\"","type":"response.create"}`:             false,
+		`{"input":"say \"response.steer\"","model":"m","type":"response.create"}`: false,
+		`{"input":[{"type":"response.steer"}],"type":"response.create","x":1}`:    false,
+		`not json "response.steer"`:                                               false,
+	} {
+		if got := IsSteer([]byte(body)); got != want {
+			t.Errorf("%s: %v, want %v", body, got, want)
+		}
+	}
+}

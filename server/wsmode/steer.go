@@ -1,7 +1,6 @@
 package wsmode
 
 import (
-	"bytes"
 	"encoding/json"
 	"sync"
 	"time"
@@ -109,18 +108,17 @@ func (ls *lanes) holds(id string) bool {
 }
 
 // steerable lets a create on lane l take steering while it runs, unless
-// the connection is the prototype's. Its body tells whether it refuses
-// steering, as the hosted API does: bound to a conversation or compacting
-// automatically. A continuation of a response that parked steering input
+// the connection is the prototype's; its request may refuse it
+// (steeringRefusal). A continuation of a response that parked steering input
 // commits that input, before its own (Parked); from is the response a
 // successor commits the input of.
-func (wc *wsConn) steerable(l *lane, fl *core.Flight, body []byte, from *succession) (parked *succession) {
+func (wc *wsConn) steerable(l *lane, fl *core.Flight, from *succession) (parked *succession) {
 	if wc.proto {
 		return nil
 	}
-	refusal := steeringRefusal(body)
 	s := &core.Steering{}
 	s.Opened = func(id string) {
+		refusal := steeringRefusal(fl.Request())
 		wc.steers.mu.Lock()
 		defer wc.steers.mu.Unlock()
 		if wc.steers.active == nil {
@@ -156,22 +154,12 @@ func (wc *wsConn) steerable(l *lane, fl *core.Flight, body []byte, from *success
 // steeringRefusal is why a create's response refuses steering, or nil:
 // the hosted API refuses it for a response bound to a conversation or
 // with automatic compaction (context_management).
-func steeringRefusal(body []byte) *api.SteerFailure {
-	if !bytes.Contains(body, []byte(`"conversation"`)) && !bytes.Contains(body, []byte(`"context_management"`)) {
-		return nil
-	}
-	var env struct {
-		Conversation      json.RawMessage `json:"conversation"`
-		ContextManagement json.RawMessage `json:"context_management"`
-	}
-	if json.Unmarshal(body, &env) != nil {
-		return nil // parse refuses the create
-	}
+func steeringRefusal(req *api.CreateRequest) *api.SteerFailure {
 	present := func(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
 	switch {
-	case present(env.Conversation):
+	case present(req.Conversation):
 		return &api.SteerFailure{Code: api.SteerNotSupported, Message: "Responses bound to a conversation do not support steering."}
-	case present(env.ContextManagement):
+	case present(req.ContextManagement):
 		return &api.SteerFailure{Code: api.SteerNotSupported, Message: "Responses with automatic compaction (context_management) do not support steering."}
 	}
 	return nil

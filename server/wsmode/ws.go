@@ -226,7 +226,7 @@ func (wc *wsConn) handleOne(l *lane, ent wsEntry, from *succession) *succession 
 	}
 	defer release()
 	fl.Via = core.Via{Admit: wc.rulesOn(l), Conn: l, Prototype: wc.proto}
-	parked := wc.steerable(l, fl, ent.body, from)
+	parked := wc.steerable(l, fl, from)
 	e.UseStack(fl, wc.stack)
 	aerr = e.Prepare(wc.ctx, fl)
 	if aerr == core.ErrProcessed {
