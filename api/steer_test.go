@@ -76,3 +76,21 @@ func TestIsSteerReadsTheType(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkIsSteer is the reader's look at a 1 MB create: named first or
+// last (the SDKs, rollout's sorted keys) it is not searched.
+func BenchmarkIsSteer(b *testing.B) {
+	items := strings.Repeat(`{"role":"user","content":"the quick brown fox \"jumps\" over the lazy dog"},`, 14000)
+	for name, body := range map[string]string{
+		"type_last":   `{"input":[` + items + `{"role":"user","content":"x"}],"model":"spark","type":"response.create"}`,
+		"type_middle": `{"input":[` + items + `{"role":"user","content":"x"}],"type":"response.create","model":"spark"}`,
+	} {
+		frame := []byte(body)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(frame)))
+			for b.Loop() {
+				IsSteer(frame)
+			}
+		})
+	}
+}
