@@ -354,3 +354,71 @@ func TestSteerThroughOpenAIGo(t *testing.T) {
 		t.Fatalf("refusal: %v %s", err, ev.RawJSON())
 	}
 }
+
+// TestSteerOnANamedLane: the target's lane is the steering's: the
+// acknowledgement and the successor carry its stream_id.
+func TestSteerOnANamedLane(t *testing.T) {
+	h := newHarness(t)
+	c := h.rawWS("/v1/responses")
+	evs := steerAtFirstDelta(t, c, steerCreate(`,"stream_id":"sub-1",`+steerReply), `"Bye."`, 2, 0)
+	var types []string
+	for _, ev := range evs {
+		if ev.StreamID != "sub-1" {
+			t.Fatalf("an event off the lane: %s", ev.Raw)
+		}
+		if ev.Type == api.EventSteerAccepted || api.IsTerminal(ev.Type) {
+			types = append(types, ev.Type)
+		}
+	}
+	if want := []string{api.EventSteerAccepted, api.EventIncomplete, api.EventCompleted}; !slices.Equal(types, want) {
+		t.Fatalf("got %v, want %v", types, want)
+	}
+}
+
+// TestSteerBoundsPendingInput: a response holds at most
+// api.MaxPendingSteers submissions; one more is refused, and the
+// successor commits all it held, in submission order.
+func TestSteerBoundsPendingInput(t *testing.T) {
+	h := newHarness(t)
+	c := h.rawWS("/v1/responses")
+	send(t, c, steerCreate(`,"store":true,`+steerReply))
+	var id string
+	for id == "" { // in flight from its response.created on
+		if ev := readEvent(t, c); ev.Type == api.EventCreated {
+			id = ev.Response.ID
+		}
+	}
+	for i := 0; i <= api.MaxPendingSteers; i++ {
+		send(t, c, steerMessage(id, `"Steer `+strconv.Itoa(i)+`."`))
+	}
+	accepted, refused, terminals := 0, 0, 0
+	var successor string
+	for terminals < 2 {
+		ev := readEvent(t, c)
+		switch {
+		case ev.Type == api.EventSteerAccepted:
+			accepted++
+		case ev.Type == api.EventSteerFailed:
+			refused++
+			if !bytes.Contains(ev.Raw, []byte(api.SteerTooManyPending)) {
+				t.Fatalf("refusal %s", ev.Raw)
+			}
+		case api.IsTerminal(ev.Type):
+			terminals++
+			successor = ev.Response.ID
+		}
+	}
+	if accepted != api.MaxPendingSteers || refused != 1 {
+		t.Fatalf("accepted %d, refused %d", accepted, refused)
+	}
+	var items struct {
+		Data []struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"data"`
+	}
+	h.getJSON("/v1/responses/"+successor+"/input_items?order=asc&limit=100", &items)
+	n := len(items.Data)
+	if n < api.MaxPendingSteers || items.Data[n-api.MaxPendingSteers].Content[0].Text != "Steer 0." || items.Data[n-1].Content[0].Text != "Steer 15." {
+		t.Fatalf("the successor's input: %+v", items.Data)
+	}
+}
