@@ -1,0 +1,65 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// largeCreate is a Codex create (testdata/codex/http-1.json, its tools
+// included) whose input is a long session: 300 turns of a user message, a
+// reasoning item, a function call and its 4 KB output, and a custom tool
+// call with its output, about 1.5 MB in all.
+func largeCreate(tb testing.TB) []byte {
+	body, err := os.ReadFile("testdata/codex/http-1.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil {
+		tb.Fatal(err)
+	}
+	output, _ := json.Marshal(strings.Repeat("line of tool output\n", 200))
+	var items []string
+	for i := range 300 {
+		items = append(items,
+			fmt.Sprintf(`{"type":"message","role":"user","content":[{"type":"input_text","text":"turn %d: run the tests"}]}`, i),
+			`{"type":"reasoning","summary":[{"type":"summary_text","text":"thinking"}],"encrypted_content":null}`,
+			fmt.Sprintf(`{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"go test\"}","call_id":"call_%d"}`, i),
+			fmt.Sprintf(`{"type":"function_call_output","call_id":"call_%d","output":%s}`, i, output),
+			fmt.Sprintf(`{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch","call_id":"ctc_%d"}`, i),
+			fmt.Sprintf(`{"type":"custom_tool_call_output","call_id":"ctc_%d","output":"ok"}`, i),
+			`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}`)
+	}
+	top["input"] = json.RawMessage("[" + strings.Join(items, ",") + "]")
+	large, err := json.Marshal(top)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return large
+}
+
+// BenchmarkValidateLargeCreate measures the strict check of a large
+// create (largeCreate) with the tools' checks cached, as the engine's
+// parse stage calls it.
+func BenchmarkValidateLargeCreate(b *testing.B) {
+	body := largeCreate(b)
+	var top struct{ Tools json.RawMessage }
+	if err := json.Unmarshal(body, &top); err != nil {
+		b.Fatal(err)
+	}
+	names, e := CheckTools(top.Tools)
+	if e != nil {
+		b.Fatal(e)
+	}
+	cached := func(json.RawMessage) (ToolNames, *Error) { return names, nil }
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if e := ValidateCreateWith(body, cached); e != nil {
+			b.Fatal(e)
+		}
+	}
+}
