@@ -6,6 +6,7 @@ import "testing"
 // matrix (capture_test.go) is what the openai npm package's declarations
 // (tsc --strict) and openai-go's typed structs say it is.
 func TestTheSDKTypesTakeEverythingTheEngineSends(t *testing.T) {
+	t.Parallel()
 	cs := captureAll(t)
 	counts := map[string]int{}
 	for _, c := range cs {

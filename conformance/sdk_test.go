@@ -18,12 +18,10 @@ import (
 // responses.parse with zod's zodTextFormat parses the structured output
 // (the SDK throws on JSON its schema refuses).
 func TestTheNodeSDKDrivesTheEngine(t *testing.T) {
+	t.Parallel()
 	mods := needSDK(t)
 	es := enginetest.Start(t, func(c *enginetest.Config) { c.Unmodelled = true })
-	dir := t.TempDir()
-	if err := os.Symlink(mods, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	dir := sdkWorkdir(t, mods)
 	script, err := os.ReadFile(filepath.Join("testdata", "sdk.mjs"))
 	if err != nil {
 		t.Fatal(err)

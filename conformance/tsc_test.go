@@ -38,6 +38,16 @@ func needSDK(t *testing.T) string {
 	return mods
 }
 
+// sdkWorkdir is a temporary directory whose node_modules is the installed
+// SDK's, for tsc and node to run in.
+func sdkWorkdir(t *testing.T, mods string) string {
+	dir := t.TempDir()
+	if err := os.Symlink(mods, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // sdkVersion is an installed package's version.
 func sdkVersion(t *testing.T, mods, pkg string) string {
 	b, err := os.ReadFile(filepath.Join(mods, pkg, "package.json"))
@@ -82,10 +92,7 @@ var tscError = regexp.MustCompile(`(?m)^([^()\s]+)\((\d+),\d+\): error (TS\d+: .
 // and line.
 func runTSC(t *testing.T, mods string, files map[string][]byte) map[string]map[int][]string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.Symlink(mods, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
+	dir := sdkWorkdir(t, mods)
 	var names []string
 	for name, src := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
