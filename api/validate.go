@@ -226,8 +226,9 @@ func ValidateCreate(body []byte) *Error { return ValidateCreateWith(body, CheckT
 // (the engine's resolve stage may keep its answers per tools, as it keeps
 // the resolved model).
 //
-// It reads the body once: its top level as spans of the body (never
-// copies), each input item once (DecodeItem); only the items DecodeItem
+// It decodes the body once: its top level as spans of the body (never
+// copies), the input split into its items' spans without a second decode
+// (splitArray), each item once (DecodeItem); only the items DecodeItem
 // keeps raw (reasoning, custom tool calls and their outputs) are read
 // again, from that copy, for their fields.
 func ValidateCreateWith(body []byte, checkTools func(tools json.RawMessage) (ToolNames, *Error)) *Error {
@@ -507,10 +508,7 @@ func checkInput(raw json.RawMessage) ([]Item, *Error) {
 	if isNull(raw) || kindOf(raw) == kString {
 		return nil, nil
 	}
-	var raws []rawSpan
-	if err := json.Unmarshal(raw, &raws); err != nil {
-		return nil, BadRequest("input", CodeInvalidType, "Invalid 'input': %s.", err.Error())
-	}
+	raws := splitArray(raw)
 	items := make([]Item, len(raws))
 	for i, r := range raws {
 		path := fmt.Sprintf("input[%d]", i)
@@ -524,6 +522,48 @@ func checkInput(raw json.RawMessage) ([]Item, *Error) {
 		items[i] = it
 	}
 	return items, nil
+}
+
+// splitArray returns the elements of a JSON array as spans of it. raw must
+// be well-formed (a value of a document json.Unmarshal accepted), so only
+// strings and nesting need following: no second decode of the input.
+func splitArray(raw []byte) []rawSpan {
+	raw = bytes.TrimSpace(raw)
+	var out []rawSpan
+	depth, start, inString := 0, -1, false
+	for i := 1; i < len(raw)-1; i++ {
+		c := raw[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == ',' && depth == 0:
+			out = append(out, bytes.TrimSpace(raw[start:i]))
+			start = -1
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+	}
+	if start >= 0 {
+		out = append(out, bytes.TrimSpace(raw[start:len(raw)-1]))
+	}
+	return out
 }
 
 func checkItemShape(it *Item, path string) *Error {

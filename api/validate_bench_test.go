@@ -68,3 +68,47 @@ func benchValidateWithCachedTools(b *testing.B, body []byte) {
 		}
 	}
 }
+
+// TestSplitArray: splitArray gives the elements encoding/json gives, for
+// well-formed arrays with nesting, strings holding brackets, commas,
+// quotes and escapes, and spacing anywhere.
+func TestSplitArray(t *testing.T) {
+	for _, raw := range []string{`[]`, ` [ ] `, `[1]`, `[ 1 , "a,b" , {"x":[1,2,{"y":"]}"}]} , [[]] , "\"],[\\" , null ]`,
+		"[\n\t{\"a\":\"\\u005d\"},\r\n\"\\\\\",true]", `[{"type":"message","content":[{"type":"input_text","text":"}{]["}]}]`} {
+		var want []json.RawMessage
+		if err := json.Unmarshal([]byte(raw), &want); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		got := splitArray([]byte(raw))
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d elements, want %d: %q", raw, len(got), len(want), got)
+		}
+		for i := range got {
+			if string(got[i]) != string(want[i]) {
+				t.Errorf("%s: element %d is %q, want %q", raw, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// FuzzSplitArray: for every array encoding/json accepts, splitArray gives
+// the same elements.
+func FuzzSplitArray(f *testing.F) {
+	f.Add(`[ 1 , "a,b" , {"x":[1,2,{"y":"]}"}]} , [[]] , "\"],[\\" , null ]`)
+	f.Add(`[{"type":"message","content":[{"type":"input_text","text":"}{]["}]}]`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		var want []json.RawMessage
+		if json.Unmarshal([]byte(raw), &want) != nil || !strings.HasPrefix(strings.TrimSpace(raw), "[") {
+			return // not an array (ValidateCreate splits only arrays)
+		}
+		got := splitArray([]byte(raw))
+		if len(got) != len(want) {
+			t.Fatalf("%d elements, want %d: %q", len(got), len(want), got)
+		}
+		for i := range got {
+			if string(got[i]) != string(want[i]) {
+				t.Fatalf("element %d is %q, want %q", i, got[i], want[i])
+			}
+		}
+	})
+}
