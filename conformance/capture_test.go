@@ -18,18 +18,26 @@ import (
 )
 
 // The SDK types a capture is checked against, by their names in the openai
-// npm package (tsTypes says where each is declared; openai-go's are in
-// gotypes_test.go).
+// npm package (tsImports, in tsc_test.go, says where each is declared;
+// goTypes, in gotypes_test.go, gives openai-go's).
 const (
-	typeResponse     = "Response"             // a create's JSON body, a retrieve
-	typeStreamEvent  = "ResponseStreamEvent"  // an SSE event
-	typeServerEvent  = "ResponsesServerEvent" // a WebSocket mode message, error frames included
-	typeOutputItem   = "ResponseOutputItem"   // each item of a Response's output
-	typeItemList     = "ResponseItemList"     // a page of input_items
-	typeErrorBody    = "ErrorBody"            // an HTTP error body: {"error": ErrorObject}
-	transportJSON    = "http-json"
-	transportSSE     = "http-sse"
-	transportWS      = "websocket"
+	typeResponse    = "Response"             // a create's JSON body, a retrieve
+	typeStreamEvent = "ResponseStreamEvent"  // an SSE event
+	typeServerEvent = "ResponsesServerEvent" // a WebSocket mode message, error frames included
+	typeOutputItem  = "ResponseOutputItem"   // each item of a Response's output
+	typeItemList    = "ResponseItemList"     // a page of input_items
+	typeErrorBody   = "ErrorBody"            // an HTTP error body: {"error": ErrorObject}
+)
+
+// The transports, as capture names say them.
+const (
+	transportJSON = "http-json"
+	transportSSE  = "http-sse"
+	transportWS   = "websocket"
+)
+
+// The tool and format the matrix's cases share.
+const (
 	weatherTool      = `{"type":"function","name":"get_weather","description":"Weather of a city","strict":true,"parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}`
 	citySchemaFormat = `{"format":{"type":"json_schema","name":"city","strict":true,"schema":{"type":"object","properties":{"name":{"type":"string"},"population":{"type":"integer"},"tags":{"type":"array","items":{"type":"string","enum":["port","capital"]}},"mayor":{"anyOf":[{"type":"string"},{"type":"null"}]}},"required":["name","population","tags","mayor"],"additionalProperties":false}}}`
 )
