@@ -136,6 +136,19 @@ var mutations = []struct {
 		}
 	}},
 	{"an unknown event type", typeServerEvent, true, func(m map[string]any) { m["type"] = "response.output_text.delta_v2" }},
+	{"an extra field in an output item of a completed event", typeServerEvent, true, func(m map[string]any) {
+		if m["type"] == "response.completed" {
+			r := m["response"].(map[string]any)
+			if out := r["output"].([]any); len(out) > 0 {
+				out[0].(map[string]any)["colour"] = "blue"
+			}
+		}
+	}},
+	{"a wrong type in a content part of an output item", typeOutputItem, true, func(m map[string]any) {
+		if parts, ok := m["content"].([]any); ok && len(parts) > 0 {
+			parts[0].(map[string]any)["annotations"] = "none"
+		}
+	}},
 }
 
 // mutated applies each mutation to the first capture of its type it
