@@ -75,7 +75,7 @@ type Backend interface {
 	// Background responses (docs/protocol.md "Background responses"):
 	// their state, cancel flag and events, so any replica answers a poll,
 	// a cancel or a resumed stream. CreateBackground refuses a client's
-	// response past maxQueued queued ones with ErrFull; UpdateBackground
+	// response past maxQueued queued ones with ErrTooMany; UpdateBackground
 	// moves only an open response; MarkBackgroundFailed is called at
 	// start-up (this replica's) and by a live replica (any whose heartbeat
 	// is older than staleBefore).

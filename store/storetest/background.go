@@ -95,8 +95,8 @@ func testBackgroundQueuedCap(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.CreateBackground(ctx, background("resp_q3", "r1", "addr:1"), 2); !errors.Is(err, store.ErrFull) {
-		t.Fatalf("third queued: %v, want ErrFull", err)
+	if err := db.CreateBackground(ctx, background("resp_q3", "r1", "addr:1"), 2); !errors.Is(err, store.ErrTooMany) {
+		t.Fatalf("third queued: %v, want ErrTooMany", err)
 	}
 	if err := db.CreateBackground(ctx, background("resp_o1", "r1", "addr:2"), 2); err != nil {
 		t.Fatalf("another client: %v", err)

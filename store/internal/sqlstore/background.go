@@ -12,7 +12,7 @@ import (
 
 // CreateBackground stores a new background response, queued. When
 // maxQueued > 0 and its client already has that many queued, it fails
-// with store.ErrFull and stores nothing.
+// with store.ErrTooMany and stores nothing.
 func (s *Store) CreateBackground(ctx context.Context, b *store.Background, maxQueued int) error {
 	if b.ID == "" {
 		return errors.New("store: create background response: empty id")
@@ -24,7 +24,7 @@ func (s *Store) CreateBackground(ctx context.Context, b *store.Background, maxQu
 				return err
 			}
 			if n >= maxQueued {
-				return fmt.Errorf("%w: client %s has %d background responses queued", store.ErrFull, b.Client, n)
+				return fmt.Errorf("%w: client %s has %d background responses queued", store.ErrTooMany, b.Client, n)
 			}
 		}
 		_, err := c.Exec(ctx, s.q(`INSERT INTO background_responses (id, created_at, replica, client, status, cancel_requested, heartbeat, snapshot, failed_snapshot)
@@ -32,7 +32,10 @@ func (s *Store) CreateBackground(ctx context.Context, b *store.Background, maxQu
 			b.ID, b.CreatedAt.UnixNano(), b.Replica, b.Client, b.Status, b.Heartbeat.UnixNano(), b.Snapshot, b.FailedSnapshot)
 		return err
 	})
-	if err != nil && !errors.Is(err, store.ErrFull) && s.c.Dialect.IsUniqueViolation(err) {
+	if errors.Is(err, store.ErrTooMany) {
+		return err
+	}
+	if err != nil && s.c.Dialect.IsUniqueViolation(err) {
 		return fmt.Errorf("%w: background response %s", store.ErrExists, b.ID)
 	}
 	return wrap("create background response "+b.ID, err)
@@ -145,14 +148,14 @@ func (s *Store) BackgroundHeartbeat(ctx context.Context, replica string, ids []s
 }
 
 // MarkBackgroundFailed ends, as failed, the open background responses of
-// replica and those of any replica whose heartbeat is older than
+// replica (none when it is "") and those of any replica whose heartbeat is older than
 // staleBefore: each snapshot becomes its failed snapshot, whole.
 func (s *Store) MarkBackgroundFailed(ctx context.Context, replica string, staleBefore time.Time) (int, error) {
 	var n int64
 	err := s.c.Write(ctx, func(c Conn) error {
 		var err error
 		n, err = c.Exec(ctx, s.q(`UPDATE background_responses SET status = 'failed', snapshot = failed_snapshot
-			WHERE status IN ('queued', 'in_progress') AND (replica = ? OR heartbeat < ?)`), replica, staleBefore.UnixNano())
+			WHERE status IN ('queued', 'in_progress') AND ((replica = ? AND replica <> '') OR heartbeat < ?)`), replica, staleBefore.UnixNano())
 		return err
 	})
 	return int(n), wrap("mark background responses failed", err)
