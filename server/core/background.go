@@ -89,6 +89,7 @@ type Backgrounds struct {
 	queue    []*BackgroundRun          // waiting to run, oldest first
 	runs     map[string]*BackgroundRun // queued or running here
 	watching bool                      // the heartbeat loop runs
+	closed   bool                      // Close has begun: no more are queued
 }
 
 // NewBackgrounds returns engine e's background responses.
@@ -105,6 +106,7 @@ type BackgroundRun struct {
 	id       string
 	queued   *api.Response // as it was queued
 	snapshot []byte        // queued's JSON
+	failed   []byte        // what it becomes if its replica stops first
 	finished func(*api.Error)
 
 	ctx    context.Context // the response's own life: a cancel ends it
@@ -133,6 +135,11 @@ func (b *Backgrounds) Accept(ctx context.Context, fl *Flight, client string, fin
 	}
 	r.finished = finished
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		r.end("failed", r.failed, shuttingDown())
+		return nil, shuttingDown()
+	}
 	b.runs[r.id] = r
 	b.queue = append(b.queue, r)
 	b.startLocked()
@@ -157,8 +164,9 @@ func (b *Backgrounds) accept(ctx context.Context, fl *Flight, client string) (*B
 	snapshot := api.MarshalResponse(resp)
 	failed := *resp
 	fail(&failed, stoppedMessage)
+	failedSnapshot := api.MarshalResponse(&failed)
 	row := &store.Background{ID: id, CreatedAt: now, Replica: b.e.sh.Replica, Client: client, Status: "queued",
-		Heartbeat: now, Snapshot: snapshot, FailedSnapshot: api.MarshalResponse(&failed)}
+		Heartbeat: now, Snapshot: snapshot, FailedSnapshot: failedSnapshot}
 	maxQueued := b.e.cfg.BackgroundQueued
 	err := b.st.CreateBackground(ctx, row, maxQueued)
 	if errors.Is(err, store.ErrTooMany) {
@@ -168,7 +176,7 @@ func (b *Backgrounds) accept(ctx context.Context, fl *Flight, client string) (*B
 		b.e.sh.Log.Error("queue background response", "id", id, "err", err)
 		return nil, api.StoreError(err, "The background response could not be queued")
 	}
-	r := &BackgroundRun{b: b, fl: fl, id: id, queued: resp, snapshot: snapshot, changed: make(chan struct{}),
+	r := &BackgroundRun{b: b, fl: fl, id: id, queued: resp, snapshot: snapshot, failed: failedSnapshot, changed: make(chan struct{}),
 		ended: make(chan struct{}), wake: make(chan struct{}, 1)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	for seq, typ := range []string{api.EventCreated, api.EventQueued} {
@@ -183,6 +191,39 @@ func (r *BackgroundRun) ID() string { return r.id }
 
 // Snapshot is the response as it was queued: a create's answer.
 func (r *BackgroundRun) Snapshot() []byte { return r.snapshot }
+
+// Close ends this engine's background responses, as a shutdown ends any
+// stream: the running ones with response.failed (the engine stops
+// generating), the queued ones failed; it returns once their final
+// states are stored, or after storeTimeout.
+func (b *Backgrounds) Close() {
+	b.mu.Lock()
+	b.closed = true
+	queued := b.queue
+	b.queue = nil
+	runs := make([]*BackgroundRun, 0, len(b.runs))
+	for _, r := range b.runs {
+		runs = append(runs, r)
+	}
+	b.mu.Unlock()
+	if len(runs) == 0 {
+		return
+	}
+	b.e.StopGenerating()
+	for _, r := range queued {
+		r.cancel()
+		r.end("failed", r.failed, shuttingDown())
+	}
+	deadline := time.NewTimer(storeTimeout)
+	defer deadline.Stop()
+	for _, r := range runs {
+		select {
+		case <-r.ended:
+		case <-deadline.C:
+			return
+		}
+	}
+}
 
 // startLocked starts queued responses while there is room; under mu.
 func (b *Backgrounds) startLocked() {

@@ -32,6 +32,9 @@ func (h *API) createBackground(c echo.Context, fl *core.Flight, finished func(*a
 	return h.streamBackground(c, run.ID(), -1)
 }
 
+// Close ends the engine's background responses (core.Backgrounds.Close).
+func (h *API) Close() { h.bg.Close() }
+
 // resume is GET /responses/:id?stream=true[&starting_after=N]: a
 // background response's events after N (all without it), live until it
 // ends.
