@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"agentloop/app"
@@ -100,5 +101,40 @@ func TestBackgroundFailsAcrossRestart(t *testing.T) {
 	}
 	if c, err := client.Responses.Cancel(t.Context(), r.ID); err != nil || c.Status != "failed" {
 		t.Errorf("cancel after the restart: %+v, %v", c, err)
+	}
+}
+
+// TestShutdownEndsBackgroundResponses: a graceful shutdown ends a running
+// background response as it ends any stream, before the store closes:
+// after the restart it reads failed by the shutdown, not by the restart.
+func TestShutdownEndsBackgroundResponses(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "app.db")
+	replica := func(c *app.Config) { c.ReplicaID = "replica-1" }
+	first := apptest.Start(t, apptest.DB(dbPath), replica)
+	client := openai.NewClient(option.WithBaseURL(first.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
+	r, err := client.Responses.New(t.Context(), responses.ResponseNewParams{Model: "custom-5", Background: openai.Bool(true),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("a long story")}, MaxOutputTokens: openai.Int(300)},
+		option.WithJSONSet("ignore_eos", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.UntilErr(t, "the response in flight", func() error {
+		got, err := client.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
+		if err == nil && got.Status != "in_progress" {
+			err = fmt.Errorf("status %s", got.Status)
+		}
+		return err
+	})
+	if err := first.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	restarted := apptest.Start(t, apptest.DB(dbPath), replica)
+	client = openai.NewClient(option.WithBaseURL(restarted.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
+	got, err := client.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != "failed" || !strings.Contains(got.Error.Message, "shutting down") {
+		t.Fatalf("after a graceful shutdown: %s, %+v", got.Status, got.Error)
 	}
 }
