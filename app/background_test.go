@@ -61,26 +61,12 @@ func TestBodilessPostUnderV1(t *testing.T) {
 func TestBackgroundFailsAcrossRestart(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "app.db")
 	replica := func(c *app.Config) { c.ReplicaID = "replica-1" }
-	first := apptest.Start(t, apptest.DB(dbPath), replica)
-	client := openai.NewClient(option.WithBaseURL(first.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
-	r, err := client.Responses.New(t.Context(), responses.ResponseNewParams{Model: "custom-5", Background: openai.Bool(true),
-		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("a long story")}, MaxOutputTokens: openai.Int(300)},
-		option.WithJSONSet("ignore_eos", true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait.UntilErr(t, "the response in flight", func() error {
-		got, err := client.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
-		if err == nil && got.Status != "in_progress" {
-			err = fmt.Errorf("status %s", got.Status)
-		}
-		return err
-	})
+	_, id := startInFlight(t, dbPath, replica)
 
 	// The same replica starts again over the same store, as after a crash.
 	restarted := apptest.Start(t, apptest.DB(dbPath), replica)
-	client = openai.NewClient(option.WithBaseURL(restarted.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
-	got, err := client.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
+	client := openai.NewClient(option.WithBaseURL(restarted.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
+	got, err := client.Responses.Get(t.Context(), id, responses.ResponseGetParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +77,7 @@ func TestBackgroundFailsAcrossRestart(t *testing.T) {
 	if err := json.Unmarshal([]byte(got.RawJSON()), &whole); err != nil || len(whole) < 20 {
 		t.Fatalf("the failed snapshot is not a whole response: %s", got.RawJSON())
 	}
-	s := client.Responses.GetStreaming(t.Context(), r.ID, responses.ResponseGetParams{})
+	s := client.Responses.GetStreaming(t.Context(), id, responses.ResponseGetParams{})
 	var last responses.ResponseStreamEventUnion
 	for s.Next() {
 		last = s.Current()
@@ -99,7 +85,7 @@ func TestBackgroundFailsAcrossRestart(t *testing.T) {
 	if s.Err() != nil || last.Type != "response.failed" || last.Response.Status != "failed" {
 		t.Fatalf("resumed stream ended with %q (%v)", last.Type, s.Err())
 	}
-	if c, err := client.Responses.Cancel(t.Context(), r.ID); err != nil || c.Status != "failed" {
+	if c, err := client.Responses.Cancel(t.Context(), id); err != nil || c.Status != "failed" {
 		t.Errorf("cancel after the restart: %+v, %v", c, err)
 	}
 }
@@ -110,8 +96,27 @@ func TestBackgroundFailsAcrossRestart(t *testing.T) {
 func TestShutdownEndsBackgroundResponses(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "app.db")
 	replica := func(c *app.Config) { c.ReplicaID = "replica-1" }
-	first := apptest.Start(t, apptest.DB(dbPath), replica)
-	client := openai.NewClient(option.WithBaseURL(first.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
+	first, id := startInFlight(t, dbPath, replica)
+	if err := first.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	restarted := apptest.Start(t, apptest.DB(dbPath), replica)
+	client := openai.NewClient(option.WithBaseURL(restarted.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
+	got, err := client.Responses.Get(t.Context(), id, responses.ResponseGetParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != "failed" || !strings.Contains(got.Error.Message, "shutting down") {
+		t.Fatalf("after a graceful shutdown: %s, %+v", got.Status, got.Error)
+	}
+}
+
+// startInFlight starts the app over dbPath and a background response on
+// it that runs for minutes, and returns once it is in flight.
+func startInFlight(t *testing.T, dbPath string, opts ...func(*app.Config)) (*app.App, string) {
+	t.Helper()
+	a := apptest.Start(t, append([]func(*app.Config){apptest.DB(dbPath)}, opts...)...)
+	client := openai.NewClient(option.WithBaseURL(a.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
 	r, err := client.Responses.New(t.Context(), responses.ResponseNewParams{Model: "custom-5", Background: openai.Bool(true),
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("a long story")}, MaxOutputTokens: openai.Int(300)},
 		option.WithJSONSet("ignore_eos", true))
@@ -125,16 +130,5 @@ func TestShutdownEndsBackgroundResponses(t *testing.T) {
 		}
 		return err
 	})
-	if err := first.Shutdown(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	restarted := apptest.Start(t, apptest.DB(dbPath), replica)
-	client = openai.NewClient(option.WithBaseURL(restarted.URL()+"/v1/"), option.WithAPIKey("sk"), option.WithMaxRetries(0))
-	got, err := client.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status != "failed" || !strings.Contains(got.Error.Message, "shutting down") {
-		t.Fatalf("after a graceful shutdown: %s, %+v", got.Status, got.Error)
-	}
+	return a, r.ID
 }

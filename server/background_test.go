@@ -3,7 +3,6 @@ package server_test
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -133,8 +132,9 @@ func TestBackgroundResponseOverHTTP(t *testing.T) {
 		t.Errorf("cancel of an unknown response: %v, want 404", err)
 	}
 	// A foreground response still cannot be streamed again.
-	if status, body := h.get("/v1/responses/" + fg.ID + "?stream=true"); status != 400 || !strings.Contains(body, "background=true") {
-		t.Errorf("stream of a foreground response: %d %s", status, body)
+	var e struct{ Error struct{ Message string } }
+	if status := h.getJSON("/v1/responses/"+fg.ID+"?stream=true", &e); status != 400 || !strings.Contains(e.Error.Message, "background=true") {
+		t.Errorf("stream of a foreground response: %d %s", status, e.Error.Message)
 	}
 }
 
@@ -268,16 +268,4 @@ func TestBackgroundRefusedWithoutStore(t *testing.T) {
 	if !errors.As(err, &e) || e.StatusCode != 400 || e.Param != "store" || e.Code != api.CodeInvalidValue {
 		t.Fatalf("background with store:false: %v", err)
 	}
-}
-
-// get sends a GET and returns the status and body.
-func (h *harness) get(path string) (int, string) {
-	h.t.Helper()
-	resp, err := http.Get(h.url + path)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
