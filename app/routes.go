@@ -61,7 +61,9 @@ func (a *App) routes() *echo.Echo {
 	clientID := func(c echo.Context) string { return ident(c).ID }
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			request.SetClientIdentity(c, clientID)
+			if isEnginePath(c.Request().URL.Path) {
+				request.SetClientIdentity(c, clientID)
+			}
 			return next(c)
 		}
 	})
