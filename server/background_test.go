@@ -269,3 +269,22 @@ func TestBackgroundRefusedWithoutStore(t *testing.T) {
 		t.Fatalf("background with store:false: %v", err)
 	}
 }
+
+// TestDeleteARunningBackgroundResponse: a delete cancels a running
+// background response first, so it never comes back stored.
+func TestDeleteARunningBackgroundResponse(t *testing.T) {
+	h := newHarness(t)
+	ctx := h.ctx()
+	r, err := h.client.Responses.New(ctx, slowBackground(), exact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, h.client, r.ID, "in_progress")
+	if err := h.client.Responses.Delete(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(t, "the slot back", func() bool { d, q := h.sh.Scheduler.Active(); return d+q == 0 })
+	if _, err := h.client.Responses.Get(ctx, r.ID, responses.ResponseGetParams{}); statusOf(t, err) != 404 {
+		t.Errorf("after the delete: %v, want 404", err)
+	}
+}

@@ -227,7 +227,7 @@ func (b *Backgrounds) Close() {
 
 // startLocked starts queued responses while there is room; under mu.
 func (b *Backgrounds) startLocked() {
-	for b.running < b.e.cfg.BackgroundRunning && len(b.queue) > 0 {
+	for (b.running < b.e.cfg.BackgroundRunning || b.e.cfg.BackgroundRunning <= 0) && len(b.queue) > 0 {
 		r := b.queue[0]
 		b.queue = b.queue[1:]
 		b.running++
@@ -430,10 +430,16 @@ func (b *Backgrounds) Get(ctx context.Context, id string) (*store.Background, er
 }
 
 // Delete deletes a background response's state and events (its stored
-// response is the caller's); store.ErrNotFound when it is none.
+// response is the caller's), cancelling it first if it is open, so that
+// it does not come back stored; store.ErrNotFound when it is none.
 func (b *Backgrounds) Delete(ctx context.Context, id string) error {
 	if b.st == nil {
 		return store.ErrNotFound
+	}
+	if row, err := b.st.GetBackground(ctx, id); err == nil && row.Open() {
+		if _, _, aerr := b.Cancel(ctx, id); aerr != nil {
+			return aerr
+		}
 	}
 	return b.st.DeleteBackground(ctx, id)
 }

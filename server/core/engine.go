@@ -36,7 +36,7 @@ type Config struct {
 	InflightBytes    int64
 	// BackgroundRunning bounds the background responses one engine
 	// generates at once; later ones wait queued. BackgroundQueued bounds
-	// a client's queued ones; past it, 429 (background.go).
+	// a client's queued ones; past it, 429 (background.go). 0: no bound.
 	BackgroundRunning int
 	BackgroundQueued  int
 
