@@ -25,6 +25,18 @@ func slowBackground() responses.ResponseNewParams {
 		MaxOutputTokens: openai.Int(300)}
 }
 
+// runningBackground creates a slowBackground response through client and
+// returns it once it runs.
+func runningBackground(t *testing.T, client openai.Client) *responses.Response {
+	t.Helper()
+	r, err := client.Responses.New(t.Context(), slowBackground(), exact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, client, r.ID, "in_progress")
+	return r
+}
+
 // exact asks for an exact-length reply (ignore_eos).
 var exact = option.WithJSONSet("ignore_eos", true)
 
@@ -144,11 +156,7 @@ func TestBackgroundResponseOverHTTP(t *testing.T) {
 func TestBackgroundCancelInFlight(t *testing.T) {
 	h := newHarness(t)
 	ctx := h.ctx()
-	r, err := h.client.Responses.New(ctx, slowBackground(), exact)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, h.client, r.ID, "in_progress")
+	r := runningBackground(t, h.client)
 	c, err := h.client.Responses.Cancel(ctx, r.ID)
 	if err != nil || c.Status != "cancelled" {
 		t.Fatalf("cancel: %+v, %v", c, err)
@@ -201,11 +209,7 @@ func TestBackgroundStreamResumes(t *testing.T) {
 func TestBackgroundQueuedPerClient(t *testing.T) {
 	h := newHarness(t, func(c *enginetest.Config) { c.BackgroundRunning, c.BackgroundQueued = 1, 1 })
 	ctx := h.ctx()
-	running, err := h.client.Responses.New(ctx, slowBackground(), exact)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, h.client, running.ID, "in_progress")
+	running := runningBackground(t, h.client)
 	queued, err := h.client.Responses.New(ctx, slowBackground(), exact)
 	if err != nil {
 		t.Fatal(err)
@@ -275,11 +279,7 @@ func TestBackgroundRefusedWithoutStore(t *testing.T) {
 func TestDeleteARunningBackgroundResponse(t *testing.T) {
 	h := newHarness(t)
 	ctx := h.ctx()
-	r, err := h.client.Responses.New(ctx, slowBackground(), exact)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitStatus(t, h.client, r.ID, "in_progress")
+	r := runningBackground(t, h.client)
 	if err := h.client.Responses.Delete(ctx, r.ID); err != nil {
 		t.Fatal(err)
 	}
