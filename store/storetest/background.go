@@ -140,3 +140,37 @@ func testMarkBackgroundFailed(t *testing.T, h Harness) {
 		}
 	}
 }
+
+// testSweepDeletesFinishedBackground: retention deletes finished
+// background responses created before the cutoff, with their events, and
+// keeps open ones, which are running or will be marked failed.
+func testSweepDeletesFinishedBackground(t *testing.T, h Harness) {
+	db := h.Open(t, Options{})
+	ctx := context.Background()
+	for _, id := range []string{"resp_done", "resp_open"} {
+		b := background(id, "r1", "c")
+		b.CreatedAt = time.Now().Add(-time.Hour)
+		if err := db.CreateBackground(ctx, b, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.AppendBackgroundEvents(ctx, id, []store.BackgroundEvent{{Seq: 0, Type: "response.created", Data: []byte(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.UpdateBackground(ctx, "resp_done", "completed", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	swept, err := db.Sweep(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if swept.Background != 1 {
+		t.Errorf("swept %d background responses, want 1", swept.Background)
+	}
+	if _, err := db.GetBackground(ctx, "resp_open"); err != nil {
+		t.Errorf("the open one: %v", err)
+	}
+	if n := db.Count(t, "background_events"); n != 1 {
+		t.Errorf("%d events left, want the open one's", n)
+	}
+}

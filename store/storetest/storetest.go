@@ -124,6 +124,7 @@ func Run(t *testing.T, h Harness) {
 		{"BackgroundLifecycle", testBackgroundLifecycle},
 		{"BackgroundQueuedCap", testBackgroundQueuedCap},
 		{"MarkBackgroundFailed", testMarkBackgroundFailed},
+		{"SweepDeletesFinishedBackground", testSweepDeletesFinishedBackground},
 		{"LockedDatabase", testLockedDatabase},
 		{"FullDatabase", testFullDatabase},
 		{"UnreachableDatabase", testUnreachableDatabase},
