@@ -77,7 +77,7 @@ func decodeConversationBody(body []byte, fields map[string]param, emptyOK bool) 
 	if !utf8.Valid(trimmed) || len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, BadRequest("", CodeInvalidJSON, badJSONMessage)
 	}
-	var obj map[string]json.RawMessage
+	var obj map[string]rawSpan
 	if err := json.Unmarshal(trimmed, &obj); err != nil {
 		return nil, BadRequest("", CodeInvalidJSON, "%s (%s)", badJSONMessage, err.Error())
 	}
