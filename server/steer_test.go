@@ -249,7 +249,12 @@ func TestSteerRefusals(t *testing.T) {
 	evs = append(evs, readEvent(t, c))
 	// Bound to a conversation, or compacting automatically: refused as the
 	// hosted API refuses them.
-	for _, extra := range []string{`,"conversation":"conv_steer",` + steerReply, `,"context_management":[{"type":"compaction","compact_threshold":1000000}],` + steerReply} {
+	status, body := h.post("/v1/conversations", `{}`)
+	var conv struct{ ID string }
+	if json.Unmarshal(body, &conv); status != 200 || conv.ID == "" {
+		t.Fatalf("create a conversation: %d %s", status, body)
+	}
+	for _, extra := range []string{`,"conversation":"` + conv.ID + `",` + steerReply, `,"context_management":[{"type":"compaction","compact_threshold":1000000}],` + steerReply} {
 		send(t, c, steerCreate(extra))
 		var id string
 		for {
