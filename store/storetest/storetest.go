@@ -7,7 +7,7 @@
 // The suite covers atomic saves, items stored once, a child surviving its
 // parent's delete, the ledger's group commit and durability across close
 // and reopen, retention, login sessions, runs, the inspector's sessions,
-// and the clear errors of a
+// workloads, the seal key kept once, and the clear errors of a
 // locked, full or unreachable database (store.ErrBusy, store.ErrFull,
 // store.ErrUnavailable).
 package storetest
@@ -116,6 +116,7 @@ func Run(t *testing.T, h Harness) {
 		{"SweepDeletesIdleInspectSessionsWithTheirTurns", testSweepDeletesIdleInspectSessionsWithTheirTurns},
 		{"Workloads", testWorkloads},
 		{"WorkloadReferences", testWorkloadReferences},
+		{"SealKey", testSealKey},
 		{"LockedDatabase", testLockedDatabase},
 		{"FullDatabase", testFullDatabase},
 		{"UnreachableDatabase", testUnreachableDatabase},
