@@ -386,3 +386,45 @@ func FuzzReasoningInputItem(f *testing.F) {
 		}
 	})
 }
+
+// A reasoning item sent back is never tokenized as text, and the safety
+// classifiers (the measured one and the modelled stack_classify) do not
+// read it: a turn that replays one renders, classifies and counts exactly
+// what the same turn without it does.
+func TestReplayedReasoningIsNotText(t *testing.T) {
+	h := newHarness(t) // modelled: the hosted stack's classifier runs
+	blob := sealedTurn(t, h).EncryptedContent
+	post := func(body string) (api.Response, api.Trace) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", h.url+"/v1/responses", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(api.HeaderStack, "hosted")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		var r api.Response
+		if res.StatusCode != 200 || json.Unmarshal(b, &r) != nil {
+			t.Fatalf("%d %s", res.StatusCode, b)
+		}
+		tr, ok := h.sh.Traces.Get(r.ID)
+		if !ok {
+			t.Fatalf("no trace of %s", r.ID)
+		}
+		return r, tr
+	}
+	with, withTrace := post(strings.Replace(withBlob(blob), `"spark"`, `"instant"`, 1))
+	without, withoutTrace := post(`{"model":"instant","store":false,"input":[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello."},{"role":"user","content":"again"}]}`)
+	if with.Usage.InputTokens != without.Usage.InputTokens {
+		t.Fatalf("input tokens with a replayed reasoning item %d, without %d", with.Usage.InputTokens, without.Usage.InputTokens)
+	}
+	for _, name := range []string{api.StageStackClassify, api.StageSafety} {
+		a, okA := withTrace.Span(name)
+		b, okB := withoutTrace.Span(name)
+		if !okA || !okB || a.Tokens != b.Tokens || a.Items != b.Items || a.Bytes != b.Bytes {
+			t.Errorf("%s span with the reasoning item %+v, without %+v: want the same work", name, a, b)
+		}
+	}
+}
