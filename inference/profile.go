@@ -65,8 +65,8 @@ type ReasoningBudget struct {
 // StandardReasoning is the built-in profiles' reasoning budget: the mean
 // reasoning tokens of one agent turn (a tool call or a short answer) at
 // each effort, a derived parameter (docs/stack.md, "Derived parameters
-// outside the stack"). Each effort about triples the one below it, from a
-// few dozen tokens at minimal to a few thousand at max.
+// outside the stack"): a few dozen tokens at minimal, hundreds at low and
+// medium, thousands from high up.
 var StandardReasoning = ReasoningBudget{Minimal: 32, Low: 256, Medium: 768, High: 2048, XHigh: 4096, Max: 8192}
 
 // ReasoningSpread is how far a response's reasoning tokens fall from its
