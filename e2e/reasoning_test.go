@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"agentloop/app/apptest"
+
+	"github.com/mxschmitt/playwright-go"
 )
 
 // TestRaceFormReasoning races with reasoning from the form's "More
@@ -15,16 +17,7 @@ func TestRaceFormReasoning(t *testing.T) {
 	startBrowserTest(t)
 	a := apptest.Start(t)
 	page := newPage(t)
-	goTo(t, page, a.URL()+"/race")
-	check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
-	choose(t, page.GetByTestId("race-scenario"), "config-migration", "choose the scenario")
-	choose(t, page.GetByTestId("race-profile"), "instant", "choose the profile")
-	check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
-	for _, l := range []string{"http", "http-optimized", "http-chained"} {
-		check(t, page.Locator(`input[name="lanes"][value="`+l+`"]`).Uncheck(), "leave out "+l)
-	}
-	check(t, page.Locator(`input[name="lanes"][value="ws"]`).Check(), "race ws")
-	check(t, page.Locator("details.more > summary").Click(), "open more settings")
+	shortWSRaceForm(t, page, a.URL())
 	choose(t, page.GetByTestId("race-reasoning-effort"), "low", "reason at low effort")
 	choose(t, page.GetByTestId("race-reasoning-summary"), "auto", "with a summary")
 	check(t, page.GetByTestId("race-start").Click(), "start")
@@ -57,4 +50,21 @@ func TestRaceFormReasoning(t *testing.T) {
 			t.Fatalf("turn %d reasoned %d tokens", tu.Index, tu.ReasoningTokens)
 		}
 	}
+}
+
+// shortWSRaceForm opens the race form of the app at url and fills in a
+// short race on the ws lane alone (the shortest scenario, instant, no
+// round trip), with "More settings" open.
+func shortWSRaceForm(t *testing.T, page playwright.Page, url string) {
+	t.Helper()
+	goTo(t, page, url+"/race")
+	check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
+	choose(t, page.GetByTestId("race-scenario"), "config-migration", "choose the scenario")
+	choose(t, page.GetByTestId("race-profile"), "instant", "choose the profile")
+	check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
+	for _, l := range []string{"http", "http-optimized", "http-chained"} {
+		check(t, page.Locator(`input[name="lanes"][value="`+l+`"]`).Uncheck(), "leave out "+l)
+	}
+	check(t, page.Locator(`input[name="lanes"][value="ws"]`).Check(), "race ws")
+	check(t, page.Locator("details.more > summary").Click(), "open more settings")
 }

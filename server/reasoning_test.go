@@ -33,6 +33,22 @@ type reasoningSeen struct {
 	output                []api.Item // the output items, as output_item.done carried them
 }
 
+// summaryEvent reads one event of a reasoning summary (the SSE and the
+// WebSocket clients type their events apart): delta and text are the
+// event's, when it has them.
+func (s *reasoningSeen) summaryEvent(typ, delta, text string) {
+	switch typ {
+	case "response.reasoning_summary_part.added":
+		s.partsAdded++
+	case "response.reasoning_summary_part.done":
+		s.partsDone++
+	case "response.reasoning_summary_text.delta":
+		s.deltas += delta
+	case "response.reasoning_summary_text.done":
+		s.done = text
+	}
+}
+
 // check holds what a client saw to the hosted API's shape: a summary whose
 // deltas make its done text, a sealed item, and reasoning tokens among the
 // output tokens.
@@ -72,15 +88,8 @@ func TestReasoningOverHTTPWithOpenAIGo(t *testing.T) {
 	var seen reasoningSeen
 	for stream.Next() {
 		ev := stream.Current()
+		seen.summaryEvent(ev.Type, ev.Delta, ev.Text)
 		switch ev.Type {
-		case "response.reasoning_summary_part.added":
-			seen.partsAdded++
-		case "response.reasoning_summary_part.done":
-			seen.partsDone++
-		case "response.reasoning_summary_text.delta":
-			seen.deltas += ev.Delta
-		case "response.reasoning_summary_text.done":
-			seen.done = ev.Text
 		case "response.output_item.done":
 			if ev.Item.Type == "reasoning" {
 				if ev.OutputIndex != 0 {
@@ -148,15 +157,8 @@ func TestReasoningOverWebSocketWithOpenAIGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			seen.summaryEvent(ev.Type, ev.AsResponseReasoningSummaryTextDelta().Delta, ev.AsResponseReasoningSummaryTextDone().Text)
 			switch ev.Type {
-			case "response.reasoning_summary_part.added":
-				seen.partsAdded++
-			case "response.reasoning_summary_part.done":
-				seen.partsDone++
-			case "response.reasoning_summary_text.delta":
-				seen.deltas += ev.AsResponseReasoningSummaryTextDelta().Delta
-			case "response.reasoning_summary_text.done":
-				seen.done = ev.AsResponseReasoningSummaryTextDone().Text
 			case "response.output_item.done":
 				it := ev.AsResponseOutputItemDone().Item
 				if it.Type == "reasoning" {
