@@ -122,8 +122,7 @@ type Reply struct {
 	// written when the request reasons (Request.Reasoning): the text only;
 	// how many reasoning tokens it took is the engine's to decide.
 	ReasoningSummary string
-	// ReasoningTokens are the reasoning tokens a replayed workload turn recorded; 0: the engine decides.
-	ReasoningTokens int
+	ReasoningTokens  int // the reasoning tokens a replayed workload turn recorded; 0: the engine decides
 }
 
 // Policy decides what the model says or calls. Respond must be deterministic

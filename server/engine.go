@@ -59,8 +59,12 @@ func (e *Engine) Connections() int { return e.ws.Connections() }
 // (within ctx), then closes them all with 1001.
 func (e *Engine) CloseConnections(ctx context.Context) { e.ws.CloseConnections(ctx) }
 
-// Close stops the engine's background work.
-func (e *Engine) Close() { e.ws.Close() }
+// Close stops the engine's background work, background responses
+// included.
+func (e *Engine) Close() {
+	e.ws.Close()
+	e.http.Close()
+}
 
 // Engines is one process's two engines over one Shared: /v1, with the
 // request-level caches on, and /baseline/v1, the engine before the

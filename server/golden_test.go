@@ -88,6 +88,9 @@ func TestGoldenEventStreams(t *testing.T) {
 		{"sse_reasoning_summary.jsonl", `{"model":"spark","input":"Say hello to the reasoning golden file.","reasoning":{"effort":"minimal","summary":"auto"},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		{"sse_reasoning_encrypted.jsonl", `{"model":"spark","input":"What's the weather in Paris?","tools":` + weather + `,"reasoning":{"effort":"minimal"},"include":["reasoning.encrypted_content"],"store":false,"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		{"sse_json_schema.jsonl", `{"model":"spark","input":"Name a city.","text":{"format":{"type":"json_schema","name":"city","strict":true,"schema":{"type":"object","properties":{"name":{"type":"string"},"population":{"type":"integer"}},"required":["name","population"],"additionalProperties":false}}},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
+		// A background response's stream: created and queued while it
+		// waits, then the rest (docs/protocol.md "Background responses").
+		{"sse_background.jsonl", `{"model":"spark","input":"Say hello to the golden file.","background":true,"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -430,3 +430,19 @@ func TestReplayedReasoningIsNotText(t *testing.T) {
 		}
 	}
 }
+
+// A replayed workload turn that recorded reasoning tokens reasons exactly
+// that many, effort or not, so its output tokens are the recording's.
+func TestReplayedWorkloadTurnReasonsAsRecorded(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	for _, extra := range []string{``, `,"reasoning":{"effort":"high"}`} {
+		status, b := h.post("/v1/responses", `{"model":"spark","input":"hi","store":false,"metadata":{"agentloop_reply":"output=30;reasoning=12"}`+extra+`}`)
+		var r api.Response
+		if status != 200 || json.Unmarshal(b, &r) != nil {
+			t.Fatalf("%d %s", status, b)
+		}
+		if r.Usage.OutputTokens != 30 || r.Usage.OutputTokensDetails.ReasoningTokens != 12 || len(r.Output) != 2 || r.Output[0].Type != api.TypeReasoning {
+			t.Fatalf("reasoning%s: %s", extra, b)
+		}
+	}
+}

@@ -15,6 +15,11 @@
 // hooks (hooks.go), where the layers above add stages, wrap the sink and
 // reach a flight.
 //
+// Two features sit on the hooks: background responses (background.go, an
+// Outliving sink whose state, cancel flag and events are in the store)
+// and conversations (conversation.go, load's work when a create names one,
+// and finalize's append to it).
+//
 // The hooks the features to come use, so they add stages rather than
 // reopen the layers (hooks.go): an Outliving sink keeps a response
 // generating after its request has gone (background responses);

@@ -21,7 +21,7 @@ var postInference = []Stage{
 func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	t := fl.Trace
 	req := fl.parsed.req
-	resp := api.NewResponse(api.NewID("resp"), time.Now().Unix(), req)
+	resp := fl.newResponse()
 	fl.response = resp
 	t.ResponseID = resp.ID
 	ctx = outlive(ctx, out)
@@ -32,6 +32,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	defer running.Dec()
 	_, quiet := out.(Discard)
 	st := &streamer{out: out, quiet: quiet, buf: make([]byte, 0, 512), gapBounds: e.sh.Metrics.itl.bounds}
+	fl.queued.resume(st)
 	if fl.Via.BetweenItems != nil {
 		st.between = func() bool { return fl.Via.BetweenItems(fl) }
 	}
@@ -179,7 +180,11 @@ func (e *Engine) finalize(ctx context.Context, fl *Flight) (StageResult, *api.Er
 		e.sh.Prefix.Insert(fl.parsed.partition, state.tokens)
 	}
 	snapshot := api.MarshalResponse(resp)
-	if err := e.save(ctx, fl, state, snapshot, kept); err != nil {
+	err := e.save(ctx, fl, state, snapshot, kept)
+	if err == nil && kept {
+		err = e.appendToConversation(ctx, fl, output)
+	}
+	if err != nil {
 		failure = fail(resp, api.StoreError(err, "The response could not be stored").Message)
 		terminal = api.EventFailed
 		snapshot = api.MarshalResponse(resp)
@@ -272,12 +277,7 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 		for i := range items {
 			it := &items[i]
 			if it.key == 0 && input {
-				if it.ID == "" {
-					it.ID = api.NewID(idPrefix(it.Type))
-				}
-				if it.Status == "" && carriesStatus(it.Type) {
-					it.Status = "completed"
-				}
+				giveIdentity(&it.Item)
 			}
 			out[i] = store.Item{Key: it.key, ItemID: it.ID, Type: it.Type}
 			if it.key == 0 {
@@ -291,7 +291,7 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 		Context: toStore(state.context, true), InputStart: fl.built.inputStart, Output: toStore(state.output, false),
 		RenderedTokens: len(state.tokens)}
 	// Storing must finish even if the client has gone: the response exists.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	if err := e.sh.Store.SaveResponse(sctx, rec, ledger); err != nil {
 		return err
@@ -303,6 +303,17 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 		state.output[i].key = rec.Output[i].Key
 	}
 	return nil
+}
+
+// giveIdentity gives an input item the id and status it is stored and
+// listed with, when it has none.
+func giveIdentity(it *api.Item) {
+	if it.ID == "" {
+		it.ID = api.NewID(idPrefix(it.Type))
+	}
+	if it.Status == "" && carriesStatus(it.Type) {
+		it.Status = "completed"
+	}
 }
 
 // carriesStatus says whether an input item of this type is listed with a

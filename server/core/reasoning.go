@@ -13,8 +13,10 @@ import (
 // reasoning.effort gets a reasoning phase before its output. The reasoning
 // stage decides that it reasons; plan puts a reasoning item first, of as
 // many reasoning tokens as the profile gives the effort for this seed and
-// turn (inference.Profile.ReasoningTokens), or as a replayed workload turn
-// recorded (policy.Reply.ReasoningTokens). Those tokens decode through the
+// turn (inference.Profile.ReasoningTokens). A replayed workload turn that
+// recorded reasoning tokens (policy.Reply.ReasoningTokens) reasons that
+// many, whether or not the request names an effort, so that its output
+// tokens are the recording's. Those tokens decode through the
 // scheduler like any other (inference.Job.ReasoningTokens), count in
 // output_tokens and output_tokens_details.reasoning_tokens, and record the
 // trace's reasoning span. The policy writes only the summary's text.

@@ -101,6 +101,9 @@ type streamer struct {
 	// between, when set, is asked after each item closes whether the
 	// response stops there (Via.BetweenItems).
 	between func() bool
+	// wasQueued: response.created went out when the response was queued
+	// (background.go); begin sends only response.in_progress.
+	wasQueued bool
 	// reasoned counts the reasoning tokens streamed, over every segment.
 	reasoned int
 
@@ -307,8 +310,11 @@ func (s *streamer) begin(resp *api.Response) error {
 		return nil // nobody reads the events: do not build two snapshots
 	}
 	snapshot := api.MarshalResponse(resp)
-	s.buf = api.AppendResponseEvent(s.buf, api.EventCreated, s.seq, snapshot)
-	err := s.emit(api.EventCreated)
+	var err error
+	if !s.wasQueued {
+		s.buf = api.AppendResponseEvent(s.buf, api.EventCreated, s.seq, snapshot)
+		err = s.emit(api.EventCreated)
+	}
 	if err == nil {
 		s.buf = api.AppendResponseEvent(s.buf, api.EventInProgress, s.seq, snapshot)
 		err = s.emit(api.EventInProgress)
