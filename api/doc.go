@@ -10,11 +10,11 @@
 // the engine (server/core): parse calls ValidateCreateWith right after
 // DecodeCreate, for HTTP and WebSocket creates alike, with CheckTools
 // cached; validate calls CheckCallPairs once the context is built; the
-// streamer writes custom tool calls with AppendCustomToolCallInput*.
-// Still to be wired with reasoning: InvalidEncryptedContent(blob) for a
-// reasoning blob that package seal does not open, the reasoning summary
-// encoders (AppendReasoningSummary*), and Item's Summary and
-// EncryptedContent for reasoning output items.
+// streamer writes custom tool calls with AppendCustomToolCallInput* and
+// reasoning items with AppendReasoningSummary* (reasoning.go reads a
+// create's reasoning: ReasoningOf; SpanReasoning names its span); validate
+// answers a reasoning blob that package seal does not open with
+// InvalidEncryptedContent(blob).
 //
 // Both the engine (server) and the agent client (rollout) use it, so it must
 // never import another agentloop package, and it must never decide anything

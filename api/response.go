@@ -73,7 +73,8 @@ type CacheWriteTokensDetails struct {
 	TTL12hTokens int `json:"ttl_12h_tokens"`
 }
 
-// OutputTokensDetails carries reasoning tokens, which are always 0 here.
+// OutputTokensDetails carries the reasoning tokens among output_tokens
+// (docs/protocol.md, "Reasoning items").
 type OutputTokensDetails struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
 }

@@ -241,7 +241,7 @@ func SpanGroup(name string) string {
 		return GroupAPIStack
 	case name == StageQueue || name == StagePrefill:
 		return GroupQueuePrefill
-	case name == StageGenerate:
+	case name == StageGenerate || name == SpanReasoning:
 		return GroupDecode
 	case name == SpanDrill:
 		return GroupRecovery

@@ -99,6 +99,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		db.Close()
 		return nil, err
 	}
+	if sh.SealKey, err = sealKey(ctx, db, cfg.SealKey); err != nil {
+		sh.Close()
+		db.Close()
+		return nil, err
+	}
 	for _, spec := range cfg.Drills {
 		if _, aerr := sh.Drills.Arm(spec); aerr != nil {
 			sh.Close()

@@ -38,6 +38,9 @@ type Config struct {
 	// Retention is how long stored responses, runs and sessions are kept;
 	// 0 keeps everything.
 	Retention time.Duration
+	// SealKey, when set, is the key that seals reasoning blobs (--seal-key,
+	// seal.ParseKey's forms); empty: the store's, made once (sealkey.go).
+	SealKey string
 
 	// Observer, when set, also sees every request the engines finish or
 	// reject (core.Observer); tests use it.

@@ -43,12 +43,7 @@ const (
 )
 
 // cases is the request matrix: each body (without "stream") runs over the
-// three transports. A reasoning case is one line here, e.g.
-//
-//	{"reasoning", `"input":"Think, then answer.","reasoning":{"effort":"low","summary":"auto"},"include":["reasoning.encrypted_content"],"store":false`},
-//
-// (none yet: the engine's reasoning stage is still empty, see
-// server/core/pipeline.go, StageReasoning).
+// three transports.
 var cases = []struct{ name, fields string }{
 	{"plain", `"input":"Say hello."`},
 	{"instructions and a multi-part message", `"instructions":"Be brief.","input":[{"role":"user","content":[{"type":"input_text","text":"Hi"},{"type":"input_text","text":"there"}]}],"temperature":0.5,"top_p":0.9,"truncation":"auto","service_tier":"auto","metadata":{"k":"v"},"user":"u1"`},
@@ -62,6 +57,8 @@ var cases = []struct{ name, fields string }{
 	{"custom tool lark grammar", `"input":"Add two numbers.","tools":[{"type":"custom","name":"sum","format":{"type":"grammar","syntax":"lark","definition":"start: NUMBER \"+\" NUMBER\nNUMBER: /[0-9]+/"}}],"tool_choice":{"type":"custom","name":"sum"}`},
 	{"custom tool output", `"input":[{"role":"user","content":"Patch the greeting."},{"type":"custom_tool_call","call_id":"call_1","name":"apply_patch","input":"*** Begin Patch"},{"type":"custom_tool_call_output","call_id":"call_1","output":"Done."}],"tools":[{"type":"custom","name":"apply_patch"}]`},
 	{"incomplete", `"input":"Write a long story.","max_output_tokens":3,"store":false`},
+	{"reasoning", `"input":"Think, then answer.","reasoning":{"effort":"low","summary":"auto"},"include":["reasoning.encrypted_content"],"store":false`},
+	{"reasoning without a summary", `"input":"What's the weather in Paris?","tools":[` + weatherTool + `],"tool_choice":"required","reasoning":{"effort":"minimal"}`},
 }
 
 // refusals are creates the engine answers with a 400, over HTTP as the

@@ -27,17 +27,7 @@ func TestRaceFormDrillSchedule(t *testing.T) {
 	a := apptest.Start(t)
 	// The refused start logs its 400; axe-core goes in as an inline script.
 	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)}, "status of 400")
-	goTo(t, page, a.URL()+"/race")
-	check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
-	choose(t, page.GetByTestId("race-scenario"), "config-migration", "choose the scenario")
-	choose(t, page.GetByTestId("race-profile"), "instant", "choose the profile")
-	check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
-	for _, l := range []string{"http", "http-optimized", "http-chained"} {
-		check(t, page.Locator(`input[name="lanes"][value="`+l+`"]`).Uncheck(), "leave out "+l)
-	}
-	check(t, page.Locator(`input[name="lanes"][value="ws"]`).Check(), "race ws")
-
-	check(t, page.Locator("details.more > summary").Click(), "open more settings")
+	shortWSRaceForm(t, page, a.URL())
 	add := page.GetByTestId("race-drill-add")
 	check(t, add.Click(), "add a drill")
 	check(t, add.Click(), "add another")

@@ -6,6 +6,9 @@
 //     spark, burst, and instant, which models no time at all): prefill rate,
 //     base time to first token, batch size and seeded jitter, decoding at the
 //     rate the name stands for; "custom-<tps>" runs spark at that rate;
+//     and each profile's reasoning budget, the reasoning tokens a response
+//     decodes per effort (Profile.ReasoningTokens: from the effort, the
+//     seed and the turn only), which a Job decodes before its output;
 //   - the prefix (KV) cache, partitioned by prompt_cache_key;
 //   - the scheduler: one loop per scheduler that paces tokens against the
 //     monotonic clock with continuous batching.

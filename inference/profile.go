@@ -2,6 +2,7 @@ package inference
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	"agentloop/api"
@@ -22,6 +23,9 @@ type Profile struct {
 	MaxBatch      int           // concurrent streams; beyond it, requests wait in the queue
 	BatchSlowdown float64       // fraction by which per-stream decode slows when the batch is full
 	Jitter        float64       // ± fraction applied to rates and TTFT, drawn from a hash
+	// Reasoning is the mean reasoning tokens of a response at each effort
+	// (Profile.ReasoningTokens draws a response's count around it).
+	Reasoning ReasoningBudget
 }
 
 // The built-in profiles, one per api's built-in model name and in its order
@@ -36,15 +40,76 @@ type Profile struct {
 //	burst    4000 tok/s  50,000 tok/s 40 ms      256        15 %
 //	instant  unpaced     instant      0          unbounded  none
 //
+// Every profile reasons with StandardReasoning (below): its tokens decode at
+// the profile's rate, so the same effort takes classic 16 times as long as
+// spark, and instant no time at all.
+//
 // Every profile but instant jitters its rates and TTFT by ±5 %, per request,
 // from the Job's JitterSeed. instant models no time at all: its jobs still go
 // through the scheduler, and all their tokens fall due at admission.
 var builtinProfiles = profilesFor(api.BuiltinModels(), map[string]Profile{
-	api.ModelClassic: {PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05},
-	api.ModelSpark:   {PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05},
-	api.ModelBurst:   {PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05},
-	api.ModelInstant: {},
+	api.ModelClassic: {PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05, Reasoning: StandardReasoning},
+	api.ModelSpark:   {PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05, Reasoning: StandardReasoning},
+	api.ModelBurst:   {PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05, Reasoning: StandardReasoning},
+	api.ModelInstant: {Reasoning: StandardReasoning},
 })
+
+// ReasoningBudget is a model's mean reasoning tokens per response at each
+// reasoning effort the SDK declares (api.ReasoningEfforts); "none" reasons
+// not at all. It is a struct of counts, not a map, so that a Profile stays
+// comparable (it keys the scheduler's batches).
+type ReasoningBudget struct {
+	Minimal, Low, Medium, High, XHigh, Max int
+}
+
+// StandardReasoning is the built-in profiles' reasoning budget: the mean
+// reasoning tokens of one agent turn (a tool call or a short answer) at
+// each effort, a derived parameter (docs/stack.md, "Derived parameters
+// outside the stack"): a few dozen tokens at minimal, hundreds at low and
+// medium, thousands from high up.
+var StandardReasoning = ReasoningBudget{Minimal: 32, Low: 256, Medium: 768, High: 2048, XHigh: 4096, Max: 8192}
+
+// ReasoningSpread is how far a response's reasoning tokens fall from its
+// effort's mean: drawn uniformly within ± this fraction of it.
+const ReasoningSpread = 0.5
+
+// Mean is the budget's mean for effort; 0 for "none", "" and an effort it
+// does not know.
+func (b ReasoningBudget) Mean(effort string) int {
+	switch effort {
+	case "minimal":
+		return b.Minimal
+	case "low":
+		return b.Low
+	case "medium":
+		return b.Medium
+	case "high":
+		return b.High
+	case "xhigh":
+		return b.XHigh
+	case "max":
+		return b.Max
+	}
+	return 0
+}
+
+// saltReasoning keeps the reasoning draw independent of the jitter draws.
+const saltReasoning = 0x5245_4153
+
+// ReasoningTokens is the reasoning tokens of a response at effort: the
+// budget's mean, spread by ±ReasoningSpread with a draw from the seed and
+// the turn (the agent turns before this response in its context), at least
+// 1 when the effort reasons. It depends on nothing else, so every transport
+// gets the same count for the same turn.
+func (p Profile) ReasoningTokens(effort string, seed int64, turn int) int {
+	mean := p.Reasoning.Mean(effort)
+	if mean <= 0 {
+		return 0
+	}
+	h := HashStrings(uint64(seed), "reasoning", effort, strconv.Itoa(turn))
+	n := float64(mean) * (1 + ReasoningSpread*(2*unitDraw(h, saltReasoning)-1))
+	return max(int(math.Round(n)), 1)
+}
 
 // profilesFor names each shape after its model and gives it the model's
 // decode rate. Every built-in name needs a shape, and every shape a name.

@@ -1,6 +1,7 @@
 package inference
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -94,7 +95,9 @@ func TestProfilesAreModelled(t *testing.T) {
 
 func TestInstantProfileModelsNoTime(t *testing.T) {
 	p := ProfileFor("instant")
-	if want := (Profile{Name: "instant"}); p != want {
+	// Reasoning tokens are counts, not time: instant reasons as the others
+	// do, in no time.
+	if want := (Profile{Name: "instant", Reasoning: StandardReasoning}); p != want {
 		t.Fatalf("instant = %+v, want no modelled cost at all: %+v", p, want)
 	}
 	if last := Profiles()[len(Profiles())-1]; last.Name != "instant" {
@@ -119,5 +122,44 @@ func TestUnmodelledProfile(t *testing.T) {
 	}
 	if p.Name != "classic" {
 		t.Fatalf("Unmodelled renamed the profile to %q", p.Name)
+	}
+}
+
+func TestReasoningTokensFollowEffortSeedAndTurn(t *testing.T) {
+	for _, p := range append(Profiles(), ProfileFor("custom-250"), ProfileFor("spark").Unmodelled()) {
+		if p.Reasoning != StandardReasoning {
+			t.Errorf("%s reasons with %+v, want the standard budget", p.Name, p.Reasoning)
+		}
+		for _, effort := range []string{"", "none", "bogus"} {
+			if n := p.ReasoningTokens(effort, 1, 0); n != 0 {
+				t.Errorf("%s at effort %q reasons %d tokens, want 0", p.Name, effort, n)
+			}
+		}
+	}
+	p := ProfileFor("spark")
+	prev := 0
+	for _, effort := range api.ReasoningEfforts[1:] {
+		mean := p.Reasoning.Mean(effort)
+		if mean <= prev {
+			t.Errorf("effort %s: mean %d does not exceed the effort below (%d)", effort, mean, prev)
+		}
+		prev = mean
+		seen := map[int]bool{}
+		for seed := range int64(30) {
+			for turn := range 5 {
+				n := p.ReasoningTokens(effort, seed, turn)
+				if n != p.ReasoningTokens(effort, seed, turn) {
+					t.Fatalf("effort %s seed %d turn %d: two counts", effort, seed, turn)
+				}
+				lo, hi := float64(mean)*(1-ReasoningSpread), float64(mean)*(1+ReasoningSpread)
+				if float64(n) < math.Floor(lo) || float64(n) > math.Ceil(hi) || n < 1 {
+					t.Errorf("effort %s: %d tokens, outside [%.0f, %.0f]", effort, n, lo, hi)
+				}
+				seen[n] = true
+			}
+		}
+		if len(seen) < 10 {
+			t.Errorf("effort %s: only %d distinct counts over 150 turns: the seed and turn do not spread it", effort, len(seen))
+		}
 	}
 }

@@ -25,6 +25,10 @@ type Job struct {
 	// stays in the batch, paused (neither decoding nor slowing the others),
 	// until Resume hands the slot to the next segment or Release frees it.
 	Hold bool
+	// ReasoningTokens are the first of OutputTokens: the reasoning the
+	// model does before its output. They decode like any other token;
+	// GenerationTimings.ReasoningDone marks their end.
+	ReasoningTokens int
 }
 
 // GenerationTimings are the moments a generation reached each phase, read
@@ -37,6 +41,10 @@ type GenerationTimings struct {
 	Admitted   time.Time // left the queue and took a batch slot
 	FirstToken time.Time // prefill ended; the first token (if any) was released
 	LastToken  time.Time // the latest release of tokens
+	// ReasoningDone is when the last of Job.ReasoningTokens was released:
+	// the trace's reasoning span is FirstToken-ReasoningDone, and generate
+	// follows it.
+	ReasoningDone time.Time
 }
 
 type phase uint8
@@ -397,6 +405,9 @@ func (g *Generation) stepLocked(now time.Time, factor float64) (due time.Time, f
 func (g *Generation) releaseLocked(n int, now time.Time) {
 	g.released.Store(int64(n))
 	g.timings.LastToken = now
+	if r := g.job.ReasoningTokens; r > 0 && n >= r && g.timings.ReasoningDone.IsZero() {
+		g.timings.ReasoningDone = now
+	}
 	g.notify()
 }
 

@@ -95,3 +95,28 @@ func TestSchedulerNextDue(t *testing.T) {
 		}
 	}
 }
+
+// TestReasoningTokensDecodeFirst: a job's reasoning tokens are its first
+// tokens, paced like the rest; ReasoningDone is when the last of them was
+// released, before the output's.
+func TestReasoningTokensDecodeFirst(t *testing.T) {
+	p := Profile{Name: "clock", DecodeTPS: 1000, BaseTTFT: 10 * time.Millisecond}
+	s := newScheduler()
+	t0 := time.Unix(1_000_000, 0)
+	at := func(ms float64) time.Time { return t0.Add(time.Duration(ms * float64(time.Millisecond))) }
+	g := s.submitAt(Job{Profile: p, OutputTokens: 100, ReasoningTokens: 40}, at(0))
+	for _, ms := range []float64{10, 30, 48, 49.5, 60, 200} {
+		s.mu.Lock()
+		s.advanceLocked(at(ms))
+		s.mu.Unlock()
+		done := g.Timings().ReasoningDone
+		if reasoned := g.Released() >= 40; reasoned != !done.IsZero() {
+			t.Fatalf("at %v ms: %d released, ReasoningDone %v", ms, g.Released(), done)
+		}
+	}
+	tm := g.Timings()
+	// Token 1 at 10 ms, token 40 at 10 + 39 ms; the first advance past it is at 49.5 ms.
+	if !tm.ReasoningDone.Equal(at(49.5)) || !tm.FirstToken.Before(tm.ReasoningDone) || !tm.ReasoningDone.Before(tm.LastToken) {
+		t.Fatalf("timings %+v: want the reasoning done at 49.5 ms, between the first and the last token", tm)
+	}
+}

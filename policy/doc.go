@@ -17,7 +17,11 @@
 //   - the workload policy, which answers a replayed workload's request
 //     with exactly the reply its metadata carries (workload.ReplyKey);
 //   - the router that picks between them: the reply key, then the
-//     "agentloop-scenario:" marker, then chat.
+//     "agentloop-scenario:" marker, then chat; for a request that reasons
+//     it adds the reasoning summary's text to whichever answered
+//     (reasoning.go). How many reasoning tokens a reply took is the
+//     engine's to decide, unless a replayed workload turn recorded it
+//     (Reply.ReasoningTokens).
 //
 // It uses inference's tokenizer to count and split what it writes, and
 // inference's hashes for its choices, so the same seed gives the same run.

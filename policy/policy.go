@@ -74,6 +74,9 @@ type Request struct {
 	// Metadata is the request's metadata; a replayed workload's turn
 	// carries its reply there (workload.ReplyKey).
 	Metadata map[string]string
+	// Reasoning: the request asks for a reasoning phase (reasoning.effort),
+	// so the reply carries a ReasoningSummary.
+	Reasoning bool
 }
 
 // Output item types.
@@ -114,8 +117,12 @@ func (o *OutputItem) FullText() string {
 
 // Reply is everything the model emits for one response, in order.
 type Reply struct {
-	Items           []OutputItem
-	ReasoningTokens int // the reasoning tokens a replayed workload turn recorded; 0: the engine decides
+	Items []OutputItem
+	// ReasoningSummary is the summary of the reasoning done before Items,
+	// written when the request reasons (Request.Reasoning): the text only;
+	// how many reasoning tokens it took is the engine's to decide.
+	ReasoningSummary string
+	ReasoningTokens  int // the reasoning tokens a replayed workload turn recorded; 0: the engine decides
 }
 
 // Policy decides what the model says or calls. Respond must be deterministic
@@ -139,6 +146,10 @@ type router struct {
 }
 
 func (r *router) Respond(req *Request) Reply {
+	return withReasoningSummary(req, r.pick(req))
+}
+
+func (r *router) pick(req *Request) Reply {
 	if spec, ok := req.Metadata[workload.ReplyKey]; ok {
 		return playWorkload(spec, req)
 	}

@@ -117,7 +117,7 @@ func (l *laneRun) run(ctx context.Context) error {
 		return l.replay(ctx)
 	}
 	ws := l.sc.NewWorkspace()
-	req := Request{Tools: toolsJSON(l.sc), Model: l.cfg.Model(), CacheKey: l.cacheKey, Seed: l.cfg.Seed}
+	req := Request{Tools: toolsJSON(l.sc), Model: l.cfg.Model(), CacheKey: l.cacheKey, Seed: l.cfg.Seed, Reasoning: l.cfg.Reasoning}
 	developer := messageItem("developer", l.sc.DeveloperMessage(l.cfg.Seed))
 	task := messageItem("user", l.sc.Task)
 	req.History = []json.RawMessage{developer, task}
@@ -223,6 +223,7 @@ func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool, mod
 	}
 	if u := res.Response.Usage; u != nil {
 		t.InputTokens, t.CachedTokens, t.OutputTokens = u.InputTokens, u.InputTokensDetails.CachedTokens, u.OutputTokens
+		t.ReasoningTokens = u.OutputTokensDetails.ReasoningTokens
 	}
 	l.turns = append(l.turns, t)
 	if l.onTurn != nil {

@@ -32,7 +32,7 @@ func replayToolsJSON(w *workload.Workload) json.RawMessage {
 // the next. It passes when every response holds the recorded calls.
 func (l *laneRun) replay(ctx context.Context) error {
 	w := l.wl
-	req := Request{Tools: replayToolsJSON(w), Model: l.cfg.Model(), CacheKey: l.cacheKey, Seed: l.cfg.Seed}
+	req := Request{Tools: replayToolsJSON(w), Model: l.cfg.Model(), CacheKey: l.cacheKey, Seed: l.cfg.Seed, Reasoning: l.cfg.Reasoning}
 	if w.InstructionsTokens > 0 {
 		req.History = []json.RawMessage{messageItem("developer", workload.Text(w.InstructionsTokens))}
 	}

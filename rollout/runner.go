@@ -110,6 +110,11 @@ func Normalize(cfg *Config) *api.Error {
 	if err := checkDrills(cfg); err != nil {
 		return err
 	}
+	if cfg.Reasoning != nil {
+		if err := cfg.Reasoning.validate(); err != nil {
+			return err
+		}
+	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
 	}

@@ -34,6 +34,9 @@ type Request struct {
 	// Reply, when set, is a replayed workload turn's reply, sent as
 	// metadata (workload.ReplyKey) for the engine's workload policy.
 	Reply string
+	// Reasoning, when set, makes every request a reasoning client's
+	// (Config.Reasoning).
+	Reasoning *RaceReasoning
 }
 
 // Result is what came back, with client-side timings.
@@ -108,6 +111,9 @@ func createBody(req Request, stored bool, items []json.RawMessage, previous stri
 	}
 	if previous != "" {
 		body["previous_response_id"] = previous
+	}
+	if req.Reasoning != nil {
+		req.Reasoning.addTo(body)
 	}
 	return body
 }

@@ -87,6 +87,9 @@ type Config struct {
 	// FixedToolTime replays a workload with ToolTimeMs between every two
 	// turns instead of its recorded tool times.
 	FixedToolTime bool `json:"fixed_tool_time,omitempty"`
+	// Reasoning, when set, runs every lane as a reasoning client
+	// (reasoning.go); nil: no lane reasons.
+	Reasoning *RaceReasoning `json:"reasoning,omitempty"`
 }
 
 // Model is the model name the lanes send: the profile, or custom-<tps>
@@ -168,6 +171,10 @@ type Turn struct {
 	// the engine's trace, so the run can be re-costed under another stack
 	// (RunRecord.Recosted).
 	StackWork []apistack.Work `json:"stack_work,omitempty"`
+
+	// ReasoningTokens are the reasoning tokens among OutputTokens (a race
+	// with Config.Reasoning).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 // Call is one tool call of a turn with its real output.

@@ -15,14 +15,16 @@
 //     docs/stack.md, "Derived parameters outside the stack"), and
 //     ReasoningPayload and BlobLen, its arithmetic.
 //
-// Intended call sites (the server's wiring comes later):
-//   - finalize of a reasoning item, when include asks for
+// Its call sites (server/core/reasoning.go; app keeps the key in the
+// store, app/sealkey.go):
+//   - plan of a reasoning item, when include asks for
 //     "reasoning.encrypted_content": Seal(KindReasoning,
-//     ReasoningPayload(header, reasoningTokens));
-//   - validate, for every reasoning item in the input that carries
-//     encrypted_content: Open(KindReasoning, blob); an error becomes
-//     api.InvalidEncryptedContent(blob), the hosted API's 400;
-//   - long sessions' compaction items do the same with KindCompaction.
+//     ReasoningPayload(itemID, reasoningTokens));
+//   - validate, for every reasoning item in a request's input that
+//     carries encrypted_content: Open(KindReasoning, blob); an error
+//     becomes api.InvalidEncryptedContent(blob), the hosted API's 400;
+//   - long sessions' compaction items are to do the same with
+//     KindCompaction.
 //
 // The engine never reads a count out of a blob: the reasoning tokens of a
 // turn come from the profile, the effort, the seed and the turn

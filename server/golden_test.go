@@ -18,6 +18,8 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 var (
 	idPattern   = regexp.MustCompile(`\b(resp|msg|fc|fco|rs|ctc)_[0-9a-f]{48}\b|\bcall_[A-Za-z0-9]{24}\b`)
 	timePattern = regexp.MustCompile(`"(created_at|completed_at)":[0-9]+`)
+	// A sealed blob has a random nonce: the golden keeps its length.
+	sealedPattern = regexp.MustCompile(`"encrypted_content":"[A-Za-z0-9+/=]*"`)
 )
 
 // normalize replaces ids by stable names in order of appearance and
@@ -37,6 +39,9 @@ func normalize(events [][]byte) []byte {
 			return []byte(names[string(id)])
 		})
 		ev = timePattern.ReplaceAll(ev, []byte(`"$1":0`))
+		ev = sealedPattern.ReplaceAllFunc(ev, func(b []byte) []byte {
+			return []byte(`"encrypted_content":"sealed, ` + strconv.Itoa(len(b)-len(`"encrypted_content":""`)) + ` bytes"`)
+		})
 		var pretty bytes.Buffer
 		json.Compact(&pretty, ev)
 		out.Write(pretty.Bytes())
@@ -80,6 +85,8 @@ func TestGoldenEventStreams(t *testing.T) {
 		{"sse_custom_tool_call.jsonl", `{"model":"spark","input":"Patch the greeting.","tools":[{"type":"custom","name":"apply_patch","description":"Apply a patch"}],"tool_choice":{"type":"custom","name":"apply_patch"},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		{"sse_custom_tool_grammar.jsonl", `{"model":"spark","input":"Pick a colour.","tools":[{"type":"custom","name":"colour","format":{"type":"grammar","syntax":"regex","definition":"(red|green|blue)"}}],"tool_choice":{"type":"custom","name":"colour"},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		{"sse_custom_tool_output.jsonl", `{"model":"spark","input":[{"role":"user","content":"Patch the greeting."},{"type":"custom_tool_call","call_id":"call_1","name":"apply_patch","input":"*** Begin Patch"},{"type":"custom_tool_call_output","call_id":"call_1","output":"Done."}],"tools":[{"type":"custom","name":"apply_patch"}],"stream":true,"metadata":{"agentloop_seed":"1"}}`},
+		{"sse_reasoning_summary.jsonl", `{"model":"spark","input":"Say hello to the reasoning golden file.","reasoning":{"effort":"minimal","summary":"auto"},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
+		{"sse_reasoning_encrypted.jsonl", `{"model":"spark","input":"What's the weather in Paris?","tools":` + weather + `,"reasoning":{"effort":"minimal"},"include":["reasoning.encrypted_content"],"store":false,"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		{"sse_json_schema.jsonl", `{"model":"spark","input":"Name a city.","text":{"format":{"type":"json_schema","name":"city","strict":true,"schema":{"type":"object","properties":{"name":{"type":"string"},"population":{"type":"integer"}},"required":["name","population"],"additionalProperties":false}}},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		// A background response's stream: created and queued while it
 		// waits, then the rest (docs/protocol.md "Background responses").

@@ -133,7 +133,7 @@ func checkGrammar(t *testing.T, evs []*api.Event) {
 				t.Fatalf("added item without id: %s", ev.Item)
 			}
 			opened[it.ID] = true
-		case api.EventOutputTextDelta, api.EventArgumentsDelta, api.EventCustomToolCallInputDelta:
+		case api.EventOutputTextDelta, api.EventArgumentsDelta, api.EventCustomToolCallInputDelta, api.EventReasoningSummaryTextDelta:
 			if !opened[ev.ItemID] {
 				t.Fatalf("delta for unopened item %s", ev.ItemID)
 			}
@@ -145,6 +145,10 @@ func checkGrammar(t *testing.T, evs []*api.Event) {
 		case api.EventArgumentsDone:
 			if texts[ev.ItemID] != ev.Arguments {
 				t.Fatalf("deltas %q != done arguments %q", texts[ev.ItemID], ev.Arguments)
+			}
+		case api.EventReasoningSummaryTextDone:
+			if texts[ev.ItemID] != ev.Text {
+				t.Fatalf("deltas %q != done summary %q", texts[ev.ItemID], ev.Text)
 			}
 		case api.EventCustomToolCallInputDone:
 			if texts[ev.ItemID] != ev.Input {

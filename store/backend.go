@@ -89,6 +89,12 @@ type Backend interface {
 	MarkBackgroundFailed(ctx context.Context, replica string, staleBefore time.Time) (int, error)
 	DeleteBackground(ctx context.Context, id string) error
 
+	// SealKey returns the key that seals the server's blobs (package
+	// seal), storing fresh when none is stored yet: generated once, by the
+	// first server to ask, and the same for every server sharing the
+	// database.
+	SealKey(ctx context.Context, fresh []byte) ([]byte, error)
+
 	// Upkeep.
 	Ping(ctx context.Context) error // the database answers (readiness)
 	Sweep(ctx context.Context, cutoff time.Time) (Swept, error)

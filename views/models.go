@@ -62,6 +62,9 @@ type Race struct {
 	StackPresets string
 	// DecodeTPS is the optional decode rate ("" for the profile's own).
 	DecodeTPS string
+	// ReasoningEfforts and ReasoningSummaries are the opt-in reasoning
+	// selects: "" is off (no lane reasons) and no summary.
+	ReasoningEfforts, ReasoningSummaries []Option
 	// Limits are the form's min and max, the run API's own (rollout's
 	// limits, checked by Normalize).
 	Limits RaceLimits

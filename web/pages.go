@@ -149,6 +149,7 @@ func (p *Playground) race(c echo.Context) error {
 	if cfg.DecodeTPS > 0 {
 		v.DecodeTPS = strconv.FormatFloat(cfg.DecodeTPS, 'f', -1, 64)
 	}
+	v.ReasoningEfforts, v.ReasoningSummaries = reasoningChoices(cfg.Reasoning)
 	v.Drills, v.DrillSchedule = drillChoices(), "[]"
 	if v.Present {
 		v.Story = story(cfg.Lanes)

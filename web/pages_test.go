@@ -28,7 +28,7 @@ func TestPages(t *testing.T) {
 			`data-testid="race-summary"`, `<template data-lane-template="ws">`, `<h3 class="lane-label">WebSocket</h3>`, `max="5000"`, `data-groups="[{`, `data-testid="lane-status"`,
 			`data-testid="race-stack"`, `<option value="hosted-post-sprint" selected`, `<option value="lean"`, `id="race-stack-hop_ms"`, `name="stack.hop_ms"`, `value="2.65"`,
 			`id="race-stack-billing_hops"`, `data-stack-param="hop_ms" type="number" min="0" max="10000"`,
-			`data-stack-param="state_load_mbps" type="number" min="0" max="1000000"`, `data-testid="race-decode-tps"`, `name="sequential" checked`, `swatch-hatched`, "API stack (modelled)"}, nil},
+			`data-stack-param="state_load_mbps" type="number" min="0" max="1000000"`, `data-testid="race-decode-tps"`, `data-testid="race-reasoning-effort"`, `<option value="" selected>off (no lane reasons)</option>`, `<option value="xhigh">xhigh</option>`, `data-testid="race-reasoning-summary"`, `<option value="detailed">detailed</option>`, `name="sequential" checked`, `swatch-hatched`, "API stack (modelled)"}, nil},
 		{"/race?run=run_done", 200, []string{`data-testid="lane-http"`, `data-testid="lane-ws"`, `data-status="passed">passed</span>`, `data-run="run_done"`}, nil},
 		{"/race?run=run_missing", 404, []string{"Run not found"}, nil},
 		{"/explorer", 200, []string{`data-testid="explorer-body"`, `data-testid="explorer-send-ws"`, `data-testid="explorer-send-http"`, `data-testid="explorer-events"`, `value="chain"`,

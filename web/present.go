@@ -216,6 +216,9 @@ func configFields(cfg rollout.Config) []views.Field {
 	if cfg.DecodeTPS > 0 {
 		f = append(f, views.Field{Label: "Decode rate", Value: trimFloat(cfg.DecodeTPS) + " tok/s (model " + cfg.Model() + ")"})
 	}
+	if rf, ok := reasoningField(cfg.Reasoning); ok {
+		f = append(f, rf)
+	}
 	f = append(f, stackFields(cfg.Stack)...)
 	if cfg.BandwidthKbps > 0 {
 		f = append(f, views.Field{Label: "Bandwidth", Value: strconv.Itoa(cfg.BandwidthKbps) + " kbit/s"})

@@ -160,6 +160,8 @@ func TestRaceStackAndDecodeFlags(t *testing.T) {
 		{"race", "--stack", `{"hop_ms":-1}`},
 		{"race", "--profile", "burst", "--decode-tps", "250"},
 		{"race", "--decode-tps", "0.5"},
+		{"race", "--reasoning-effort", "extreme"},
+		{"race", "--reasoning-summary", "auto"},
 		{"bench", "matrix", "--stack", "turbo"},
 	} {
 		if err := run(context.Background(), args, getenv, io.Discard, io.Discard); err == nil {

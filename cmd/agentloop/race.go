@@ -36,6 +36,8 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.BoolVar(&cfg.TLS, "tls", false, "serve the in-process engine over TLS (self-signed) so new connections pay real handshakes")
 	fs.Var(laneDrillFlag{&cfg.Drills}, "drill", "fault drill on one lane: LANE:NAME[:after=N][:times=K][:for=DURATION], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
 	workloadSpec := fs.String("workload", "", "replay a workload instead of a scenario: a file (docs/workload.md), or session:ID, an inspector session of --server")
+	effort := fs.String("reasoning-effort", "", "run every lane as a reasoning client at this effort (minimal, low, medium, high, xhigh, max), as Codex does: encrypted reasoning replayed each turn; empty: no lane reasons")
+	summary := fs.String("reasoning-summary", "", "with --reasoning-effort: ask for a reasoning summary (auto, concise, detailed)")
 	fs.BoolVar(&cfg.FixedToolTime, "fixed-tool-time", false, "replay the workload with --tool-time between turns instead of its recorded tool times")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
@@ -58,6 +60,9 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	cfg.RTTms = float64(*rtt) / float64(time.Millisecond)
 	cfg.ToolTimeMs = float64(*toolTime) / float64(time.Millisecond)
 	cfg.Lanes = strings.Split(*lanes, ",")
+	if *effort != "" || *summary != "" {
+		cfg.Reasoning = &rollout.RaceReasoning{Effort: *effort, Summary: *summary}
+	}
 	if *workloadSpec != "" {
 		w, err := loadWorkload(ctx, *workloadSpec, *serverURL, *apiKey)
 		if err != nil {
@@ -68,6 +73,9 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	if err := rollout.Normalize(&cfg); err != nil {
 		if strings.HasPrefix(err.Param, "drills") {
 			return fmt.Errorf("--drill: %s", err.Message)
+		}
+		if strings.HasPrefix(err.Param, "reasoning.") {
+			return fmt.Errorf("--reasoning-%s: %s", strings.TrimPrefix(err.Param, "reasoning."), err.Message)
 		}
 		return err
 	}
@@ -198,6 +206,9 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 		stack = apistack.Lean.Preset
 	} else if stack == "custom" {
 		stack = c.Stack.String()
+	}
+	if c.Reasoning != nil {
+		profile += ", reasoning " + c.Reasoning.Effort
 	}
 	order := "  (sequential)"
 	if !c.Sequential && len(c.Lanes) > 1 {

@@ -34,6 +34,7 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.DurationVar(&cfg.Grace, "grace", cfg.Grace, "shutdown grace period for in-flight streams")
 	fs.DurationVar(&cfg.BodyTimeout, "body-timeout", cfg.BodyTimeout, "drop a request body that stops arriving for this long (0 = never)")
 	fs.StringVar(&cfg.ReplicaID, "replica-id", "", "this process's id among replicas sharing one store, in traces and metrics (default: the host name and the port)")
+	fs.StringVar(&cfg.SealKey, "seal-key", "", "key that seals reasoning items' encrypted_content: 32 bytes as base64 or 64 hex digits (default: one made once and kept in the store, shared by replicas)")
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "delete stored responses, runs and sessions older than this, in small transactions (0 keeps everything)")
 	fs.BoolVar(&cfg.TokenCache, "token-cache", cfg.TokenCache, "/v1: cache rendered tokens per item content across requests")
 	fs.BoolVar(&cfg.ModelCache, "model-cache", cfg.ModelCache, "/v1: cache the resolved model configuration across requests")

@@ -11,7 +11,7 @@
 // (caches, traces, metrics, the budget, safety); then what a flight
 // carries (chain.go, stream.go, flight.go); the engine (engine.go); the
 // stage runner and the stages (stages.go, render.go, stack.go,
-// pipeline.go); then generation (prototype.go, generate.go); and the
+// pipeline.go, reasoning.go); then generation (prototype.go, generate.go); and the
 // hooks (hooks.go), where the layers above add stages, wrap the sink and
 // reach a flight.
 //
@@ -24,10 +24,11 @@
 // reopen the layers (hooks.go): an Outliving sink keeps a response
 // generating after its request has gone (background responses);
 // Via.BetweenItems is the point between output items where a response can
-// stop and hand over, which steering (steer.go, Via.Steering) uses; and the create's stage table has entries
-// for compaction (after validate), context_window (after render) and
-// reasoning (last before the scheduler), which do nothing and record no
-// span until their features fill them in.
+// stop and hand over, which steering uses (steer.go, Via.Steering); and
+// the create's stage table has entries for compaction (after validate)
+// and context_window (after render), which do nothing and record no span
+// until their features fill them in, and reasoning (last before the
+// scheduler; reasoning.go), which decides whether a create reasons.
 //
 // A transport hands the core a Flight with its Via (its rules, and for
 // WebSocket mode its Conn), runs Prepare and Generate, and receives the

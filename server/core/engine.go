@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"agentloop/api"
@@ -79,6 +80,8 @@ type Shared struct {
 	// Observer sees every finished or rejected request (session.go);
 	// nil: none. Set it before serving.
 	Observer Observer
+
+	sealers atomic.Pointer[sealerFor] // the Sealer of SealKey (reasoning.go)
 }
 
 // NewShared builds the shared parts around a store.

@@ -28,13 +28,14 @@ type Flight struct {
 	Via   Via            // what the transport adds to the pipeline
 	stack apistack.Stack // the modelled API stack this request runs under
 
-	parsed   parseOut     // parse (and, in a paused prototype response, parseAppend)
-	found    parentFound  // findParent: the connection cache's answer, decided once
-	resolved resolveOut   // resolve
-	loaded   loadOut      // load
-	built    validateOut  // validate
-	rendered renderOut    // render
-	safety   []SafetyFlag // classify
+	parsed    parseOut     // parse (and, in a paused prototype response, parseAppend)
+	found     parentFound  // findParent: the connection cache's answer, decided once
+	resolved  resolveOut   // resolve
+	loaded    loadOut      // load
+	built     validateOut  // validate
+	rendered  renderOut    // render
+	safety    []SafetyFlag // classify
+	reasoning reasoningOut // reasoning (reasoning.go)
 
 	response *api.Response // generate: the response being built
 	stream   streamed      // generate: how streaming ended, for finalize
@@ -207,6 +208,7 @@ func (fl *Flight) policyRequest() *policy.Request {
 		}
 	}
 	pr.Format = textFormat(fl.parsed.req.Text)
+	pr.Reasoning = fl.reasoning.on
 	if fl.parsed.req.IgnoreEOS && fl.parsed.req.MaxOutputTokens != nil {
 		pr.ExactTokens = *fl.parsed.req.MaxOutputTokens
 	}

@@ -45,7 +45,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	g.matched = e.sh.Prefix.Match(fl.parsed.partition, fl.rendered.tokens)
 	e.sh.Metrics.prefixLookup(len(fl.rendered.tokens), g.matched)
 	job := inference.Job{Profile: fl.resolved.model.profile, PrefillTokens: len(fl.rendered.tokens) - g.matched, OutputTokens: g.total,
-		JitterSeed: jitterSeed(fl)}
+		JitterSeed: jitterSeed(fl), ReasoningTokens: g.reasoning()}
 	var gen *inference.Generation
 	var first inference.GenerationTimings
 	// One segment, or on a prototype connection one per function call:
@@ -62,7 +62,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 		cancelled, stopped, err := e.pace(ctx, gen, st, writeErr)
 		writeErr, g.steered = handedOver(err)
 		g.cancelled, g.stopped = cancelled || writeErr != nil, stopped
-		g.sent, g.cur = st.sent, st.cur
+		g.sent, g.cur, g.reasoned = st.sent, st.cur, st.reasoned
 		tm := gen.Timings()
 		if fl.Trace.segment == 0 {
 			first = tm
@@ -169,6 +169,7 @@ func (e *Engine) finalize(ctx context.Context, fl *Flight) (StageResult, *api.Er
 		usage.InputTokens = fl.seg.input // every segment's prefilled prompt, not its output again
 	}
 	usage.InputTokensDetails.CachedTokens = inference.BillableCached(g.matched)
+	usage.OutputTokensDetails.ReasoningTokens = g.reasoned
 	usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	resp.Usage = usage
 	counts := *usage
@@ -367,7 +368,12 @@ func (e *Engine) recordModelled(t *Trace, ready time.Time, tm inference.Generati
 	last := orAfter(tm.LastToken, first, end)
 	t.modelledSpan(api.StageQueue, ready, admitted, 0)
 	t.modelledSpan(api.StagePrefill, admitted, first, job.PrefillTokens)
-	t.modelledSpan(api.StageGenerate, first, last, job.OutputTokens)
+	if job.ReasoningTokens > 0 {
+		reasoned := orAfter(tm.ReasoningDone, first, last)
+		t.modelledSpan(api.SpanReasoning, first, reasoned, job.ReasoningTokens)
+		first = reasoned
+	}
+	t.modelledSpan(api.StageGenerate, first, last, job.OutputTokens-job.ReasoningTokens)
 }
 
 func orAfter(ts, floor, fallback time.Time) time.Time {

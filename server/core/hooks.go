@@ -23,9 +23,11 @@ import (
 //     has gone: background responses.
 //   - Via.BetweenItems is the point between output items where a response
 //     can stop and hand over; steering (steer.go) stops there.
-//   - reasoning, compaction and context_window are stage entries that do
-//     nothing yet and record no span: the features that give them work
-//     fill them in (stageReasoning and the others below).
+//   - compaction and context_window are stage entries that do nothing
+//     yet and record no span: the features that give them work fill them
+//     in. reasoning's entry is filled (reasoning.go): it decides whether
+//     a create reasons, and records no span of its own (the reasoning
+//     tokens' decode records the reasoning span).
 
 // Stage entries reserved for the features to come. Each is Unrecorded and
 // skips until its feature gives it work; a feature that records a span
@@ -38,7 +40,7 @@ const (
 	// context window, after render.
 	StageContextWindow = "context_window"
 	// StageReasoning decides the reasoning the model does before its
-	// output, last before the scheduler.
+	// output, last before the scheduler (reasoning.go).
 	StageReasoning = "reasoning"
 )
 

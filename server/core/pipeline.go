@@ -28,7 +28,7 @@ var preInference = []Stage{
 	{StageContextWindow, Unrecorded, notYet},
 	{api.StageSafety, api.Measured, (*Engine).classify},
 	{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
-	{StageReasoning, Unrecorded, notYet},
+	{StageReasoning, Unrecorded, (*Engine).reason},
 }
 
 // countStages are the stages that turn a create body into the prompt's
@@ -209,7 +209,9 @@ func (e *Engine) classify(ctx context.Context, fl *Flight) (StageResult, *api.Er
 		texts = append(texts, instructions)
 	}
 	for i := fl.rendered.fresh; i < len(fl.built.context); i++ {
-		texts = append(texts, fl.built.context[i].Text())
+		if it := &fl.built.context[i].Item; !rendersNothing(it) {
+			texts = append(texts, it.Text())
+		}
 	}
 	flags, n, err := e.safety.Scan(ctx, texts)
 	fl.safety = flags
@@ -273,6 +275,9 @@ func (e *Engine) buildContext(ctx context.Context, fl *Flight) *api.Error {
 	fl.built.inputStart = len(fl.built.context)
 	var err *api.Error
 	if fl.built.context, err = e.admitItems(ctx, fl.built.context, fl.parsed.items); err != nil {
+		return err
+	}
+	if err := e.checkReasoningBlobs(fl.parsed.items); err != nil {
 		return err
 	}
 	return checkCallPairs(fl.built.context, fl.built.inputStart)

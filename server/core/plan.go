@@ -16,6 +16,15 @@ func (e *Engine) plan(fl *Flight, reply policy.Reply) (items []plannedItem, tota
 	if fl.parsed.req.MaxOutputTokens != nil {
 		limit = max(*fl.parsed.req.MaxOutputTokens-fl.seg.sent, 0) // a resumed segment gets what is left
 	}
+	if fl.reasoning.on || reply.ReasoningTokens > 0 {
+		p, ok, cut := e.planReasoning(fl, &reply, limit)
+		if ok {
+			items, total = append(items, p), p.tokenCount()
+		}
+		if cut {
+			return items, total, true
+		}
+	}
 	for _, out := range reply.Items {
 		var it api.Item
 		var text string

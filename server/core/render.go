@@ -17,6 +17,9 @@ import (
 // chat template would. A long content is tokenized without being copied
 // into the joined text (inference.Tokenizer.AppendEncodeWrapped).
 func renderParts(it *api.Item) (head, content, end string) {
+	if rendersNothing(it) {
+		return "", "", ""
+	}
 	switch it.Type {
 	case api.TypeMessage:
 		return "<|start|>" + it.Role + "<|message|>", it.Text(), "<|end|>"

@@ -32,10 +32,14 @@ type plannedItem struct {
 	// to 128,000 tokens holds what it has streamed, not what it may.
 	filler   int
 	expanded bool // the item's text includes the filler
+	// thinking is a reasoning item's reasoning tokens, and summary the
+	// pieces of the summary text they show (reasoning.go).
+	thinking int
+	summary  []string
 }
 
 // tokenCount is the number of tokens the item streams.
-func (p *plannedItem) tokenCount() int { return len(p.pieces) + p.filler }
+func (p *plannedItem) tokenCount() int { return len(p.pieces) + p.filler + p.thinking }
 
 // appendText appends the text of tokens [from, to).
 func (p *plannedItem) appendText(dst []byte, from, to int) []byte {
@@ -103,6 +107,8 @@ type streamer struct {
 	// wasQueued: response.created went out when the response was queued
 	// (background.go); begin sends only response.in_progress.
 	wasQueued bool
+	// reasoned counts the reasoning tokens streamed, over every segment.
+	reasoned int
 
 	// Inter-token gaps as written, for the metrics: carried counts tokens
 	// released without text of their own, which ride with the next delta.
@@ -150,6 +156,9 @@ func (s *streamer) open(idx int, it *api.Item) error {
 }
 
 func (s *streamer) close(idx int, it *api.Item) error {
+	if it.Type == api.TypeReasoning {
+		return s.closeReasoning(idx, it)
+	}
 	if it.Type == api.TypeMessage {
 		text := it.Content[0].Text
 		s.buf = api.AppendTextDone(s.buf, s.seq, it.ID, idx, 0, text)
@@ -180,7 +189,11 @@ func (s *streamer) advance(released int) error {
 	for s.cur < len(s.items) && s.sent < released {
 		pi := &s.items[s.cur]
 		n := min(released-s.sent, pi.tokenCount()-s.piece)
-		if s.quiet {
+		if pi.thinking > 0 {
+			if err := s.think(pi, n); err != nil {
+				return err
+			}
+		} else if s.quiet {
 			// A non-streaming reply is built once, when it is settled.
 			if !pi.blank(s.piece, s.piece+n) {
 				s.delivered(n + s.carried)
@@ -273,6 +286,7 @@ type streamed struct {
 	sent      int // tokens streamed
 	cur       int // the item being streamed when it ended
 	matched   int // prompt tokens found in the prefix cache
+	reasoned  int // reasoning tokens streamed, over every segment
 	truncated bool
 	cancelled bool // the client went away, or a write failed
 	stopped   bool // the engine is shutting down

@@ -219,6 +219,12 @@
       stack,
     };
     if (values.decode_tps !== undefined) cfg.decode_tps = values.decode_tps;
+    const effort = String(fd.get("reasoning_effort") || "");
+    if (effort) {
+      cfg.reasoning = { effort };
+      const summary = String(fd.get("reasoning_summary") || "");
+      if (summary) cfg.reasoning.summary = summary;
+    }
     const drills = drillRows().map((row) => {
       const d = { lane: row.querySelector('select[data-key="lane"]').value, drill: row.querySelector('select[data-key="drill"]').value };
       if (row.dataset.durationMs) d.duration_ms = Number(row.dataset.durationMs);

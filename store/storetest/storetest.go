@@ -7,9 +7,9 @@
 // The suite covers atomic saves, items stored once, a child surviving its
 // parent's delete, the ledger's group commit and durability across close
 // and reopen, retention, login sessions, runs, the inspector's sessions,
-// conversations and their paging, background responses (their states,
-// events, cancel flag, queued cap and failure at a replica's stop),
-// and the clear errors of a
+// workloads, the seal key kept once, conversations and their paging,
+// background responses (their states, events, cancel flag, queued cap and
+// failure at a replica's stop), and the clear errors of a
 // locked, full or unreachable database (store.ErrBusy, store.ErrFull,
 // store.ErrUnavailable).
 package storetest
@@ -125,6 +125,7 @@ func Run(t *testing.T, h Harness) {
 		{"BackgroundQueuedCap", testBackgroundQueuedCap},
 		{"MarkBackgroundFailed", testMarkBackgroundFailed},
 		{"SweepDeletesFinishedBackground", testSweepDeletesFinishedBackground},
+		{"SealKey", testSealKey},
 		{"LockedDatabase", testLockedDatabase},
 		{"FullDatabase", testFullDatabase},
 		{"UnreachableDatabase", testUnreachableDatabase},
