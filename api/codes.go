@@ -20,6 +20,7 @@ const (
 	CodeStringAboveMaxLength      = "string_above_max_length"
 	CodeStringBelowMinLength      = "string_below_min_length"
 	CodeInvalidEncryptedContent   = "invalid_encrypted_content"
+	CodeContextLengthExceeded     = "context_length_exceeded"
 	CodeModelNotFound             = "model_not_found"
 	CodePreviousResponseNotFound  = "previous_response_not_found"
 	CodeInvalidAPIKey             = "invalid_api_key"

@@ -101,7 +101,7 @@ var textFormatFields = map[string]param{
 }
 
 var contextManagementFields = map[string]param{
-	"type":              {kinds: kString, required: true},
+	"type":              {kinds: kString, required: true, enum: []string{ContextManagementCompaction}},
 	"compact_threshold": {kinds: kNumber | kNull},
 }
 

@@ -39,6 +39,7 @@ type CreateRequest struct {
 	MaxToolCalls       *int              `json:"max_tool_calls,omitempty"`
 	Background         *bool             `json:"background,omitempty"`
 	Conversation       json.RawMessage   `json:"conversation,omitempty"`
+	ContextManagement  json.RawMessage   `json:"context_management,omitempty"`
 	// Generate:false is the WebSocket warmup.
 	Generate *bool `json:"generate,omitempty"`
 	// StreamID names a WebSocket lane.

@@ -22,6 +22,12 @@ type Profile struct {
 	MaxBatch      int           // concurrent streams; beyond it, requests wait in the queue
 	BatchSlowdown float64       // fraction by which per-stream decode slows when the batch is full
 	Jitter        float64       // ± fraction applied to rates and TTFT, drawn from a hash
+	// ContextWindow is the most prompt tokens a request may hold
+	// (instructions, tools and context, as usage counts input_tokens);
+	// beyond it the engine answers context_length_exceeded or, with
+	// truncation "auto", drops the oldest items (docs/protocol.md, "Context
+	// windows"). 0 is unbounded. Not a cost: Unmodelled keeps it.
+	ContextWindow int
 }
 
 // The built-in profiles, one per api's built-in model name and in its order
@@ -36,13 +42,20 @@ type Profile struct {
 //	burst    4000 tok/s  50,000 tok/s 40 ms      256        15 %
 //	instant  unpaced     instant      0          unbounded  none
 //
+// Context windows (ContextWindow; docs/stack.md, "Context windows and
+// compaction", says which figure is cited and which derived):
+//
+//	classic  400,000 tokens   spark  128,000   burst  128,000   instant  unbounded
+//
+// instant, the load tests' model, holds whatever a body can carry.
+//
 // Every profile but instant jitters its rates and TTFT by ±5 %, per request,
 // from the Job's JitterSeed. instant models no time at all: its jobs still go
 // through the scheduler, and all their tokens fall due at admission.
 var builtinProfiles = profilesFor(api.BuiltinModels(), map[string]Profile{
-	api.ModelClassic: {PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05},
-	api.ModelSpark:   {PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05},
-	api.ModelBurst:   {PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05},
+	api.ModelClassic: {PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05, ContextWindow: 400_000},
+	api.ModelSpark:   {PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05, ContextWindow: 128_000},
+	api.ModelBurst:   {PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05, ContextWindow: 128_000},
 	api.ModelInstant: {},
 })
 

@@ -36,6 +36,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 		st.between = func() bool { return fl.Via.BetweenItems(fl) }
 	}
 	writeErr := st.begin(resp)
+	writeErr = st.compacted(fl.managed.compaction, writeErr)
 
 	// The model decides, then the accelerator paces it.
 	ready := time.Now()
@@ -155,7 +156,7 @@ func (e *Engine) finalize(ctx context.Context, fl *Flight) (StageResult, *api.Er
 	g, resp := &fl.stream, fl.response
 	output := g.keptOutput()
 	resp.Output = make([]api.Item, 0, len(fl.seg.earlier)+len(output))
-	for _, items := range [][]ctxItem{fl.seg.earlier, output} {
+	for _, items := range [][]ctxItem{fl.managed.output(), fl.seg.earlier, output} {
 		for i := range items {
 			resp.Output = append(resp.Output, items[i].Item)
 		}
@@ -338,6 +339,8 @@ func idPrefix(typ string) string {
 		return "ctc"
 	case api.TypeCustomToolCallOutput:
 		return "ctco"
+	case api.TypeCompaction:
+		return compactionIDPrefix
 	}
 	return "msg"
 }

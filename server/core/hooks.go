@@ -23,20 +23,22 @@ import (
 //     has gone: background responses.
 //   - Via.BetweenItems is the point between output items where a response
 //     can stop and hand over: steering.
-//   - reasoning, compaction and context_window are stage entries that do
-//     nothing yet and record no span: the features that give them work
-//     fill them in (stageReasoning and the others below).
+//   - reasoning is a stage entry that does nothing yet and records no
+//     span: the feature that gives it work fills it in; compaction and
+//     context_window are filled (compaction.go, contextwindow.go).
 
 // Stage entries reserved for the features to come. Each is Unrecorded and
 // skips until its feature gives it work; a feature that records a span
 // gives its stage a name in api and a kind.
 const (
 	// StageCompaction replaces older context items with a compaction
-	// item, after validate has built the context and before render.
-	StageCompaction = "compaction"
-	// StageContextWindow checks the rendered prompt against the model's
-	// context window, after render.
-	StageContextWindow = "context_window"
+	// item once the rendered prompt passes context_management's threshold,
+	// after render (compaction.go); a compaction item in the input is
+	// opened before render (stepCompactionItems).
+	StageCompaction = api.StageCompaction
+	// StageContextWindow holds the rendered prompt to the model's context
+	// window, after compaction (contextwindow.go).
+	StageContextWindow = api.StageContextWindow
 	// StageReasoning decides the reasoning the model does before its
 	// output, last before the scheduler.
 	StageReasoning = "reasoning"
