@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 )
@@ -117,4 +118,35 @@ func (it *Item) CompactionSummary() string {
 // SetCompactionSummary keeps a compaction item's opened blob.
 func (it *Item) SetCompactionSummary(text string) {
 	it.Summary = []Part{{Type: "summary_text", Text: text}}
+}
+
+// paramsNamed is the create parameters of these names.
+func paramsNamed(names ...string) map[string]param {
+	m := make(map[string]param, len(names))
+	for _, n := range names {
+		p, ok := createParams[n]
+		if !ok {
+			panic("api: no create parameter " + n)
+		}
+		m[n] = p
+	}
+	return m
+}
+
+// ValidateCompact holds a POST /v1/responses/compact body to the SDK's
+// ResponseCompactParams: its parameters only, a model, and input items of
+// their shapes.
+func ValidateCompact(body []byte) *Error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(bytes.TrimSpace(body), &top); err != nil {
+		return BadRequest("", CodeInvalidJSON, badJSONMessage)
+	}
+	if err := checkObject(top, "", compactParams); err != nil {
+		return err
+	}
+	if isNull(top["model"]) {
+		return MissingParameter("model")
+	}
+	_, err := checkInput(top["input"])
+	return err
 }

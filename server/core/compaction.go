@@ -58,6 +58,8 @@ type managedOut struct {
 	compaction *api.Item
 	// pruned counts the items a compaction item in the input replaced.
 	pruned int
+	// compacted is the prompt tokens the compaction replaced.
+	compacted int
 }
 
 // output is the compaction item as the response's first output item.
@@ -166,12 +168,9 @@ func (e *Engine) compact(ctx context.Context, fl *Flight) (StageResult, *api.Err
 		return res, nil
 	}
 	summaryTokens := compactionSummaryTokens(before)
-	summary := string(policy.AppendFiller(nil, 0, summaryTokens, true))
-	item := api.Item{Type: api.TypeCompaction, ID: api.NewID(compactionIDPrefix),
-		EncryptedContent: seal.New(e.sh.SealKey).Seal(seal.KindCompaction, []byte(summary))}
-	item.SetCompactionSummary(summary)
+	item := e.newCompactionItem(summaryTokens)
 	replaced := fl.replaceBefore(len(fl.built.context), &item)
-	fl.managed.compaction = &item
+	fl.managed.compaction, fl.managed.compacted = &item, before
 	if _, _, err := e.renderWhole(ctx, fl, fl.instructionsText()); err != nil {
 		return res, clientGone()
 	}
@@ -181,6 +180,79 @@ func (e *Engine) compact(ctx context.Context, fl *Flight) (StageResult, *api.Err
 	res.addNote("compacted " + strconv.Itoa(before) + " → " + strconv.Itoa(after) + " tokens")
 	res.cost = e.compactionCost(profile, summaryTokens)
 	return res, nil
+}
+
+// newCompactionItem makes a compaction item whose summary is n tokens.
+func (e *Engine) newCompactionItem(n int) api.Item {
+	summary := string(policy.AppendFiller(nil, 0, n, true))
+	item := api.Item{Type: api.TypeCompaction, ID: api.NewID(compactionIDPrefix),
+		EncryptedContent: seal.New(e.sh.SealKey).Seal(seal.KindCompaction, []byte(summary))}
+	item.SetCompactionSummary(summary)
+	return item
+}
+
+// compactStages turn a POST /v1/responses/compact body into its
+// compacted items: a create's stages up to render, then the compaction.
+var compactStages = []Stage{
+	{api.StageParse, api.Measured, (*Engine).parseCompact},
+	{api.StageResolve, api.Measured, (*Engine).resolve},
+	{api.StageLoad, api.Measured, (*Engine).load},
+	{api.StageValidate, api.Measured, (*Engine).validate},
+	{stepCompactionItems, Unrecorded, (*Engine).openCompactionItems},
+	{api.StageRender, api.Measured, (*Engine).render},
+	{StageCompaction, api.Modelled, (*Engine).compactWhole},
+}
+
+// Compact is POST /v1/responses/compact's work: the context the body
+// names (its input after a stored previous response, if any) compacted
+// whatever its size, as the hosted API answers it: the user messages,
+// then one compaction item. Its trace is kept under the answer's id.
+func (e *Engine) Compact(ctx context.Context, fl *Flight) (*api.CompactedResponse, *api.Error) {
+	id := api.NewID("resp")
+	fl.Trace.ResponseID = id
+	aerr := e.runStages(ctx, fl, compactStages, fl.Trace.start)
+	e.sh.Traces.Add(&fl.Trace.Trace)
+	if aerr != nil {
+		return nil, aerr
+	}
+	out := &api.CompactedResponse{ID: id, Object: api.ObjectCompactedResponse, CreatedAt: time.Now().Unix(),
+		Output: make([]api.Item, len(fl.built.context))}
+	for i := range fl.built.context {
+		out.Output[i] = fl.built.context[i].Item
+	}
+	out.Usage = api.Usage{InputTokens: fl.managed.compacted, OutputTokens: compactionSummaryTokens(fl.managed.compacted)}
+	out.Usage.TotalTokens = out.Usage.InputTokens + out.Usage.OutputTokens
+	return out, nil
+}
+
+// parseCompact decodes a compact body, held to ResponseCompactParams.
+func (e *Engine) parseCompact(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
+	if err := api.ValidateCompact(fl.body); err != nil {
+		return StageResult{bytes: len(fl.body)}, err
+	}
+	return e.decode(ctx, fl)
+}
+
+// compactWhole compacts the whole context into its user messages and one
+// compaction item (the standalone compaction's answer).
+func (e *Engine) compactWhole(_ context.Context, fl *Flight) (StageResult, *api.Error) {
+	before := len(fl.rendered.tokens)
+	n := compactionSummaryTokens(before)
+	item := e.newCompactionItem(n)
+	kept := make([]ctxItem, 0, 8)
+	for _, ci := range fl.built.context {
+		if ci.Type == api.TypeMessage && ci.Role == "user" {
+			if ci.ID == "" {
+				ci.ID, ci.Status = api.NewID("msg"), "completed"
+			}
+			kept = append(kept, ci)
+		}
+	}
+	replaced := len(fl.built.context) - len(kept)
+	fl.built.context = append(kept, ctxItem{Item: item})
+	fl.managed.compaction, fl.managed.compacted = &item, before
+	return StageResult{items: replaced, tokens: before, note: "compacted " + strconv.Itoa(before) + " tokens",
+		cost: e.compactionCost(fl.resolved.model.profile, n)}, nil
 }
 
 // compactionSummaryTokens is the size of the summary of n tokens.
