@@ -110,6 +110,9 @@ func Normalize(cfg *Config) *api.Error {
 	if err := checkDrills(cfg); err != nil {
 		return err
 	}
+	if err := checkContext(cfg); err != nil {
+		return err
+	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
 	}

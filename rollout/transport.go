@@ -34,6 +34,8 @@ type Request struct {
 	// Reply, when set, is a replayed workload turn's reply, sent as
 	// metadata (workload.ReplyKey) for the engine's workload policy.
 	Reply string
+	// CompactThreshold, when set, asks for compaction (Config.CompactThreshold).
+	CompactThreshold int
 }
 
 // Result is what came back, with client-side timings.
@@ -108,6 +110,9 @@ func createBody(req Request, stored bool, items []json.RawMessage, previous stri
 	}
 	if previous != "" {
 		body["previous_response_id"] = previous
+	}
+	if cm := contextManagement(req.CompactThreshold); cm != nil {
+		body["context_management"] = cm
 	}
 	return body
 }

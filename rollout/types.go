@@ -87,6 +87,10 @@ type Config struct {
 	// FixedToolTime replays a workload with ToolTimeMs between every two
 	// turns instead of its recorded tool times.
 	FixedToolTime bool `json:"fixed_tool_time,omitempty"`
+	// CompactThreshold, when set, makes every lane ask for compaction
+	// once a prompt passes this many tokens (context_management; a
+	// workload race only, window.go).
+	CompactThreshold int `json:"compact_threshold,omitempty"`
 }
 
 // Model is the model name the lanes send: the profile, or custom-<tps>

@@ -37,6 +37,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.Var(laneDrillFlag{&cfg.Drills}, "drill", "fault drill on one lane: LANE:NAME[:after=N][:times=K][:for=DURATION], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
 	workloadSpec := fs.String("workload", "", "replay a workload instead of a scenario: a file (docs/workload.md), or session:ID, an inspector session of --server")
 	fs.BoolVar(&cfg.FixedToolTime, "fixed-tool-time", false, "replay the workload with --tool-time between turns instead of its recorded tool times")
+	fs.IntVar(&cfg.CompactThreshold, "compact-threshold", 0, "with --workload: every lane asks for compaction once a prompt passes this many tokens (context_management); 0: none")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
 	serverURL := fs.String("server", "", "ask the agentloop server at this URL to run the race (it shows live in the browser)")
