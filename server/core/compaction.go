@@ -291,3 +291,25 @@ func (s *streamer) compacted(it *api.Item, writeErr error) error {
 	}
 	return s.out.Flush()
 }
+
+// Kept is the state a finished response keeps for its continuation (what
+// the WebSocket connection cache holds); nil when it keeps none. Read it
+// in an OnFinished hook.
+func (fl *Flight) Kept() *ChainState { return fl.outcome.State }
+
+// Bytes is the memory a kept state holds for a continuation: its rendered
+// tokens (the slice's capacity, 8 bytes each) and the text of its items.
+// The long-session figures read it (docs/protocol.md, "Compaction").
+func (p *ChainState) Bytes() int {
+	n := cap(p.tokens) * 8
+	for _, items := range [][]ctxItem{p.context, p.output} {
+		for i := range items {
+			it := &items[i].Item
+			n += len(it.Raw) + len(it.Output) + len(it.Arguments) + len(it.EncryptedContent) + len(it.CompactionSummary())
+			for _, part := range it.Content {
+				n += len(part.Text) + len(part.Raw)
+			}
+		}
+	}
+	return n
+}
