@@ -19,10 +19,12 @@
 // reopen the layers (hooks.go): an Outliving sink keeps a response
 // generating after its request has gone (background responses);
 // Via.BetweenItems is the point between output items where a response can
-// stop and hand over (steering); and the create's stage table has entries
-// for compaction (after validate), context_window (after render) and
-// reasoning (last before the scheduler), which do nothing and record no
-// span until their features fill them in.
+// stop and hand over (steering); and the create's stage table has an entry
+// for reasoning (last before the scheduler), which does nothing and records
+// no span until its feature fills it in. Compaction (compaction.go: the
+// input's compaction items opened before render, the compaction stage
+// after it, POST /responses/compact's Compact) and the context window
+// (contextwindow.go) are filled in.
 //
 // A transport hands the core a Flight with its Via (its rules, and for
 // WebSocket mode its Conn), runs Prepare and Generate, and receives the
