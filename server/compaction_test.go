@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -242,6 +243,12 @@ func TestStandaloneCompact(t *testing.T) {
 	}
 	if resp.Usage.InputTokens >= 800 {
 		t.Fatalf("input_tokens %d from a compacted history", resp.Usage.InputTokens)
+	}
+	// input_tokens counts the compaction item as the create does.
+	count := `{"model":"spark","input":[` + out.Output[0].RawJSON() + `,` + out.Output[1].RawJSON() + `,{"role":"user","content":"And in Oslo?"}]}`
+	if status, body := h.post("/v1/responses/input_tokens", count); status != 200 ||
+		!strings.Contains(string(body), fmt.Sprintf(`"input_tokens":%d}`, resp.Usage.InputTokens)) {
+		t.Fatalf("input_tokens of a compacted history: %d %s, the create's %d", status, body, resp.Usage.InputTokens)
 	}
 	// A stored response's context, by previous_response_id.
 	if _, err := h.client.Responses.Compact(ctx, responses.ResponseCompactParams{Model: "spark", PreviousResponseID: openai.String(resp.ID)}); err != nil {

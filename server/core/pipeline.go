@@ -41,6 +41,7 @@ var countStages = []Stage{
 	{api.StageResolve, api.Measured, (*Engine).resolve},
 	{api.StageLoad, api.Measured, (*Engine).load},
 	{api.StageValidate, api.Measured, (*Engine).validate},
+	{stepCompactionItems, Unrecorded, (*Engine).openCompactionItems},
 	{api.StageRender, api.Measured, (*Engine).render},
 }
 
