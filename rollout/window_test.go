@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentloop/app"
 	"agentloop/app/apptest"
 	"agentloop/rollout"
 	"agentloop/workload"
@@ -29,6 +30,28 @@ func longSession(t *testing.T, turns int) *workload.Workload {
 		w.Turns[turns-1].Calls = nil // the last turn answers, as a session's end does
 	}
 	return w
+}
+
+// replayPasses races cfg's workload on an app of its own, checks that
+// every lane replayed every turn, and returns the app and the stored run.
+func replayPasses(t *testing.T, cfg rollout.Config) (*app.App, *rollout.RunRecord) {
+	t.Helper()
+	a := apptest.Start(t)
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	id, sum, err := runner.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range sum.Lanes {
+		if l.Status != rollout.StatusPassed || l.Turns != len(cfg.Workload.Turns) {
+			t.Fatalf("lane %s %s after %d turns: %s", l.Lane, l.Status, l.Turns, l.Error)
+		}
+	}
+	rec, err := rollout.LoadRun(context.Background(), a.DB, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, rec
 }
 
 // A race holds a workload to its model's context window, names the turn
@@ -90,22 +113,8 @@ func TestRaceCompactsALongWorkload(t *testing.T) {
 	t.Parallel()
 	const threshold = 20_000
 	w := longSession(t, 30)
-	a := apptest.Start(t)
-	runner := rollout.NewRunner(a.URL(), a.DB, nil)
-	id, sum, err := runner.Run(context.Background(), rollout.Config{Workload: w, Profile: "instant", Seed: 3, CompactThreshold: threshold,
-		Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneHTTPChained, rollout.LaneWS}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range sum.Lanes {
-		if l.Status != rollout.StatusPassed || l.Turns != len(w.Turns) {
-			t.Fatalf("lane %s %s after %d turns: %s", l.Lane, l.Status, l.Turns, l.Error)
-		}
-	}
-	rec, err := rollout.LoadRun(context.Background(), a.DB, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, rec := replayPasses(t, rollout.Config{Workload: w, Profile: "instant", Seed: 3, CompactThreshold: threshold,
+		Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneHTTPChained, rollout.LaneWS}})
 	last := map[string]rollout.Turn{}
 	compactions := map[string]int{}
 	for _, tn := range rec.Turns {

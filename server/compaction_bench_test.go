@@ -3,12 +3,12 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"agentloop/api"
+	"agentloop/bench"
 	"agentloop/server"
 	"agentloop/server/core"
 	"agentloop/server/enginetest"
@@ -153,24 +153,15 @@ func BenchmarkCompactedWebSocketSession(b *testing.B) {
 			}
 			last := s.turns[len(s.turns)-1]
 			for band := 0; band < 3; band++ {
-				m := medianOf(bands[band])
+				m := bench.Median(bands[band])
 				b.ReportMetric(float64(m.Microseconds()), fmt.Sprintf("µs-%s-%dk-%dk", c.name, band*100, band*100+100))
 				b.Logf("%-9s continuation pre-inference, %3dk–%3dk tokens sent: median %v (%d turns)", c.name, band*100, band*100+100, m, len(bands[band]))
 			}
 			if len(compactions) > 0 {
-				b.Logf("%-9s compacting turns: %d, median pre-inference %v", c.name, len(compactions), medianOf(compactions))
+				b.Logf("%-9s compacting turns: %d, median pre-inference %v", c.name, len(compactions), bench.Median(compactions))
 			}
 			b.ReportMetric(float64(last.stateBytes), "cache-bytes-"+c.name)
 			b.Logf("%-9s at the end (%d tokens sent): prompt %d tokens, connection cache %d bytes", c.name, last.sent, last.inputTokens, last.stateBytes)
 		}
 	}
-}
-
-func medianOf(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
