@@ -292,3 +292,17 @@ func TestGoldenCompactionStreams(t *testing.T) {
 		checkGolden(t, "ws_compaction_continuation.jsonl", norm(frames))
 	})
 }
+
+// A context of kept items only (the developer and user messages) has
+// nothing to compact: the create generates from it as it is.
+func TestCompactionNeedsSomethingToReplace(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	resp, err := h.client.Responses.New(h.ctx(), responses.ResponseNewParams{Model: "spark", ContextManagement: compactAt(100),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{developerText("You are terse."), userText(300)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Output[0].Type == api.TypeCompaction || resp.Usage.InputTokens < 300 {
+		t.Fatalf("compacted what it keeps: %s", resp.RawJSON())
+	}
+}

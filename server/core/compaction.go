@@ -110,11 +110,7 @@ func (e *Engine) openCompactionItems(_ context.Context, fl *Flight) (StageResult
 // whole (render finds no parent to extend).
 func (fl *Flight) replaceBefore(end int, with *api.Item) int {
 	old := fl.built.context
-	flat := make([]api.Item, end)
-	for i := range flat {
-		flat[i] = old[i].Item
-	}
-	kept := api.CompactionKept(flat)
+	kept := api.CompactionKept(fl.items(end))
 	out := make([]ctxItem, 0, len(old)-end+8)
 	inputStart := 0
 	for i := 0; i < end; i++ {
@@ -143,6 +139,26 @@ func (fl *Flight) replaceBefore(end int, with *api.Item) int {
 	return replaced
 }
 
+// replaceable says whether a compaction would replace any item of the
+// context: one that is not kept beside it.
+func (fl *Flight) replaceable() bool {
+	for _, kept := range api.CompactionKept(fl.items(len(fl.built.context))) {
+		if !kept {
+			return true
+		}
+	}
+	return false
+}
+
+// items is the context's first n items, as api's rules take them.
+func (fl *Flight) items(n int) []api.Item {
+	flat := make([]api.Item, n)
+	for i := range flat {
+		flat[i] = fl.built.context[i].Item
+	}
+	return flat
+}
+
 // compact is the compaction stage: it compacts the context once its
 // rendered prompt passes context_management's threshold (the model's
 // context window when none is given), and renders the compacted context.
@@ -163,7 +179,7 @@ func (e *Engine) compact(ctx context.Context, fl *Flight) (StageResult, *api.Err
 		threshold = profile.ContextWindow
 	}
 	before := len(fl.rendered.tokens)
-	if !c.On || threshold <= 0 || before <= threshold {
+	if !c.On || threshold <= 0 || before <= threshold || !fl.replaceable() {
 		res.skip = fl.managed.pruned == 0
 		return res, nil
 	}
