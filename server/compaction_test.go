@@ -306,3 +306,22 @@ func TestCompactionNeedsSomethingToReplace(t *testing.T) {
 		t.Fatalf("compacted what it keeps: %s", resp.RawJSON())
 	}
 }
+
+// The prototype's response.append opens a compaction item too: a blob
+// that does not open is refused, and the response stays paused.
+func TestPrototypeAppendOpensCompactionItems(t *testing.T) {
+	h := newHarness(t, unmodelled)
+	c := h.protoWS("/v1/responses")
+	send(t, c, protoCreate)
+	first := readSegment(t, c)
+	call := first[len(first)-1].Response.Output[0]
+	output := `{"type":"function_call_output","call_id":"` + call.CallID + `","output":"{\"temp_c\":17}"}`
+	send(t, c, `{"type":"response.append","input":[`+output+`,{"type":"compaction","encrypted_content":"AAAA"}]}`)
+	if ev := readEvent(t, c); ev.Type != api.EventError || ev.Error == nil || ev.Error.Code != api.CodeInvalidEncryptedContent {
+		t.Fatalf("a foreign compaction item in an append: got %s", ev.Raw)
+	}
+	send(t, c, `{"type":"response.append","input":[`+output+`]}`)
+	if second := readSegment(t, c); second[len(second)-1].Type != api.EventCompleted {
+		t.Fatalf("the response did not stay paused: %s", second[len(second)-1].Raw)
+	}
+}

@@ -74,10 +74,24 @@ func (m *managedOut) output() []ctxItem {
 // opened yet (those of the new input, or of a context loaded from the
 // store) and drops what the latest one replaced.
 func (e *Engine) openCompactionItems(_ context.Context, fl *Flight) (StageResult, *api.Error) {
-	items := fl.built.context
-	latest := -1
+	from := fl.freshFrom()
+	latest, err := e.openCompactions(fl.built.context[from:])
+	if err != nil || latest < 0 {
+		return Skip, err
+	}
+	if n := fl.replaceBefore(from+latest, nil); n > 0 {
+		fl.managed.pruned = n
+	}
+	return Skip, nil
+}
+
+// openCompactions opens the compaction items of items not opened yet, and
+// returns the index of the latest compaction item (-1 when none), or the
+// hosted API's 400 for a blob that does not open.
+func (e *Engine) openCompactions(items []ctxItem) (latest int, _ *api.Error) {
+	latest = -1
 	var s *seal.Sealer
-	for i := fl.freshFrom(); i < len(items); i++ {
+	for i := range items {
 		it := &items[i].Item
 		if it.Type != api.TypeCompaction {
 			continue
@@ -91,17 +105,11 @@ func (e *Engine) openCompactionItems(_ context.Context, fl *Flight) (StageResult
 		}
 		summary, err := s.Open(seal.KindCompaction, it.EncryptedContent)
 		if err != nil || len(summary) == 0 {
-			return Skip, api.InvalidEncryptedContent(it.EncryptedContent)
+			return latest, api.InvalidEncryptedContent(it.EncryptedContent)
 		}
 		it.SetCompactionSummary(string(summary))
 	}
-	if latest < 0 {
-		return Skip, nil
-	}
-	if n := fl.replaceBefore(latest, nil); n > 0 {
-		fl.managed.pruned = n
-	}
-	return Skip, nil
+	return latest, nil
 }
 
 // replaceBefore rebuilds the context as the items before index end that a
