@@ -11,6 +11,11 @@
 // DecodeCreate, for HTTP and WebSocket creates alike, with CheckTools
 // cached; validate calls CheckCallPairs once the context is built; the
 // streamer writes custom tool calls with AppendCustomToolCallInput*.
+// Long sessions (compaction.go): the compaction item, context_management's
+// threshold (CreateRequest.Compaction), the standalone compaction's
+// parameters (ValidateCompact) and answer (CompactedResponse), the rule
+// of what a compaction keeps (CompactionKept) and the context window's
+// error (ContextLengthExceeded).
 // Still to be wired with reasoning: InvalidEncryptedContent(blob) for a
 // reasoning blob that package seal does not open, the reasoning summary
 // encoders (AppendReasoningSummary*), and Item's Summary and
