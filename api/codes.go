@@ -19,6 +19,8 @@ const (
 	CodeInvalidJSONSchema         = "invalid_json_schema"
 	CodeStringAboveMaxLength      = "string_above_max_length"
 	CodeStringBelowMinLength      = "string_below_min_length"
+	CodeArrayBelowMinLength       = "array_below_min_length"
+	CodeArrayAboveMaxLength       = "array_above_max_length"
 	CodeInvalidEncryptedContent   = "invalid_encrypted_content"
 	CodeContextLengthExceeded     = "context_length_exceeded"
 	CodeModelNotFound             = "model_not_found"

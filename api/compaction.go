@@ -137,16 +137,16 @@ func paramsNamed(names ...string) map[string]param {
 // ResponseCompactParams: its parameters only, a model, and input items of
 // their shapes.
 func ValidateCompact(body []byte) *Error {
-	var top map[string]json.RawMessage
+	var top map[string]rawSpan
 	if err := json.Unmarshal(bytes.TrimSpace(body), &top); err != nil {
 		return BadRequest("", CodeInvalidJSON, badJSONMessage)
 	}
 	if err := checkObject(top, "", compactParams); err != nil {
 		return err
 	}
-	if isNull(top["model"]) {
+	if isNull(json.RawMessage(top["model"])) {
 		return MissingParameter("model")
 	}
-	_, err := checkInput(top["input"])
+	_, err := checkInput(json.RawMessage(top["input"]))
 	return err
 }

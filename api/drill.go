@@ -40,6 +40,10 @@ type DrillSpec struct {
 	Times int `json:"times"`
 	// DurationMS is how long stall and slow-first-token hold the stream.
 	DurationMS int64 `json:"duration_ms,omitempty"`
+	// AfterMS is connection-limit's time form: a connection of the
+	// drill's scope reaches its limit this many milliseconds after it
+	// opened, instead of at a create after after_turns.
+	AfterMS int64 `json:"after_ms,omitempty"`
 	// Scope, when set, limits the drill to requests of that scope (see
 	// HeaderScope).
 	Scope string `json:"scope,omitempty"`

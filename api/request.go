@@ -39,7 +39,9 @@ type CreateRequest struct {
 	MaxToolCalls       *int              `json:"max_tool_calls,omitempty"`
 	Background         *bool             `json:"background,omitempty"`
 	Conversation       json.RawMessage   `json:"conversation,omitempty"`
-	ContextManagement  json.RawMessage   `json:"context_management,omitempty"`
+	// ContextManagement is kept raw: compaction reads it (Compaction), and
+	// steering whether it is present.
+	ContextManagement json.RawMessage `json:"context_management,omitempty"`
 	// Generate:false is the WebSocket warmup.
 	Generate *bool `json:"generate,omitempty"`
 	// StreamID names a WebSocket lane.
@@ -51,6 +53,9 @@ type CreateRequest struct {
 
 // Streaming reports whether the body asked for SSE.
 func (r *CreateRequest) Streaming() bool { return r.Stream != nil && *r.Stream }
+
+// InBackground reports whether the body asked for a background response.
+func (r *CreateRequest) InBackground() bool { return r.Background != nil && *r.Background }
 
 // Stored reports the effective store flag; it defaults to true.
 func (r *CreateRequest) Stored() bool { return r.Store == nil || *r.Store }
@@ -90,17 +95,26 @@ func DecodeCreate(body []byte) (*CreateRequest, *Error) {
 	return &req, nil
 }
 
-func (r *CreateRequest) validateEnvelope() *Error {
-	if len(r.Metadata) > 16 {
-		return BadRequest("metadata", CodeInvalidValue, "Invalid 'metadata': too many properties. Expected at most 16 properties, but got %d.", len(r.Metadata))
+// checkMetadata holds metadata to the hosted API's limits: 16 keys of at
+// most 64 characters, values of at most 512.
+func checkMetadata(m map[string]string) *Error {
+	if len(m) > 16 {
+		return BadRequest("metadata", CodeInvalidValue, "Invalid 'metadata': too many properties. Expected at most 16 properties, but got %d.", len(m))
 	}
-	for k, v := range r.Metadata {
+	for k, v := range m {
 		if len(k) > 64 {
 			return BadRequest("metadata", CodeInvalidValue, "Invalid 'metadata': keys must be at most 64 characters long.")
 		}
 		if len(v) > 512 {
 			return BadRequest("metadata", CodeInvalidValue, "Invalid 'metadata': values must be at most 512 characters long.")
 		}
+	}
+	return nil
+}
+
+func (r *CreateRequest) validateEnvelope() *Error {
+	if e := checkMetadata(r.Metadata); e != nil {
+		return e
 	}
 	if r.MaxOutputTokens != nil && *r.MaxOutputTokens < 1 {
 		return BadRequest("max_output_tokens", CodeIntegerBelowMinValue, "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got %d instead.", *r.MaxOutputTokens)
@@ -156,13 +170,19 @@ func (r *CreateRequest) DecodeInput() ([]Item, *Error) {
 	if raw[0] != '[' {
 		return nil, BadRequest("input", CodeInvalidType, "Invalid type for 'input': expected a string or an array of input items.")
 	}
+	return decodeItemList(raw, "input")
+}
+
+// decodeItemList decodes a JSON array of input items, each error naming
+// param[i].
+func decodeItemList(raw []byte, param string) ([]Item, *Error) {
 	var raws []rawSpan
 	if err := json.Unmarshal(raw, &raws); err != nil {
-		return nil, BadRequest("input", CodeInvalidType, "Invalid 'input': %s.", err.Error())
+		return nil, BadRequest(param, CodeInvalidType, "Invalid '%s': %s.", param, err.Error())
 	}
 	items := make([]Item, len(raws))
 	for i, ir := range raws {
-		it, e := DecodeItem(json.RawMessage(ir), fmt.Sprintf("input[%d]", i))
+		it, e := DecodeItem(json.RawMessage(ir), fmt.Sprintf("%s[%d]", param, i))
 		if e != nil {
 			return nil, e
 		}

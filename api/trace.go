@@ -114,6 +114,12 @@ type Trace struct {
 	Client *Client `json:"client,omitempty"`
 	// Drill names the fault drill that fired on this response, if any.
 	Drill string `json:"drill,omitempty"`
+	// SteeredBy are the steering submissions the response took
+	// (response.steer), and SteeredFrom the response a successor
+	// continues with them: the two traces of a hand-over name each other's
+	// steering ids (docs/protocol.md, "Steering").
+	SteeredBy   []string `json:"steered_by,omitempty"`
+	SteeredFrom string   `json:"steered_from,omitempty"`
 	// Error is the code of the error that ended the request, if any, and
 	// Status its HTTP status (or the status of the WebSocket error frame).
 	Error  string `json:"error,omitempty"`

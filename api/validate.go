@@ -95,7 +95,7 @@ func (p param) check(raw []byte, path string) *Error {
 	case got == kObject && p.fields != nil:
 		return checkFields(raw, path, p.fields)
 	case got == kArray && p.each != nil:
-		var elems []json.RawMessage
+		var elems []rawSpan
 		if err := json.Unmarshal(raw, &elems); err != nil {
 			return BadRequest(path, CodeInvalidJSON, "Invalid '%s': %s.", path, err.Error())
 		}
@@ -112,7 +112,7 @@ func (p param) check(raw []byte, path string) *Error {
 // the required ones present. Fields are checked in name order, so the
 // first problem reported does not depend on map order.
 func checkFields(raw []byte, path string, fields map[string]param) *Error {
-	var obj map[string]json.RawMessage
+	var obj map[string]rawSpan
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return BadRequest(path, CodeInvalidJSON, "Invalid '%s': %s.", path, err.Error())
 	}
@@ -120,7 +120,7 @@ func checkFields(raw []byte, path string, fields map[string]param) *Error {
 }
 
 // checkObject is checkFields of an object already split into its fields.
-func checkObject(obj map[string]json.RawMessage, path string, fields map[string]param) *Error {
+func checkObject(obj map[string]rawSpan, path string, fields map[string]param) *Error {
 	for _, k := range sortedKeys(obj) {
 		f, ok := fields[k]
 		if !ok {
@@ -225,8 +225,14 @@ func ValidateCreate(body []byte) *Error { return ValidateCreateWith(body, CheckT
 // checkTools, which must answer as CheckTools does for the same "tools"
 // (the engine's resolve stage may keep its answers per tools, as it keeps
 // the resolved model).
+//
+// It decodes the body once: its top level as spans of the body (never
+// copies), the input split into its items' spans without a second decode
+// (splitArray), each item once (DecodeItem); only the items DecodeItem
+// keeps raw (reasoning, custom tool calls and their outputs) are read
+// again, from that copy, for their fields.
 func ValidateCreateWith(body []byte, checkTools func(tools json.RawMessage) (ToolNames, *Error)) *Error {
-	var top map[string]json.RawMessage
+	var top map[string]rawSpan
 	if err := json.Unmarshal(bytes.TrimSpace(body), &top); err != nil {
 		return BadRequest("", CodeInvalidJSON, badJSONMessage)
 	}
@@ -236,22 +242,22 @@ func ValidateCreateWith(body []byte, checkTools func(tools json.RawMessage) (Too
 	if _, ok := top["model"]; !ok {
 		return MissingParameter("model")
 	}
-	tools, err := checkTools(top["tools"])
+	tools, err := checkTools(json.RawMessage(top["tools"]))
 	if err != nil {
 		return err
 	}
-	if err := checkToolChoice(top["tool_choice"], tools); err != nil {
+	if err := checkToolChoice(json.RawMessage(top["tool_choice"]), tools); err != nil {
 		return err
 	}
-	format, err := checkTextFormat(top["text"])
+	format, err := checkTextFormat(json.RawMessage(top["text"]))
 	if err != nil {
 		return err
 	}
-	items, err := checkInput(top["input"])
+	items, err := checkInput(json.RawMessage(top["input"]))
 	if err != nil {
 		return err
 	}
-	whole := isNull(top["previous_response_id"]) && isNull(top["conversation"])
+	whole := isNull(json.RawMessage(top["previous_response_id"])) && isNull(json.RawMessage(top["conversation"]))
 	for _, it := range items {
 		whole = whole && it.Type != TypeItemReference
 	}
@@ -259,7 +265,7 @@ func ValidateCreateWith(body []byte, checkTools func(tools json.RawMessage) (Too
 		if err := CheckCallPairs(items, 0); err != nil {
 			return err
 		}
-		if format == TextFormatJSONObject && !mentionsJSON(top["instructions"], top["input"], items) {
+		if format == TextFormatJSONObject && !mentionsJSON(json.RawMessage(top["instructions"]), json.RawMessage(top["input"]), items) {
 			return BadRequest("text.format", CodeInvalidValue,
 				"Response input messages must contain the word 'json' in some form to use 'text.format' of type 'json_object'.")
 		}
@@ -487,15 +493,14 @@ func checkTextFormat(raw json.RawMessage) (string, *Error) {
 	return f.Type, nil
 }
 
-// wireStrictItem holds the fields of an input item that DecodeItem does not
-// hold the SDK's shapes to.
+// wireStrictItem holds the fields of a reasoning or custom tool item that
+// DecodeItem does not hold the SDK's shapes to, read from the item's Raw.
 type wireStrictItem struct {
-	Content          json.RawMessage `json:"content"`
-	Input            json.RawMessage `json:"input"`
-	Output           json.RawMessage `json:"output"`
-	Summary          json.RawMessage `json:"summary"`
-	EncryptedContent json.RawMessage `json:"encrypted_content"`
-	Name             json.RawMessage `json:"name"`
+	Input            rawSpan `json:"input"`
+	Output           rawSpan `json:"output"`
+	Summary          rawSpan `json:"summary"`
+	EncryptedContent rawSpan `json:"encrypted_content"`
+	Name             rawSpan `json:"name"`
 }
 
 // checkInput decodes the input items and holds each to its SDK shape.
@@ -503,20 +508,15 @@ func checkInput(raw json.RawMessage) ([]Item, *Error) {
 	if isNull(raw) || kindOf(raw) == kString {
 		return nil, nil
 	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(raw, &raws); err != nil {
-		return nil, BadRequest("input", CodeInvalidType, "Invalid 'input': %s.", err.Error())
-	}
+	raws := splitArray(raw)
 	items := make([]Item, len(raws))
 	for i, r := range raws {
 		path := fmt.Sprintf("input[%d]", i)
-		it, err := DecodeItem(r, path)
+		it, err := DecodeItem(json.RawMessage(r), path)
 		if err != nil {
 			return nil, err
 		}
-		var w wireStrictItem
-		_ = json.Unmarshal(r, &w) // DecodeItem read it already
-		if err := checkItemShape(&it, &w, path); err != nil {
+		if err := checkItemShape(&it, path); err != nil {
 			return nil, err
 		}
 		items[i] = it
@@ -524,12 +524,57 @@ func checkInput(raw json.RawMessage) ([]Item, *Error) {
 	return items, nil
 }
 
-func checkItemShape(it *Item, w *wireStrictItem, path string) *Error {
+// splitArray returns the elements of a JSON array as spans of it. raw must
+// be well-formed (a value of a document json.Unmarshal accepted), so only
+// strings and nesting need following: no second decode of the input.
+func splitArray(raw []byte) []rawSpan {
+	raw = bytes.TrimSpace(raw)
+	var out []rawSpan
+	depth, start, inString := 0, -1, false
+	for i := 1; i < len(raw)-1; i++ {
+		c := raw[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == ',' && depth == 0:
+			out = append(out, bytes.TrimSpace(raw[start:i]))
+			start = -1
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+	}
+	if start >= 0 {
+		out = append(out, bytes.TrimSpace(raw[start:len(raw)-1]))
+	}
+	return out
+}
+
+func checkItemShape(it *Item, path string) *Error {
+	var w wireStrictItem
+	if len(it.Raw) > 0 {
+		_ = json.Unmarshal(it.Raw, &w) // DecodeItem read it already
+	}
 	switch it.Type {
 	case TypeMessage:
-		if kindOf(w.Content) != kArray {
-			return nil // a string: DecodeItem made it one text part
-		}
+		// A string content is one part DecodeItem typed for the role
+		// (input_text, or output_text for the assistant): both allowed.
 		allowed := inputPartTypes
 		if it.Role == "assistant" {
 			allowed = assistantPartTypes
@@ -543,7 +588,7 @@ func checkItemShape(it *Item, w *wireStrictItem, path string) *Error {
 		for _, f := range []struct {
 			name string
 			raw  json.RawMessage
-		}{{"call_id", nil}, {"name", w.Name}, {"input", w.Input}} {
+		}{{"call_id", nil}, {"name", json.RawMessage(w.Name)}, {"input", json.RawMessage(w.Input)}} {
 			if f.name == "call_id" {
 				if it.CallID == "" {
 					return MissingParameter(path + ".call_id")

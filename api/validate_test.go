@@ -247,21 +247,7 @@ func BenchmarkValidateCreateWithCachedTools(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var top struct{ Tools json.RawMessage }
-	if err := json.Unmarshal(body, &top); err != nil {
-		b.Fatal(err)
-	}
-	names, e := CheckTools(top.Tools)
-	if e != nil {
-		b.Fatal(e)
-	}
-	cached := func(json.RawMessage) (ToolNames, *Error) { return names, nil }
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if e := ValidateCreateWith(body, cached); e != nil {
-			b.Fatal(e)
-		}
-	}
+	benchValidateWithCachedTools(b, body)
 }
 
 func TestToolChoiceName(t *testing.T) {

@@ -79,6 +79,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	} else if n > 0 {
 		log.Info("runs interrupted by an earlier stop", "runs", n)
 	}
+	// Background responses end with their replica: this one's (restarted)
+	// and any whose heartbeat is as old (docs/protocol.md "Background
+	// responses").
+	if n, err := db.MarkBackgroundFailed(ctx, cfg.ReplicaID, staleBefore); err != nil {
+		db.Close()
+		return nil, err
+	} else if n > 0 {
+		log.Info("background responses failed by an earlier stop", "responses", n)
+	}
 	if n, err := db.DeleteExpiredSessions(ctx, time.Now()); err != nil {
 		db.Close()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"agentloop/rollout"
+	"agentloop/server/request"
 	"agentloop/web"
 
 	"github.com/labstack/echo/v4"
@@ -54,6 +55,18 @@ func (a *App) routes() *echo.Echo {
 		e.POST("/login", l.login, web.SameOriginJSON)
 		e.POST("/logout", l.logout, web.SameOriginJSON)
 	}
+	// The engines count background responses per client: who it is, as
+	// the playground answers it, once a login is known.
+	ident := identify(a.cfg.APIKey)
+	clientID := func(c echo.Context) string { return ident(c).ID }
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if isEnginePath(c.Request().URL.Path) {
+				request.SetClientIdentity(c, clientID)
+			}
+			return next(c)
+		}
+	})
 	a.engines.Register(e)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	a.probe = newWriteProbe(a.DB, a.cfg.ReplicaID)

@@ -203,4 +203,13 @@ func TestInspectArmsAndDisarmsADrill(t *testing.T) {
 	check(t, expect.Locator(drillRows).ToHaveCount(0), "the drill is gone")
 	check(t, expect.Locator(page.GetByTestId("drill-state")).ToContainText("Disarmed slow-first-token"), "the disarming is said")
 	check(t, expect.Locator(page.GetByTestId("drills-empty")).ToBeVisible(), "none armed again")
+
+	// connection-limit's time form, for one scope: after_ms from the form.
+	choose(t, name, "connection-limit", "choose connection-limit")
+	check(t, duration.Fill(""), "clear the duration")
+	check(t, page.GetByTestId("drill-after-ms").Fill("60000"), "type after_ms")
+	check(t, page.GetByTestId("drill-scope").Fill("card-1"), "type a scope")
+	check(t, page.GetByTestId("drill-arm").Click(), "arm")
+	check(t, expect.Locator(drillRows).ToHaveCount(1), "the timed drill is listed")
+	check(t, expect.Locator(drillRows.First()).ToContainText("from the connection's start"), "with its time")
 }

@@ -114,7 +114,8 @@ func (o *OutputItem) FullText() string {
 
 // Reply is everything the model emits for one response, in order.
 type Reply struct {
-	Items []OutputItem
+	Items           []OutputItem
+	ReasoningTokens int // the reasoning tokens a replayed workload turn recorded; 0: the engine decides
 }
 
 // Policy decides what the model says or calls. Respond must be deterministic

@@ -6,8 +6,9 @@ import (
 
 // NewWorkloadPolicy returns the policy that replays a recorded workload: it
 // answers each request with the reply its metadata carries
-// (workload.ReplyKey), a message of the tokens the calls leave followed by
-// the calls, all of workload.Filler. Without the key it says so.
+// (workload.ReplyKey): the turn's reasoning tokens (Reply.ReasoningTokens),
+// then a message of the tokens the reasoning and the calls leave, then the
+// calls, all of workload.Filler. Without the key it says so.
 func NewWorkloadPolicy() Policy { return workloadPolicy{} }
 
 type workloadPolicy struct{}
@@ -42,7 +43,7 @@ func playWorkload(spec string, req *Request) Reply {
 		items = append(items, OutputItem{Type: OutputFunctionCall, Name: name, Namespace: namespace,
 			Arguments: workload.Text(a), Pieces: fillerRun(a)})
 	}
-	return Reply{Items: items}
+	return Reply{Items: items, ReasoningTokens: r.ReasoningTokens}
 }
 
 func fillerRun(n int) []string {

@@ -282,6 +282,7 @@ func TestRunAPIRefusesBadDrillSchedules(t *testing.T) {
 		{[]map[string]any{{"drill": "stall", "lane": "http"}}, "drills[0].lane"},               // not one of the race's lanes
 		{[]map[string]any{{"drill": "evict-cache", "lane": "http-chained"}}, "drills[0].lane"}, // a WebSocket drill
 		{[]map[string]any{{"drill": "stall", "lane": "ws", "after_turns": -1}}, "drills[0].after_turns"},
+		{[]map[string]any{{"drill": "connection-limit", "lane": "ws", "after_ms": -1}}, "drills[0].after_ms"},
 		{[]map[string]any{{"drill": "stall", "lane": "ws", "colour": "red"}}, "colour"},
 	} {
 		var out struct{ Error api.WireError }

@@ -24,10 +24,17 @@ type LaneDrill struct {
 	AfterTurns int    `json:"after_turns"`
 	Times      int    `json:"times,omitempty"`
 	DurationMS int64  `json:"duration_ms,omitempty"`
+	// AfterMS is connection-limit's time form: the lane's connections
+	// reach their limit this many milliseconds after they open.
+	AfterMS int64 `json:"after_ms,omitempty"`
 }
 
 // maxRaceDrills bounds a race's schedule.
 const maxRaceDrills = 32
+
+// maxTimedLimitMS bounds a drill's after_ms in a race, as the engine
+// bounds it when the drill is armed: the default --ws-lifetime.
+const maxTimedLimitMS = 60 * 60 * 1000
 
 // DrillLanes are the lanes each drill can hit: the WebSocket drills need
 // the ws lane, the HTTP statuses an HTTP lane. The prototype lane takes
@@ -69,6 +76,9 @@ func checkDrills(cfg *Config) *api.Error {
 		}
 		if d.DurationMS < 0 || d.DurationMS > 60_000 {
 			return api.BadRequest(param+".duration_ms", api.CodeInvalidValue, "duration_ms must be between 1 and 60000.")
+		}
+		if d.AfterMS < 0 || d.AfterMS > maxTimedLimitMS {
+			return api.BadRequest(param+".after_ms", api.CodeInvalidValue, "after_ms must be between 1 and %d.", maxTimedLimitMS)
 		}
 	}
 	return nil
@@ -113,7 +123,7 @@ func (rc *race) armDrills(ctx context.Context, drills []LaneDrill, scope string)
 	for _, d := range drills {
 		var dr api.Drill
 		err := rc.drillAPI(ctx, http.MethodPost, "", api.DrillSpec{Drill: d.Drill, AfterTurns: d.AfterTurns, Times: d.Times,
-			DurationMS: d.DurationMS, Scope: scope}, &dr)
+			DurationMS: d.DurationMS, AfterMS: d.AfterMS, Scope: scope}, &dr)
 		if err != nil {
 			rc.disarmDrills(ctx, ids)
 			return nil, err

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs the real clients that package clients drives, idempotent and
+# Installs the real clients that packages clients and conformance drive, idempotent and
 # offline-safe: Node.js from Debian when it is missing, then the Codex CLI at
 # the pinned version into .clients/ (ignored by git; never a global install).
 # Nothing is downloaded when the pinned version is already there.
@@ -24,3 +24,5 @@ if [ "$(installed)" != "codex-cli $CODEX_VERSION" ]; then
   npm install --prefix "$DIR" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
     "@openai/codex@$CODEX_VERSION"
 fi
+# The SDK package conformance type-checks against (its own pins).
+sh scripts/sdk-setup.sh

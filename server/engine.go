@@ -48,7 +48,9 @@ type Engine struct {
 func New(cfg core.Config, sh *Shared) *Engine {
 	c := core.New(cfg, sh.Shared)
 	drill.Install(c, sh.Drills)
-	return &Engine{Engine: c, drills: sh.Drills, http: httpapi.New(c), ws: wsmode.New(c)}
+	ws := wsmode.New(c)
+	ws.LimitConnections(drill.ConnectionLimit(sh.Drills, c))
+	return &Engine{Engine: c, drills: sh.Drills, http: httpapi.New(c), ws: ws}
 }
 
 // Connections reports how many WebSocket connections are open.
@@ -59,8 +61,12 @@ func (e *Engine) Connections() int { return e.ws.Connections() }
 // (within ctx), then closes them all with 1001.
 func (e *Engine) CloseConnections(ctx context.Context) { e.ws.CloseConnections(ctx) }
 
-// Close stops the engine's background work.
-func (e *Engine) Close() { e.ws.Close() }
+// Close stops the engine's background work, background responses
+// included.
+func (e *Engine) Close() {
+	e.ws.Close()
+	e.http.Close()
+}
 
 // Engines is one process's two engines over one Shared: /v1, with the
 // request-level caches on, and /baseline/v1, the engine before the

@@ -81,6 +81,9 @@ func TestGoldenEventStreams(t *testing.T) {
 		{"sse_custom_tool_grammar.jsonl", `{"model":"spark","input":"Pick a colour.","tools":[{"type":"custom","name":"colour","format":{"type":"grammar","syntax":"regex","definition":"(red|green|blue)"}}],"tool_choice":{"type":"custom","name":"colour"},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		{"sse_custom_tool_output.jsonl", `{"model":"spark","input":[{"role":"user","content":"Patch the greeting."},{"type":"custom_tool_call","call_id":"call_1","name":"apply_patch","input":"*** Begin Patch"},{"type":"custom_tool_call_output","call_id":"call_1","output":"Done."}],"tools":[{"type":"custom","name":"apply_patch"}],"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 		{"sse_json_schema.jsonl", `{"model":"spark","input":"Name a city.","text":{"format":{"type":"json_schema","name":"city","strict":true,"schema":{"type":"object","properties":{"name":{"type":"string"},"population":{"type":"integer"}},"required":["name","population"],"additionalProperties":false}}},"stream":true,"metadata":{"agentloop_seed":"1"}}`},
+		// A background response's stream: created and queued while it
+		// waits, then the rest (docs/protocol.md "Background responses").
+		{"sse_background.jsonl", `{"model":"spark","input":"Say hello to the golden file.","background":true,"stream":true,"metadata":{"agentloop_seed":"1"}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

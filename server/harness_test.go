@@ -109,7 +109,11 @@ func checkGrammar(t *testing.T, evs []*api.Event) {
 	if len(evs) < 3 {
 		t.Fatalf("only %d events", len(evs))
 	}
-	if evs[0].Type != api.EventCreated || evs[1].Type != api.EventInProgress {
+	second := api.EventInProgress
+	if evs[0].Response != nil && evs[0].Response.Background {
+		second = api.EventQueued // then in_progress, once it runs
+	}
+	if evs[0].Type != api.EventCreated || evs[1].Type != second {
 		t.Fatalf("stream starts with %s, %s", evs[0].Type, evs[1].Type)
 	}
 	id := evs[0].Response.ID

@@ -263,7 +263,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"bad limit", "GET", "/v1/responses/resp_unknown/input_items?limit=500", "", 400, "integer_out_of_range", "limit"},
 		{"GET without upgrade", "GET", "/v1/responses", "", 426, "websocket_upgrade_required", ""},
 		{"stream_id over HTTP", "POST", "/v1/responses", `{"model":"burst","stream_id":"lane-1","input":"x"}`, 400, "unsupported_parameter", "stream_id"},
-		{"background", "POST", "/v1/responses", `{"model":"burst","background":true,"input":"x"}`, 400, "unsupported_parameter", "background"},
+		{"background unstored", "POST", "/v1/responses", `{"model":"burst","background":true,"store":false,"input":"x"}`, 400, "invalid_value", "store"},
 		{"temperature out of range", "POST", "/baseline/v1/responses", `{"model":"burst","temperature":-1,"input":"x"}`, 400, "decimal_below_min_value", "temperature"},
 	}
 	for _, c := range cases {

@@ -180,7 +180,7 @@ func TestWebSocketWarmupThenContinuation(t *testing.T) {
 		t.Fatalf("continuation %+v", last)
 	}
 	send(t, c, `{"type":"response.processed","response_id":"`+last.ID+`"}`)
-	send(t, c, `{"type":"response.steer","input":[]}`)
+	send(t, c, `{"type":"response.rewind","input":[]}`) // response.steer is steering now (steer_test.go)
 	ev := readEvent(t, c)
 	if e := ev.AsError(); e == nil || e.Status != 400 || e.Code != "invalid_value" {
 		t.Fatalf("unknown message type: %s", ev.Raw)

@@ -60,6 +60,35 @@ type Backend interface {
 	ListWorkloads(ctx context.Context, limit int) ([]Workload, error)
 	DeleteWorkload(ctx context.Context, id string) error
 
+	// Conversations (docs/protocol.md "Conversations"): created with their
+	// first items, items appended in order (each item's Key becomes its
+	// position), listed a page at a time, read and deleted by wire id.
+	CreateConversation(ctx context.Context, c *Conversation, items []Item) error
+	GetConversation(ctx context.Context, id string) (*Conversation, error)
+	UpdateConversation(ctx context.Context, id string, metadata []byte) (*Conversation, error)
+	DeleteConversation(ctx context.Context, id string) error
+	AppendConversationItems(ctx context.Context, id string, items []Item) error
+	ConversationItems(ctx context.Context, id string, p ConversationPage) ([]Item, bool, error)
+	GetConversationItem(ctx context.Context, id, itemID string) (Item, error)
+	DeleteConversationItem(ctx context.Context, id, itemID string) error
+
+	// Background responses (docs/protocol.md "Background responses"):
+	// their state, cancel flag and events, so any replica answers a poll,
+	// a cancel or a resumed stream. CreateBackground refuses a client's
+	// response past maxQueued queued ones with ErrTooMany; UpdateBackground
+	// moves only an open response; MarkBackgroundFailed is called at
+	// start-up (this replica's) and by a live replica (any whose heartbeat
+	// is older than staleBefore).
+	CreateBackground(ctx context.Context, b *Background, maxQueued int) error
+	GetBackground(ctx context.Context, id string) (*Background, error)
+	UpdateBackground(ctx context.Context, id, status string, snapshot, failedSnapshot []byte) error
+	AppendBackgroundEvents(ctx context.Context, id string, events []BackgroundEvent) error
+	BackgroundEvents(ctx context.Context, id string, after, limit int) ([]BackgroundEvent, error)
+	RequestCancel(ctx context.Context, id string) (*Background, error)
+	BackgroundHeartbeat(ctx context.Context, replica string, ids []string, now time.Time) (cancelled []string, err error)
+	MarkBackgroundFailed(ctx context.Context, replica string, staleBefore time.Time) (int, error)
+	DeleteBackground(ctx context.Context, id string) error
+
 	// Upkeep.
 	Ping(ctx context.Context) error // the database answers (readiness)
 	Sweep(ctx context.Context, cutoff time.Time) (Swept, error)
@@ -73,6 +102,8 @@ type Swept struct {
 	Sessions        int // the inspector's client sessions, with their turns
 	Traces          int // traces kept in the store (PostgreSQL, for replicas)
 	Workloads       int
+	Conversations   int // idle since the cutoff, with their items
+	Background      int // background responses, with their events
 }
 
 // RetentionBatch is how many rows one sweep transaction deletes at most, so

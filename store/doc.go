@@ -1,9 +1,9 @@
 // Package store is the storage contract: the records the engine and the
 // race runner keep (stored responses and their items, the usage ledger,
 // runs with their lanes, turns and spans, the inspector's client sessions
-// and their turns, workloads) and the errors every backend returns
+// and their turns, workloads, conversations, background responses) and the errors every backend returns
 // (ErrNotFound, ErrExists, ErrInUse, ErrClosed, ErrBusy, ErrFull,
-// ErrUnavailable), and Backend, the
+// ErrTooMany, ErrUnavailable), and Backend, the
 // whole contract a backend implements.
 //
 // It holds types and sentinels only, no driver and no SQL, so the engine,

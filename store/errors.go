@@ -18,6 +18,9 @@ var (
 	// ErrBusy reports that the database stayed locked by another writer
 	// past the backend's lock timeout; the call may succeed if retried.
 	ErrBusy error = &failure{"store: database is busy", "the database is locked.", true}
+	// ErrTooMany reports that a client already has as many background
+	// responses queued as it may (CreateBackground's maxQueued).
+	ErrTooMany error = &failure{"store: too many queued", "too many background responses are queued.", true}
 	// ErrFull reports that the disk, or the database's size limit, is full.
 	ErrFull error = &failure{"store: storage is full", "the disk is full.", false}
 	// ErrUnavailable reports that the database server cannot be reached

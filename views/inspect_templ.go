@@ -326,7 +326,7 @@ func DrillPanel(drills []string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</select></div><div class=\"field\"><label for=\"drill-after\">After turns</label> <input id=\"drill-after\" name=\"after_turns\" type=\"number\" min=\"0\" step=\"1\" inputmode=\"numeric\" value=\"0\" data-testid=\"drill-after\" aria-describedby=\"drill-after-help\"> <span id=\"drill-after-help\" class=\"muted small\">Responses a session finishes after this drill is armed, warm-ups included; 0 fires on the next one.</span></div><div class=\"field\"><label for=\"drill-times\">Times</label> <input id=\"drill-times\" name=\"times\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" value=\"1\" data-testid=\"drill-times\"></div><div class=\"field\"><label for=\"drill-duration\">Duration (ms, optional)</label> <input id=\"drill-duration\" name=\"duration_ms\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" placeholder=\"the drill's default\" data-testid=\"drill-duration\"><p class=\"muted small\">How long stall and slow-first-token hold the stream, or the Retry-After of http-429 and http-503.</p></div><div class=\"field\"><label for=\"drill-scope\">Scope (optional)</label> <input id=\"drill-scope\" name=\"scope\" type=\"text\" spellcheck=\"false\" autocomplete=\"off\" placeholder=\"every session\" data-testid=\"drill-scope\"><p class=\"muted small\">Only requests whose <code>X-Agentloop-Scope</code> header, or else <code>prompt_cache_key</code>, is this value.</p></div></div><div class=\"actions\"><button type=\"submit\" class=\"primary\" id=\"drill-arm\" data-testid=\"drill-arm\">Arm drill</button> <span id=\"drill-state\" class=\"muted\" role=\"status\" aria-live=\"polite\" data-testid=\"drill-state\"></span></div><p id=\"drill-error\" class=\"error\" role=\"alert\" hidden></p></form><h3 id=\"armed-title\">Armed drills</h3><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-labelledby=\"armed-title\"><table class=\"runs drills-table\"><thead><tr><th scope=\"col\">Drill</th><th scope=\"col\">After turns</th><th scope=\"col\">Fired / times</th><th scope=\"col\">Duration</th><th scope=\"col\">Scope</th><th scope=\"col\">Firings</th><th scope=\"col\">Disarm</th></tr></thead> <tbody id=\"drills-body\" data-testid=\"drills-body\"></tbody></table></div><p id=\"drills-empty\" class=\"muted\" data-testid=\"drills-empty\">No drill is armed.</p></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</select></div><div class=\"field\"><label for=\"drill-after\">After turns</label> <input id=\"drill-after\" name=\"after_turns\" type=\"number\" min=\"0\" step=\"1\" inputmode=\"numeric\" value=\"0\" data-testid=\"drill-after\" aria-describedby=\"drill-after-help\"> <span id=\"drill-after-help\" class=\"muted small\">Responses a session finishes after this drill is armed, warm-ups included; 0 fires on the next one.</span></div><div class=\"field\"><label for=\"drill-times\">Times</label> <input id=\"drill-times\" name=\"times\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" value=\"1\" data-testid=\"drill-times\"></div><div class=\"field\"><label for=\"drill-duration\">Duration (ms, optional)</label> <input id=\"drill-duration\" name=\"duration_ms\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" placeholder=\"the drill's default\" data-testid=\"drill-duration\"><p class=\"muted small\">How long stall and slow-first-token hold the stream, or the Retry-After of http-429 and http-503.</p></div><div class=\"field\"><label for=\"drill-after-ms\">Connection limit after (ms, optional)</label> <input id=\"drill-after-ms\" name=\"after_ms\" type=\"number\" min=\"1\" step=\"1\" inputmode=\"numeric\" placeholder=\"at a create\" data-testid=\"drill-after-ms\"><p class=\"muted small\">connection-limit only: a connection of the scope reaches its limit this long after it opens, instead of at a create; every other connection keeps <code>--ws-lifetime</code>.</p></div><div class=\"field\"><label for=\"drill-scope\">Scope (optional)</label> <input id=\"drill-scope\" name=\"scope\" type=\"text\" spellcheck=\"false\" autocomplete=\"off\" placeholder=\"every session\" data-testid=\"drill-scope\"><p class=\"muted small\">Only requests whose <code>X-Agentloop-Scope</code> header, or else <code>prompt_cache_key</code>, is this value.</p></div></div><div class=\"actions\"><button type=\"submit\" class=\"primary\" id=\"drill-arm\" data-testid=\"drill-arm\">Arm drill</button> <span id=\"drill-state\" class=\"muted\" role=\"status\" aria-live=\"polite\" data-testid=\"drill-state\"></span></div><p id=\"drill-error\" class=\"error\" role=\"alert\" hidden></p></form><h3 id=\"armed-title\">Armed drills</h3><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-labelledby=\"armed-title\"><table class=\"runs drills-table\"><thead><tr><th scope=\"col\">Drill</th><th scope=\"col\">After</th><th scope=\"col\">Fired / times</th><th scope=\"col\">Duration</th><th scope=\"col\">Scope</th><th scope=\"col\">Firings</th><th scope=\"col\">Disarm</th></tr></thead> <tbody id=\"drills-body\" data-testid=\"drills-body\"></tbody></table></div><p id=\"drills-empty\" class=\"muted\" data-testid=\"drills-empty\">No drill is armed.</p></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -373,7 +373,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var22 string
 			templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(h.ID)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 129, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 134, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 			if templ_7745c5c3_Err != nil {
@@ -401,7 +401,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var23 string
 			templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(h.Transport)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 136, Col: 33}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 141, Col: 33}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 			if templ_7745c5c3_Err != nil {
@@ -414,7 +414,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var24 string
 			templ_7745c5c3_Var24, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.StartedISO).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 136, Col: 76}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 141, Col: 76}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var24)
 			if templ_7745c5c3_Err != nil {
@@ -427,7 +427,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var25 string
 			templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(h.Started)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 136, Col: 90}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 141, Col: 90}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 			if templ_7745c5c3_Err != nil {
@@ -440,7 +440,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var26 string
 			templ_7745c5c3_Var26, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(h.ExportHref)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 138, Col: 56}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 143, Col: 56}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var26)
 			if templ_7745c5c3_Err != nil {
@@ -453,7 +453,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var27 string
 			templ_7745c5c3_Var27, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.ID + ".json").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 138, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 143, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var27)
 			if templ_7745c5c3_Err != nil {
@@ -466,7 +466,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var28 string
 			templ_7745c5c3_Var28, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(h.WorkloadHref)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 139, Col: 58}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 144, Col: 58}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var28)
 			if templ_7745c5c3_Err != nil {
@@ -479,7 +479,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var29 string
 			templ_7745c5c3_Var29, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.ID + ".workload.json").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 139, Col: 95}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 144, Col: 95}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var29)
 			if templ_7745c5c3_Err != nil {
@@ -492,7 +492,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var30 string
 			templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.WorkloadHref).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 140, Col: 74}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 145, Col: 74}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var30)
 			if templ_7745c5c3_Err != nil {
@@ -505,7 +505,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var31 string
 			templ_7745c5c3_Var31, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.RaceConfig).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 140, Col: 103}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 145, Col: 103}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var31)
 			if templ_7745c5c3_Err != nil {
@@ -518,7 +518,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var32 string
 			templ_7745c5c3_Var32, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Permalink).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 141, Col: 72}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 146, Col: 72}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var32)
 			if templ_7745c5c3_Err != nil {
@@ -531,7 +531,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var33 string
 			templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(h.UserAgent)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 150, Col: 45}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 155, Col: 45}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 			if templ_7745c5c3_Err != nil {
@@ -544,7 +544,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var34 string
 			templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(h.Originator)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 151, Col: 46}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 156, Col: 46}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
 			if templ_7745c5c3_Err != nil {
@@ -557,7 +557,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var35 string
 			templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(h.Beta)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 152, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 157, Col: 41}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var35))
 			if templ_7745c5c3_Err != nil {
@@ -570,7 +570,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var36 string
 			templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(h.Transport)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 153, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 158, Col: 44}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var36))
 			if templ_7745c5c3_Err != nil {
@@ -583,7 +583,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var37 string
 			templ_7745c5c3_Var37, templ_7745c5c3_Err = templ.JoinStringErrs(h.Key)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 154, Col: 59}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 159, Col: 59}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var37))
 			if templ_7745c5c3_Err != nil {
@@ -596,7 +596,7 @@ func SessionPage(p Page, h SessionHead) templ.Component {
 			var templ_7745c5c3_Var38 string
 			templ_7745c5c3_Var38, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 157, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/inspect.templ`, Line: 162, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var38)
 			if templ_7745c5c3_Err != nil {

@@ -28,8 +28,9 @@ type Counter func(text string) int
 //
 //   - each response is the items Codex recorded since its previous one,
 //     closed by the usage record Codex writes for it (token_usage_record),
-//     whose usage gives the turn's input_tokens and output_tokens as the
-//     engine counted them;
+//     whose usage gives the turn's input_tokens, output_tokens and
+//     reasoning_tokens (its reasoning_output_tokens) as the engine counted
+//     them;
 //   - the session's base instructions and the developer messages before the
 //     first response are the instructions;
 //   - every other item's text is tokenized with count: user messages, tool
@@ -130,8 +131,9 @@ func ImportCodex(r io.Reader, count Counter) (*Workload, error) {
 		case "token_usage_record":
 			var u struct {
 				Usage struct {
-					InputTokens  int `json:"input_tokens"`
-					OutputTokens int `json:"output_tokens"`
+					InputTokens     int `json:"input_tokens"`
+					OutputTokens    int `json:"output_tokens"`
+					ReasoningTokens int `json:"reasoning_output_tokens"`
 				} `json:"usage"`
 			}
 			if err := json.Unmarshal(rec.Payload, &u); err != nil {
@@ -143,7 +145,8 @@ func ImportCodex(r io.Reader, count Counter) (*Workload, error) {
 			if n := len(w.Turns); n > 0 && !lastEnd.IsZero() && !lastInput.IsZero() {
 				w.Turns[n-1].ToolTimeMs = min(max(float64(lastInput.Sub(lastEnd))/float64(time.Millisecond), 0), MaxToolTimeMs)
 			}
-			t := Turn{Input: pending, InputTokens: u.Usage.InputTokens, OutputTokens: max(u.Usage.OutputTokens, 1), Calls: calls}
+			t := Turn{Input: pending, InputTokens: u.Usage.InputTokens, OutputTokens: max(u.Usage.OutputTokens, 1),
+				ReasoningTokens: u.Usage.ReasoningTokens, Calls: calls}
 			if len(w.Turns) == 0 {
 				firstCounted = instructions + t.NewInputTokens()
 			}
@@ -196,7 +199,9 @@ func contentText(raw json.RawMessage) string {
 // losing tokens: a tool output with no call left to answer counts as a
 // user message, a call never answered gives its arguments to the message,
 // a turn that answers no call starts with a user message, and sizes stay
-// within bounds. Importers of other recordings use it too.
+// within bounds (the reasoning tokens, part of the output, leave it at
+// least one token besides them; a version 1 workload has none).
+// Importers of other recordings use it too.
 func normalize(w *Workload) {
 	for i := range w.Turns {
 		t := &w.Turns[i]
@@ -238,7 +243,11 @@ func normalize(w *Workload) {
 			t.Calls[j].ArgumentTokens = min(t.Calls[j].ArgumentTokens, MaxItemTokens)
 			args += t.Calls[j].ArgumentTokens
 		}
-		t.OutputTokens = min(max(t.OutputTokens, args, 1), MaxItemTokens)
+		if w.Version < 2 {
+			t.ReasoningTokens = 0
+		}
+		t.ReasoningTokens = min(max(t.ReasoningTokens, 0), max(MaxItemTokens-max(args, 1), 0))
+		t.OutputTokens = min(max(t.OutputTokens, args+t.ReasoningTokens, t.ReasoningTokens+1), MaxItemTokens)
 		t.InputTokens = min(max(t.InputTokens, 0), MaxTotalTokens)
 	}
 }

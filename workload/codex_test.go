@@ -40,6 +40,40 @@ func TestImportCodex(t *testing.T) {
 	}
 }
 
+// TestImportCodexFillsReasoningTokens: a usage record's
+// reasoning_output_tokens (0 in the fixture: the engine it recorded did not
+// reason) becomes its turn's reasoning_tokens, part of output_tokens, in a
+// version 2 workload.
+func TestImportCodexFillsReasoningTokens(t *testing.T) {
+	b, err := os.ReadFile("testdata/codex-0.171.0.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second response's usage record: 33 output tokens, 20 of them
+	// reasoning.
+	const usage = `"usage":{"input_tokens":8000,"cached_input_tokens":7808,"cache_write_input_tokens":0,"output_tokens":33,"reasoning_output_tokens":0`
+	reasoned := bytes.Replace(b, []byte(usage), []byte(strings.Replace(usage, `"reasoning_output_tokens":0`, `"reasoning_output_tokens":20`, 1)), 1)
+	if bytes.Equal(reasoned, b) {
+		t.Fatal("the fixture's second usage record was not found")
+	}
+	for _, c := range []struct {
+		file []byte
+		want int
+	}{{b, 0}, {reasoned, 20}} {
+		w, err := ImportCodex(bytes.NewReader(c.file), words)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := w.Turns[1]
+		if w.Version != 2 || w.Turns[0].ReasoningTokens != 0 || second.ReasoningTokens != c.want || second.OutputTokens != 33 {
+			t.Fatalf("version %d, turns %+v", w.Version, w.Turns)
+		}
+		if got := ReplyOf(&second).MessageTokens(); got != 33-c.want {
+			t.Errorf("message tokens %d, want %d", got, 33-c.want)
+		}
+	}
+}
+
 func TestImportCodexRefusesAnotherVersion(t *testing.T) {
 	b, _ := os.ReadFile("testdata/codex-0.171.0.jsonl")
 	other := bytes.Replace(b, []byte(`"cli_version":"0.171.0"`), []byte(`"cli_version":"0.172.3"`), 1)
@@ -68,6 +102,9 @@ func FuzzImportCodex(f *testing.F) {
 	f.Add([]byte(`{"type":"session_meta","payload":{"cli_version":"0.171.0"}}` + "\n" +
 		`{"type":"response_item","payload":{"type":"function_call_output","output":"x"}}` + "\n" +
 		`{"type":"token_usage_record","payload":{"usage":{"input_tokens":5,"output_tokens":-3}}}`))
+	f.Add([]byte(`{"type":"session_meta","payload":{"cli_version":"0.171.0"}}` + "\n" +
+		`{"type":"response_item","payload":{"type":"function_call","arguments":"{}"}}` + "\n" +
+		`{"type":"token_usage_record","payload":{"usage":{"input_tokens":5,"output_tokens":4,"reasoning_output_tokens":4}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := ImportCodex(bytes.NewReader(b), words)
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 // fieldNames are every field name of the format, at any depth.
 var fieldNames = []string{
 	"version", "source", "description", "instructions_tokens", "tools_tokens", "tools", "turns",
-	"input", "input_tokens", "output_tokens", "calls", "tool_time_ms", "kind", "tokens", "argument_tokens",
+	"input", "input_tokens", "output_tokens", "reasoning_tokens", "calls", "tool_time_ms", "kind", "tokens", "argument_tokens",
 }
 
 // exactNames refuses an object key that is not exactly one of the

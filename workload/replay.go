@@ -21,35 +21,43 @@ func Text(n int) string { return strings.Repeat(Filler, max(n, 0)) }
 const ReplyKey = "agentloop_reply"
 
 // Reply is what one replayed turn's response holds: its output tokens in
-// all, and each call's argument tokens (part of the output).
+// all, the reasoning tokens among them, and each call's argument tokens
+// (part of the output).
 type Reply struct {
-	OutputTokens   int
-	ArgumentTokens []int
+	OutputTokens    int
+	ReasoningTokens int
+	ArgumentTokens  []int
 }
 
 // ReplyOf is turn t's reply.
 func ReplyOf(t *Turn) Reply {
-	r := Reply{OutputTokens: t.OutputTokens}
+	r := Reply{OutputTokens: t.OutputTokens, ReasoningTokens: t.ReasoningTokens}
 	for _, c := range t.Calls {
 		r.ArgumentTokens = append(r.ArgumentTokens, c.ArgumentTokens)
 	}
 	return r
 }
 
-// MessageTokens is the reply's message part: what the arguments leave.
+// MessageTokens is the reply's message part: what the reasoning and the
+// arguments leave.
 func (r Reply) MessageTokens() int {
-	n := r.OutputTokens
+	n := r.OutputTokens - r.ReasoningTokens
 	for _, a := range r.ArgumentTokens {
 		n -= a
 	}
 	return max(n, 0)
 }
 
-// String is the metadata value: "output=120;calls=35,80", or "output=40"
-// for a reply without calls. Within the bounds it is at most 512
+// String is the metadata value: "output=120;reasoning=30;calls=35,80",
+// "output=120;calls=35,80" for a reply without reasoning, "output=40" for
+// one without calls either. Within the bounds it is at most 512
 // characters, the API's limit on a metadata value.
 func (r Reply) String() string {
 	b := strconv.AppendInt([]byte("output="), int64(r.OutputTokens), 10)
+	if r.ReasoningTokens > 0 {
+		b = append(b, ";reasoning="...)
+		b = strconv.AppendInt(b, int64(r.ReasoningTokens), 10)
+	}
 	if len(r.ArgumentTokens) > 0 {
 		b = append(b, ";calls="...)
 		for i, a := range r.ArgumentTokens {
@@ -67,6 +75,7 @@ func (r Reply) String() string {
 func ParseReply(s string) (Reply, error) {
 	var r Reply
 	head, calls, hasCalls := strings.Cut(s, ";calls=")
+	head, reasoning, hasReasoning := strings.Cut(head, ";reasoning=")
 	n, ok := strings.CutPrefix(head, "output=")
 	if !ok {
 		return r, fmt.Errorf("%s must start with \"output=\"", ReplyKey)
@@ -76,6 +85,13 @@ func ParseReply(s string) (Reply, error) {
 		return r, fmt.Errorf("%s: output must be 1 to %d tokens", ReplyKey, MaxItemTokens)
 	}
 	r.OutputTokens = out
+	if hasReasoning {
+		rt, err := strconv.Atoi(reasoning)
+		if err != nil || rt < 1 || rt >= out {
+			return r, fmt.Errorf("%s: reasoning must be 1 to %d tokens, fewer than the output's", ReplyKey, out-1)
+		}
+		r.ReasoningTokens = rt
+	}
 	if hasCalls {
 		parts := strings.Split(calls, ",")
 		if len(parts) > MaxCallsPerTurn {
@@ -90,8 +106,8 @@ func ParseReply(s string) (Reply, error) {
 			sum += a
 			r.ArgumentTokens = append(r.ArgumentTokens, a)
 		}
-		if sum > out {
-			return r, fmt.Errorf("%s: the calls' %d argument tokens exceed the output's %d", ReplyKey, sum, out)
+		if sum+r.ReasoningTokens > out {
+			return r, fmt.Errorf("%s: the calls' %d argument tokens and %d reasoning tokens exceed the output's %d", ReplyKey, sum, r.ReasoningTokens, out)
 		}
 	}
 	return r, nil

@@ -13,8 +13,14 @@ import (
 	"unicode/utf8"
 )
 
-// Version is the format version this package reads and writes.
-const Version = 1
+// Version is the format version this package writes. It reads every
+// version from MinVersion on; a workload keeps the version it was written
+// in (its canonical form and its id do not change), and only version 2
+// holds a turn's reasoning_tokens.
+const (
+	Version    = 2
+	MinVersion = 1
+)
 
 // Bounds of a workload. They keep a replay within what one engine context
 // holds and a decoder's work within a small multiple of its input.
@@ -60,10 +66,15 @@ type Turn struct {
 	// InputTokens, when known, is the whole prompt's size as the recording
 	// engine's usage counted it. Replays do not need it; comparisons do.
 	InputTokens int `json:"input_tokens,omitempty"`
-	// OutputTokens counts every output token: the message's and the calls'
-	// arguments (each call at least 1).
-	OutputTokens int    `json:"output_tokens"`
-	Calls        []Call `json:"calls,omitempty"`
+	// OutputTokens counts every output token: the reasoning's, the
+	// message's and the calls' arguments (each call at least 1).
+	OutputTokens int `json:"output_tokens"`
+	// ReasoningTokens, when known (version 2), is the part of OutputTokens
+	// the model spent reasoning, as the API's usage counts it
+	// (output_tokens_details.reasoning_tokens). It leaves at least one
+	// token for the message or the calls.
+	ReasoningTokens int    `json:"reasoning_tokens,omitempty"`
+	Calls           []Call `json:"calls,omitempty"`
 	// ToolTimeMs is the client's time between receiving this turn's
 	// response and sending the next request: tool runs and the client's own
 	// work. The last turn has none.
@@ -128,15 +139,15 @@ func Parse(b []byte) (*Workload, error) {
 		return nil, err
 	}
 	if top.Version == nil {
-		return nil, errorf("version", "missing; this reader takes version %d", Version)
+		return nil, errorf("version", "missing; %s", readable)
 	}
-	if *top.Version != Version {
-		return nil, errorf("version", "version %d is not supported; this reader takes version %d", *top.Version, Version)
+	if err := checkVersion(*top.Version); err != nil {
+		return nil, err
 	}
 	if len(top.Turns) > MaxTurns {
 		return nil, errorf("turns", "%d turns; a workload holds at most %d", len(top.Turns), MaxTurns)
 	}
-	w := &Workload{Version: Version, Source: top.Source, Description: top.Description,
+	w := &Workload{Version: *top.Version, Source: top.Source, Description: top.Description,
 		InstructionsTokens: top.InstructionsTokens, ToolsTokens: top.ToolsTokens, Tools: top.Tools,
 		Turns: make([]Turn, len(top.Turns))}
 	for i, raw := range top.Turns {
@@ -224,8 +235,8 @@ func join(a, b string) string {
 // tool call answered by one tool output in the next turn, every other turn
 // opened by a user message.
 func (w *Workload) Validate() error {
-	if w.Version != Version {
-		return errorf("version", "version %d is not supported; this reader takes version %d", w.Version, Version)
+	if err := checkVersion(w.Version); err != nil {
+		return err
 	}
 	if utf8.RuneCountInString(w.Source) > MaxSourceLen {
 		return errorf("source", "at most %d characters", MaxSourceLen)
@@ -305,6 +316,15 @@ func (w *Workload) Validate() error {
 		if args > t.OutputTokens {
 			return errorf(at("output_tokens"), "%d, fewer than the calls' %d argument tokens it includes", t.OutputTokens, args)
 		}
+		if t.ReasoningTokens != 0 && w.Version < 2 {
+			return errorf(at("reasoning_tokens"), "needs version 2; version %d has no reasoning tokens", w.Version)
+		}
+		if t.ReasoningTokens < 0 || t.ReasoningTokens > MaxItemTokens {
+			return errorf(at("reasoning_tokens"), "must be 0 to %d tokens, got %d", MaxItemTokens, t.ReasoningTokens)
+		}
+		if visible := max(args, 1); t.ReasoningTokens > t.OutputTokens-visible {
+			return errorf(at("output_tokens"), "%d, fewer than the %d reasoning tokens it includes and %d for the message or the calls", t.OutputTokens, t.ReasoningTokens, visible)
+		}
 		total += t.OutputTokens
 		if !(t.ToolTimeMs >= 0 && t.ToolTimeMs <= MaxToolTimeMs) { // NaN fails too
 			return errorf(at("tool_time_ms"), "must be 0 to %d", MaxToolTimeMs)
@@ -312,6 +332,16 @@ func (w *Workload) Validate() error {
 		if total > MaxTotalTokens {
 			return errorf(fmt.Sprintf("turns[%d]", i), "the session reaches %d tokens here; a workload holds at most %d", total, MaxTotalTokens)
 		}
+	}
+	return nil
+}
+
+// readable names the versions this reader takes, for its errors.
+var readable = fmt.Sprintf("this reader takes versions %d to %d", MinVersion, Version)
+
+func checkVersion(v int) error {
+	if v < MinVersion || v > Version {
+		return errorf("version", "version %d is not supported; %s", v, readable)
 	}
 	return nil
 }
@@ -367,10 +397,10 @@ func (t *Turn) NewInputTokens() int {
 	return n
 }
 
-// MessageTokens is the output's message part: what the calls' arguments
-// leave of OutputTokens.
+// MessageTokens is the output's message part: what the reasoning and the
+// calls' arguments leave of OutputTokens.
 func (t *Turn) MessageTokens() int {
-	n := t.OutputTokens
+	n := t.OutputTokens - t.ReasoningTokens
 	for _, c := range t.Calls {
 		n -= c.ArgumentTokens
 	}

@@ -40,7 +40,12 @@ func TestDecodeErrorsNameTheField(t *testing.T) {
 	cases := []struct{ body, want string }{
 		{``, "empty"},
 		{`{"turns":[]}`, "version: missing"},
-		{`{"version":2,"turns":[]}`, "version: version 2 is not supported"},
+		{`{"version":3,"turns":[]}`, "version: version 3 is not supported; this reader takes versions 1 to 2"},
+		{`{"version":0,"turns":[]}`, "version: version 0 is not supported"},
+		{`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":9,"reasoning_tokens":4}]}`, "turns[0].reasoning_tokens: needs version 2"},
+		{`{"version":2,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":9,"reasoning_tokens":-1}]}`, "turns[0].reasoning_tokens: must be 0 to 200000 tokens, got -1"},
+		{`{"version":2,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":9,"reasoning_tokens":9}]}`, "turns[0].output_tokens: 9, fewer than the 9 reasoning tokens it includes and 1 for the message or the calls"},
+		{`{"version":2,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":9,"reasoning_tokens":5,"calls":[{"argument_tokens":5}]}]}`, "turns[0].output_tokens: 9, fewer than the 5 reasoning tokens it includes and 5 for the message or the calls"},
 		{`{"version":1,"turns":[]}`, "turns: a workload needs at least one turn"},
 		{`{"version":1,"turns":[` + turn + `]} x`, "trailing data"},
 		{`{"version":1,"colour":1,"turns":[` + turn + `]}`, "colour: unknown field"},
@@ -79,22 +84,57 @@ func TestTenThousandTurnsRefused(t *testing.T) {
 	}
 }
 
+// TestVersionOneStillDecodes: a version 1 workload decodes, keeps its
+// version, and re-encodes byte for byte (so its id does not change); a
+// version 2 workload with reasoning tokens round-trips them.
+func TestVersionOneStillDecodes(t *testing.T) {
+	v1 := `{"version":1,"source":"hand","instructions_tokens":10,"tools_tokens":5,"tools":1,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":4}]}`
+	w, err := Parse([]byte(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := w.Canonical(); w.Version != 1 || string(b) != v1 {
+		t.Fatalf("version %d, canonical %s", w.Version, b)
+	}
+	v2 := `{"version":2,"instructions_tokens":0,"tools_tokens":0,"tools":0,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":40,"reasoning_tokens":25,"calls":[{"argument_tokens":10}],"tool_time_ms":5},` +
+		`{"input":[{"kind":"tool_output","tokens":7}],"output_tokens":4}]}`
+	w, err = Parse([]byte(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := w.Canonical(); string(b) != v2 {
+		t.Fatalf("canonical %s", b)
+	}
+	first := &w.Turns[0]
+	if first.ReasoningTokens != 25 || first.MessageTokens() != 5 {
+		t.Fatalf("turn %+v: message %d", first, first.MessageTokens())
+	}
+	if r := ReplyOf(first); r.String() != "output=40;reasoning=25;calls=10" || r.MessageTokens() != 5 {
+		t.Fatalf("reply %q, message %d", r.String(), r.MessageTokens())
+	}
+}
+
 func TestReplySpec(t *testing.T) {
-	for _, r := range []Reply{{OutputTokens: 1}, {OutputTokens: 120, ArgumentTokens: []int{35, 80}}} {
+	for _, r := range []Reply{{OutputTokens: 1}, {OutputTokens: 120, ArgumentTokens: []int{35, 80}},
+		{OutputTokens: 120, ReasoningTokens: 5, ArgumentTokens: []int{35, 80}}, {OutputTokens: 9, ReasoningTokens: 8}} {
 		got, err := ParseReply(r.String())
 		if err != nil || fmt.Sprint(got) != fmt.Sprint(r) {
 			t.Fatalf("ParseReply(%q) = %v, %v", r.String(), got, err)
 		}
 	}
 	// The largest reply fits the API's 512-character metadata value.
-	r := Reply{OutputTokens: MaxItemTokens}
+	r := Reply{OutputTokens: MaxItemTokens, ReasoningTokens: MaxItemTokens / 2}
 	for range MaxCallsPerTurn {
-		r.ArgumentTokens = append(r.ArgumentTokens, MaxItemTokens/MaxCallsPerTurn)
+		r.ArgumentTokens = append(r.ArgumentTokens, MaxItemTokens/2/MaxCallsPerTurn)
 	}
 	if n := len(r.String()); n > 512 {
 		t.Fatalf("largest reply spec is %d characters", n)
 	}
-	for _, bad := range []string{"", "output=0", "output=5;calls=6", "output=5;calls=", "out=5", "output=5;calls=1,x"} {
+	if _, err := ParseReply(r.String()); err != nil {
+		t.Fatalf("largest reply spec: %v", err)
+	}
+	for _, bad := range []string{"", "output=0", "output=5;calls=6", "output=5;calls=", "out=5", "output=5;calls=1,x",
+		"output=5;reasoning=5", "output=5;reasoning=0", "output=5;reasoning=", "output=5;reasoning=3;calls=3", "output=9;calls=1;reasoning=2"} {
 		if _, err := ParseReply(bad); err == nil {
 			t.Errorf("ParseReply(%q) succeeded", bad)
 		}
@@ -105,6 +145,7 @@ func FuzzDecode(f *testing.F) {
 	b, _ := os.ReadFile("testdata/codex-like.json")
 	f.Add(b)
 	f.Add([]byte(`{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":3}]}`))
+	f.Add([]byte(`{"version":2,"turns":[{"input":[{"kind":"user_message","tokens":5}],"output_tokens":9,"reasoning_tokens":4,"calls":[{"argument_tokens":2}]}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := Parse(b)
 		if err != nil {

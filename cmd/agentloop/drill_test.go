@@ -53,6 +53,11 @@ func TestDrillFlagRefusesBadSpecs(t *testing.T) {
 		"stall:after=-1":        "after_turns",
 		"stall:scope=":          "scope: is empty",
 		"stall:scope= ":         "scope: is empty",
+		// connection-limit's lifetime (after_ms)
+		"connection-limit:lifetime=0s":         "at least 1ms",
+		"stall:lifetime=2s":                    "after_ms applies to connection-limit only",
+		"connection-limit:lifetime=2s:after=1": "not both",
+		"connection-limit:lifetime=61m":        "after_ms must be between 1 and 3600000",
 	} {
 		_, err := parseDrill(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -155,4 +160,18 @@ func FuzzRaceDrillFlag(f *testing.F) {
 			t.Fatalf("%q → %+v → %q → %+v (%v)", v, got[0], (laneDrillFlag{&got}).String(), again, err)
 		}
 	})
+}
+
+// TestDrillFlagTakesConnectionLimitLifetime: --drill's lifetime option is
+// connection-limit's after_ms, on serve and race (TestDrillFlagRefusesBadSpecs
+// has its refusals, as POST /api/drills checks it).
+func TestDrillFlagTakesConnectionLimitLifetime(t *testing.T) {
+	s, err := parseDrill("connection-limit:lifetime=1500ms:scope=card-1")
+	if err != nil || s.AfterMS != 1500 || s.Scope != "card-1" || s.Times != 1 {
+		t.Fatalf("got %+v %v", s, err)
+	}
+	d, err := parseLaneDrill("ws:connection-limit:lifetime=2s")
+	if err != nil || d.AfterMS != 2000 || d.Lane != "ws" {
+		t.Fatalf("race --drill: %+v %v", d, err)
+	}
 }

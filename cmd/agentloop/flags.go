@@ -143,7 +143,7 @@ func (f stackFlag) Set(v string) error {
 	return nil
 }
 
-// drillFlag arms a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:scope=S].
+// drillFlag arms a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION][:scope=S].
 // It is repeatable; one value (the environment variable's) may hold
 // several, comma-separated.
 type drillFlag struct{ v *[]api.DrillSpec }
@@ -182,7 +182,7 @@ func parseDrill(v string) (api.DrillSpec, error) {
 		key, val, ok := strings.Cut(p, "=")
 		key = strings.TrimSpace(key)
 		if !ok || seen[key] {
-			return s, fmt.Errorf("drill %q: want NAME[:after=N][:times=K][:for=DURATION][:scope=S], each option once", v)
+			return s, fmt.Errorf("drill %q: want NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION][:scope=S], each option once", v)
 		}
 		seen[key] = true
 		var err error
@@ -201,13 +201,20 @@ func parseDrill(v string) (api.DrillSpec, error) {
 				err = errors.New("must be at least 1ms")
 			}
 			s.DurationMS = d.Milliseconds()
+		case "lifetime": // connection-limit's after_ms
+			var d time.Duration
+			d, err = time.ParseDuration(strings.TrimSpace(val))
+			if err == nil && d < time.Millisecond {
+				err = errors.New("must be at least 1ms")
+			}
+			s.AfterMS = d.Milliseconds()
 		case "scope":
 			s.Scope = val
 			if strings.TrimSpace(val) == "" {
 				err = errors.New("is empty; leave it out for a drill on the whole server")
 			}
 		default:
-			return s, fmt.Errorf("drill %q: unknown option %q (after, times, for, scope)", v, key)
+			return s, fmt.Errorf("drill %q: unknown option %q (after, times, for, lifetime, scope)", v, key)
 		}
 		if err != nil {
 			return s, fmt.Errorf("drill %q: %s: %v", v, key, err)
@@ -219,7 +226,7 @@ func parseDrill(v string) (api.DrillSpec, error) {
 	return s, nil
 }
 
-// laneDrillFlag is race's --drill: LANE:NAME[:after=N][:times=K][:for=DURATION],
+// laneDrillFlag is race's --drill: LANE:NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION],
 // repeatable. The part after the lane is serve's --drill, read by the same
 // parser; the scope is the lane's, so it takes none.
 type laneDrillFlag struct{ v *[]rollout.LaneDrill }
@@ -230,7 +237,7 @@ func (f laneDrillFlag) String() string {
 	}
 	var parts []string
 	for _, d := range *f.v {
-		parts = append(parts, d.Lane+":"+formatDrill(api.DrillSpec{Drill: d.Drill, AfterTurns: d.AfterTurns, Times: d.Times, DurationMS: d.DurationMS}))
+		parts = append(parts, d.Lane+":"+formatDrill(api.DrillSpec{Drill: d.Drill, AfterTurns: d.AfterTurns, Times: d.Times, DurationMS: d.DurationMS, AfterMS: d.AfterMS}))
 	}
 	return strings.Join(parts, ",")
 }
@@ -255,7 +262,7 @@ func parseLaneDrill(v string) (rollout.LaneDrill, error) {
 	lane, spec, ok := strings.Cut(v, ":")
 	lane = strings.TrimSpace(lane)
 	if !ok || lane == "" || strings.Contains(lane, "=") {
-		return rollout.LaneDrill{}, fmt.Errorf("drill %q: want LANE:NAME[:after=N][:times=K][:for=DURATION], e.g. ws:evict-cache:after=2", v)
+		return rollout.LaneDrill{}, fmt.Errorf("drill %q: want LANE:NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION], e.g. ws:evict-cache:after=2", v)
 	}
 	s, err := parseDrill(spec)
 	if err != nil {
@@ -264,13 +271,16 @@ func parseLaneDrill(v string) (rollout.LaneDrill, error) {
 	if s.Scope != "" {
 		return rollout.LaneDrill{}, fmt.Errorf("drill %q: a race scopes each drill to its lane; leave out scope", v)
 	}
-	return rollout.LaneDrill{Drill: s.Drill, Lane: lane, AfterTurns: s.AfterTurns, Times: s.Times, DurationMS: s.DurationMS}, nil
+	return rollout.LaneDrill{Drill: s.Drill, Lane: lane, AfterTurns: s.AfterTurns, Times: s.Times, DurationMS: s.DurationMS, AfterMS: s.AfterMS}, nil
 }
 
 func formatDrill(s api.DrillSpec) string {
 	out := s.Drill + ":after=" + strconv.Itoa(s.AfterTurns) + ":times=" + strconv.Itoa(s.Times)
 	if s.DurationMS > 0 {
 		out += ":for=" + (time.Duration(s.DurationMS) * time.Millisecond).String()
+	}
+	if s.AfterMS > 0 {
+		out += ":lifetime=" + (time.Duration(s.AfterMS) * time.Millisecond).String()
 	}
 	if s.Scope != "" {
 		out += ":scope=" + s.Scope

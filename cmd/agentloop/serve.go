@@ -40,6 +40,8 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.IntVar(&cfg.ContextWindow, "context-window", cfg.ContextWindow, "every model's context window in tokens, in place of its profile's (docs/protocol.md, \"Context windows\"); 0: each profile's own")
 	fs.Var(stackFlag{&cfg.Stack}, "stack", "modelled API stack of requests that choose none: "+strings.Join(apistack.PresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
 	fs.IntVar(&cfg.InflightRequests, "inflight-requests", cfg.InflightRequests, "creates in flight across both engines before 503 + Retry-After (0 = no bound)")
+	fs.IntVar(&cfg.BackgroundRunning, "background-running", cfg.BackgroundRunning, "background responses each engine generates at once; later ones wait queued (0 = no bound)")
+	fs.IntVar(&cfg.BackgroundQueued, "background-queued", cfg.BackgroundQueued, "background responses a client may have queued, across replicas, before 429 (0 = no bound)")
 	fs.Var(byteSize{&cfg.InflightBytes}, "inflight-bytes", "create body bytes in flight across both engines before 503 + Retry-After (0 = no bound)")
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per client address (0 = off)")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of --rate-limit")

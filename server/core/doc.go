@@ -15,16 +15,22 @@
 // hooks (hooks.go), where the layers above add stages, wrap the sink and
 // reach a flight.
 //
+// Two features sit on the hooks: background responses (background.go, an
+// Outliving sink whose state, cancel flag and events are in the store)
+// and conversations (conversation.go, load's work when a create names one,
+// and finalize's append to it).
+//
 // The hooks the features to come use, so they add stages rather than
 // reopen the layers (hooks.go): an Outliving sink keeps a response
 // generating after its request has gone (background responses);
 // Via.BetweenItems is the point between output items where a response can
-// stop and hand over (steering); and the create's stage table has an entry
-// for reasoning (last before the scheduler), which does nothing and records
-// no span until its feature fills it in. Compaction (compaction.go: the
-// input's compaction items opened before render, the compaction stage
-// after it, POST /responses/compact's Compact) and the context window
-// (contextwindow.go) are filled in.
+// stop and hand over, which steering (steer.go, Via.Steering) uses; and the
+// create's stage table has an entry for reasoning (last before the
+// scheduler), which does nothing and records no span until its feature
+// fills it in. Compaction (compaction.go: the input's compaction items
+// opened before render, the compaction stage after it, POST
+// /responses/compact's Compact) and the context window (contextwindow.go)
+// are filled in.
 //
 // A transport hands the core a Flight with its Via (its rules, and for
 // WebSocket mode its Conn), runs Prepare and Generate, and receives the

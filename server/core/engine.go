@@ -37,6 +37,11 @@ type Config struct {
 	// bytes) in flight across both engines; past them, 503 + Retry-After.
 	InflightRequests int
 	InflightBytes    int64
+	// BackgroundRunning bounds the background responses one engine
+	// generates at once; later ones wait queued. BackgroundQueued bounds
+	// a client's queued ones; past it, 429 (background.go). 0: no bound.
+	BackgroundRunning int
+	BackgroundQueued  int
 
 	MaxBody      int64
 	WSReadLimit  int64
@@ -53,7 +58,7 @@ func Defaults(name string) Config {
 		Name: name, TokenCache: true, ModelCache: true,
 		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
 		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, Stack: apistack.Lean,
-		InflightRequests: 4096, InflightBytes: 64 << 20,
+		InflightRequests: 4096, InflightBytes: 64 << 20, BackgroundRunning: 64, BackgroundQueued: 16,
 	}
 }
 

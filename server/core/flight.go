@@ -44,6 +44,10 @@ type Flight struct {
 	// The prototype (prototype.go): what one segment of a paused response
 	// carries to the next.
 	seg segments
+
+	// queued is set for a background response: its id, and the events
+	// that went out while it was queued (background.go).
+	queued *queuedStart
 }
 
 // Via is what the transport a request came on gives the pipeline.
@@ -64,6 +68,9 @@ type Via struct {
 	// BetweenItems, when set, is asked after each output item closes
 	// whether the response stops there and hands over (hooks.go).
 	BetweenItems func(fl *Flight) bool
+	// Steering, when set, takes response.steer input while the response
+	// is in flight (steer.go).
+	Steering *Steering
 }
 
 // Conn is all the pipeline, the drills and the prototype ask of a
@@ -134,6 +141,10 @@ type resolveOut struct {
 type loadOut struct {
 	parent *ChainState
 	bytes  int // the bytes of a parent loaded from the store (the state-load hop's work)
+	// conversation is the conversation the request continues, whose items
+	// are the parent's context, and to which its input and output are
+	// appended (conversation.go); "" when it names none.
+	conversation string
 }
 
 // validateOut is the reconstructed context, every reference resolved and

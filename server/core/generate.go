@@ -21,7 +21,7 @@ var postInference = []Stage{
 func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	t := fl.Trace
 	req := fl.parsed.req
-	resp := api.NewResponse(api.NewID("resp"), time.Now().Unix(), req)
+	resp := fl.newResponse()
 	fl.response = resp
 	t.ResponseID = resp.ID
 	ctx = outlive(ctx, out)
@@ -32,9 +32,8 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	defer running.Dec()
 	_, quiet := out.(Discard)
 	st := &streamer{out: out, quiet: quiet, buf: make([]byte, 0, 512), gapBounds: e.sh.Metrics.itl.bounds}
-	if fl.Via.BetweenItems != nil {
-		st.between = func() bool { return fl.Via.BetweenItems(fl) }
-	}
+	fl.queued.resume(st)
+	e.wireSteering(fl, st)
 	writeErr := st.begin(resp)
 	writeErr = st.compacted(fl.managed.compaction, writeErr)
 
@@ -62,7 +61,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 		}
 		st.items, st.cur, st.piece, st.sent, st.opened = g.items, 0, 0, 0, false
 		cancelled, stopped, err := e.pace(ctx, gen, st, writeErr)
-		writeErr = err
+		writeErr, g.steered = handedOver(err)
 		g.cancelled, g.stopped = cancelled || writeErr != nil, stopped
 		g.sent, g.cur = st.sent, st.cur
 		tm := gen.Timings()
@@ -87,6 +86,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	// Finalize reports a failure in the outcome, never as an error.
 	_ = e.runStages(ctx, fl, e.post, time.Now())
 	res := fl.outcome
+	afterTerminal := e.endSteering(fl, st, res)
 	e.sh.Traces.Add(&t.Trace)
 	for _, f := range e.finished {
 		f(fl)
@@ -103,6 +103,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 			_ = out.Flush()
 		}
 	}
+	afterTerminal()
 	return res
 }
 
@@ -122,6 +123,9 @@ func (e *Engine) pace(ctx context.Context, gen *inference.Generation, st *stream
 		// delta per item, then one flush.
 		seq := st.seq
 		writeErr = st.advance(gen.Released())
+		if writeErr == nil {
+			writeErr = st.acknowledge()
+		}
 		if writeErr == nil && st.seq != seq {
 			writeErr = st.out.Flush()
 		}
@@ -179,7 +183,11 @@ func (e *Engine) finalize(ctx context.Context, fl *Flight) (StageResult, *api.Er
 		e.sh.Prefix.Insert(fl.parsed.partition, state.tokens)
 	}
 	snapshot := api.MarshalResponse(resp)
-	if err := e.save(ctx, fl, state, snapshot, kept); err != nil {
+	err := e.save(ctx, fl, state, snapshot, kept)
+	if err == nil && kept {
+		err = e.appendToConversation(ctx, fl, output)
+	}
+	if err != nil {
 		failure = fail(resp, api.StoreError(err, "The response could not be stored").Message)
 		terminal = api.EventFailed
 		snapshot = api.MarshalResponse(resp)
@@ -203,6 +211,10 @@ func settle(resp *api.Response, g *streamed) (string, *api.Error) {
 		return api.EventFailed, fail(resp, "The server is shutting down; the response was cut short.")
 	case g.expired:
 		return api.EventFailed, fail(resp, "The response was paused longer than allowed waiting for response.append.")
+	case g.steered:
+		resp.Status = "incomplete"
+		resp.IncompleteDetails = &api.IncompleteDetails{Reason: api.IncompleteSteered}
+		return api.EventIncomplete, nil
 	case g.truncated:
 		resp.Status = "incomplete"
 		resp.IncompleteDetails = &api.IncompleteDetails{Reason: "max_output_tokens"}
@@ -272,12 +284,7 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 		for i := range items {
 			it := &items[i]
 			if it.key == 0 && input {
-				if it.ID == "" {
-					it.ID = api.NewID(idPrefix(it.Type))
-				}
-				if it.Status == "" && carriesStatus(it.Type) {
-					it.Status = "completed"
-				}
+				giveIdentity(&it.Item)
 			}
 			out[i] = store.Item{Key: it.key, ItemID: it.ID, Type: it.Type}
 			if it.key == 0 {
@@ -291,7 +298,7 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 		Context: toStore(state.context, true), InputStart: fl.built.inputStart, Output: toStore(state.output, false),
 		RenderedTokens: len(state.tokens)}
 	// Storing must finish even if the client has gone: the response exists.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	if err := e.sh.Store.SaveResponse(sctx, rec, ledger); err != nil {
 		return err
@@ -303,6 +310,17 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 		state.output[i].key = rec.Output[i].Key
 	}
 	return nil
+}
+
+// giveIdentity gives an input item the id and status it is stored and
+// listed with, when it has none.
+func giveIdentity(it *api.Item) {
+	if it.ID == "" {
+		it.ID = api.NewID(idPrefix(it.Type))
+	}
+	if it.Status == "" && carriesStatus(it.Type) {
+		it.Status = "completed"
+	}
 }
 
 // carriesStatus says whether an input item of this type is listed with a

@@ -22,7 +22,7 @@ import (
 //   - An Outliving sink keeps its response generating after its request
 //     has gone: background responses.
 //   - Via.BetweenItems is the point between output items where a response
-//     can stop and hand over: steering.
+//     can stop and hand over; steering (steer.go) stops there.
 //   - reasoning is a stage entry that does nothing yet and records no
 //     span: the feature that gives it work fills it in; compaction and
 //     context_window are filled (compaction.go, contextwindow.go).

@@ -136,7 +136,7 @@ func (e *Engine) resolve(_ context.Context, fl *Flight) (StageResult, *api.Error
 func (e *Engine) load(ctx context.Context, fl *Flight) (StageResult, *api.Error) {
 	id, found := fl.parsed.req.PreviousResponseID, fl.found
 	if id == "" {
-		return StageResult{}, nil
+		return e.loadConversation(ctx, fl)
 	}
 	if found.held {
 		e.sh.Metrics.cacheLookup("connection", found.parent != nil)

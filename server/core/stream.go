@@ -97,6 +97,12 @@ type streamer struct {
 	// between, when set, is asked after each item closes whether the
 	// response stops there (Via.BetweenItems).
 	between func() bool
+	// steering, when set, is the response's (steer.go): each wake-up
+	// acknowledges what it took.
+	steering *Steering
+	// wasQueued: response.created went out when the response was queued
+	// (background.go); begin sends only response.in_progress.
+	wasQueued bool
 
 	// Inter-token gaps as written, for the metrics: carried counts tokens
 	// released without text of their own, which ride with the next delta.
@@ -271,6 +277,7 @@ type streamed struct {
 	cancelled bool // the client went away, or a write failed
 	stopped   bool // the engine is shutting down
 	expired   bool // a paused response waited too long for response.append
+	steered   bool // stopped between items to hand over (steer.go)
 }
 
 // pauses says whether a prototype response pauses after this segment: it
@@ -293,8 +300,11 @@ func (s *streamer) begin(resp *api.Response) error {
 		return nil // nobody reads the events: do not build two snapshots
 	}
 	snapshot := api.MarshalResponse(resp)
-	s.buf = api.AppendResponseEvent(s.buf, api.EventCreated, s.seq, snapshot)
-	err := s.emit(api.EventCreated)
+	var err error
+	if !s.wasQueued {
+		s.buf = api.AppendResponseEvent(s.buf, api.EventCreated, s.seq, snapshot)
+		err = s.emit(api.EventCreated)
+	}
 	if err == nil {
 		s.buf = api.AppendResponseEvent(s.buf, api.EventInProgress, s.seq, snapshot)
 		err = s.emit(api.EventInProgress)

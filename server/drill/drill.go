@@ -18,6 +18,8 @@ const (
 	defaultDrillHold = 2 * time.Second // stall and slow-first-token
 	defaultRetryHint = time.Second     // Retry-After of http-429 and http-503
 	maxDrillHold     = 10 * time.Minute
+	// maxDrillLifetime bounds after_ms: the default --ws-lifetime.
+	maxDrillLifetime = 60 * time.Minute
 	maxDrillTimes    = 1_000_000
 	maxDrillAfter    = 1_000_000
 	maxDrillScope    = 256
@@ -93,6 +95,9 @@ func Check(s *api.DrillSpec) *api.Error {
 			s.DurationMS = defaultRetryHint.Milliseconds()
 		}
 	}
+	if err := checkAfterMS(s); err != nil {
+		return err
+	}
 	if s.Scope != "" && strings.TrimSpace(s.Scope) == "" {
 		return emptyScope()
 	}
@@ -100,6 +105,26 @@ func Check(s *api.DrillSpec) *api.Error {
 		return api.BadRequest("scope", api.CodeInvalidValue, "scope is at most %d bytes.", maxDrillScope)
 	}
 	return nil
+}
+
+// checkAfterMS holds after_ms, connection-limit's time form, to its
+// range; it replaces after_turns, so the two are not given together.
+func checkAfterMS(s *api.DrillSpec) *api.Error {
+	switch {
+	case s.AfterMS == 0:
+		return nil
+	case s.Drill != api.DrillConnectionLimit:
+		return api.BadRequest("after_ms", api.CodeUnsupportedParameter, "after_ms applies to connection-limit only.")
+	case s.AfterMS < 0 || s.AfterMS > maxDrillLifetime.Milliseconds():
+		return afterMSRange()
+	case s.AfterTurns != 0:
+		return api.BadRequest("after_ms", api.CodeInvalidValue, "Give after_ms or after_turns, not both: after_ms limits a connection by time, after_turns at a create.")
+	}
+	return nil
+}
+
+func afterMSRange() *api.Error {
+	return api.BadRequest("after_ms", api.CodeInvalidValue, "after_ms must be between 1 and %d.", maxDrillLifetime.Milliseconds())
 }
 
 // emptyScope refuses a scope given empty: leaving it out is how a drill
@@ -269,25 +294,30 @@ func (d *Drills) fire(hook drillHook, session, scope string, f api.DrillFiring) 
 		defer d.countLocked(key) // this attempt counts for the next one
 	}
 	for _, dr := range d.armed {
-		if hookOf(dr.Drill) != hook || dr.Fired >= dr.Times || (dr.Scope != "" && dr.Scope != scope) ||
+		if hookOf(dr.Drill) != hook || dr.AfterMS > 0 || dr.Fired >= dr.Times || (dr.Scope != "" && dr.Scope != scope) ||
 			d.counts[dr.ID].n[key] < dr.AfterTurns {
 			continue
 		}
-		dr.Fired++
-		if dr.Fired == dr.Times {
-			d.setLive(-1)
-			delete(d.counts, dr.ID) // spent: it counts no more
-		}
-		f.AtUnixNS = time.Now().UnixNano()
-		if len(dr.Firings) >= maxDrillFirings {
-			dr.Firings = slices.Delete(dr.Firings, 0, 1)
-		}
-		dr.Firings = append(dr.Firings, f)
-		d.fired.WithLabelValues(dr.Drill).Inc()
+		d.recordLocked(dr, f)
 		c := *dr
 		return &c
 	}
 	return nil
+}
+
+// recordLocked counts a firing of dr and records it. Callers hold mu.
+func (d *Drills) recordLocked(dr *api.Drill, f api.DrillFiring) {
+	dr.Fired++
+	if dr.Fired == dr.Times {
+		d.setLive(-1)
+		delete(d.counts, dr.ID) // spent: it counts no more
+	}
+	f.AtUnixNS = time.Now().UnixNano()
+	if len(dr.Firings) >= maxDrillFirings {
+		dr.Firings = slices.Delete(dr.Firings, 0, 1)
+	}
+	dr.Firings = append(dr.Firings, f)
+	d.fired.WithLabelValues(dr.Drill).Inc()
 }
 
 // drillError marks an error a drill caused, for clients and tests.

@@ -97,11 +97,16 @@ func DecodeDrillSpec(body []byte) (api.DrillSpec, *api.Error) {
 	}
 	// An empty scope would arm a server-wide drill the caller meant to
 	// scope: it is refused, not read as none.
-	var scope struct {
-		Scope *string `json:"scope"`
+	var given struct {
+		Scope   *string `json:"scope"`
+		AfterMS *int64  `json:"after_ms"`
 	}
-	if json.Unmarshal(body, &scope) == nil && scope.Scope != nil && *scope.Scope == "" {
+	if json.Unmarshal(body, &given) == nil && given.Scope != nil && *given.Scope == "" {
 		return api.DrillSpec{}, emptyScope()
+	}
+	// after_ms: 0 is a limit of no time, not the default it would read as.
+	if given.AfterMS != nil && *given.AfterMS == 0 {
+		return api.DrillSpec{}, afterMSRange()
 	}
 	if err := Check(&s); err != nil {
 		return api.DrillSpec{}, err

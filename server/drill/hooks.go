@@ -23,6 +23,8 @@ import (
 //   - evict-cache: wraps load, which then misses the connection cache;
 //   - connection-limit, http-429, http-503: a step once a create is
 //     prepared (stepPrepared), by the transport it came on;
+//   - connection-limit with after_ms: ConnectionLimit gives a new
+//     connection of its scope that limit (connlimit.go);
 //   - drop-mid-stream, stall, slow-first-token: wrap a streamed
 //     response's sink;
 //   - after_turns: OnFinished counts each finished response.

@@ -36,11 +36,12 @@ func RegisterTraces(g *echo.Group, traces *core.TraceRing) {
 
 // API is one engine's HTTP+SSE transport: the handlers of its routes.
 type API struct {
-	e *core.Engine
+	e  *core.Engine
+	bg *core.Backgrounds
 }
 
 // New returns engine e's HTTP+SSE transport.
-func New(e *core.Engine) *API { return &API{e: e} }
+func New(e *core.Engine) *API { return &API{e: e, bg: core.NewBackgrounds(e)} }
 
 // readBody reads a request body up to the engine's limit and takes its
 // share of the in-flight budget; release returns it.
@@ -85,7 +86,11 @@ func (h *API) Create(c echo.Context) (err error) {
 	fl.Trace.Client = request.ClientOf(r)
 	fl.Trace.SetScope(api.AgentloopHeader(r, api.HeaderScope))
 	closeTurn := func() {}
+	handedOver := false // to a background response, which observes its own end
 	defer func() {
+		if handedOver {
+			return
+		}
 		if fl.Trace.Session == "" {
 			fl.Trace.Session = request.HTTPClientSessionKey(r, "")
 		}
@@ -98,7 +103,11 @@ func (h *API) Create(c echo.Context) (err error) {
 	if aerr != nil {
 		return aerr
 	}
-	defer release()
+	defer func() {
+		if !handedOver {
+			release()
+		}
+	}()
 	ctx := r.Context()
 	fl.SetBody(body)
 	// In flight for the inspector from the moment the body names its
@@ -118,6 +127,16 @@ func (h *API) Create(c echo.Context) (err error) {
 	if aerr != nil {
 		e.Rejected("http", aerr.Status)
 		return aerr
+	}
+	if fl.Request().InBackground() {
+		// The response outlives this request: it keeps its share of the
+		// budget, and is observed, when it ends.
+		handedOver = true
+		return h.createBackground(c, fl, func(aerr *api.Error) {
+			release()
+			e.Observe(fl.Trace, aerr)
+			closeTurn()
+		})
 	}
 	if !fl.Request().Streaming() {
 		res := e.Generate(ctx, fl, core.Discard{})
@@ -210,20 +229,59 @@ func (h *API) Get(c echo.Context) error {
 	if st == nil {
 		return api.ResponseNotFound(id)
 	}
-	r, err := st.GetResponse(c.Request().Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return api.ResponseNotFound(id)
+	ctx := c.Request().Context()
+	stream, aerr := h.streamAsked(c)
+	if aerr != nil {
+		return aerr
 	}
-	if err != nil {
+	r, err := st.GetResponse(ctx, id)
+	var snapshot []byte
+	switch {
+	case err == nil:
+		if stream && !createdInBackground(r.Snapshot) {
+			return api.NotStreamable(id)
+		}
+		snapshot = r.Snapshot
+	case errors.Is(err, store.ErrNotFound):
+		// A background response is stored as one only once it has ended.
+		bg, berr := h.bg.Get(ctx, id)
+		if errors.Is(berr, store.ErrNotFound) {
+			return api.ResponseNotFound(id)
+		}
+		if berr != nil {
+			return storeError(berr)
+		}
+		snapshot = bg.Snapshot
+	default:
 		return storeError(err)
 	}
-	if stream, _ := strconv.ParseBool(c.QueryParam("stream")); stream && !createdInBackground(r.Snapshot) {
-		return api.NotStreamable(id)
+	if stream {
+		return h.resume(c, id)
 	}
-	c.Response().Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	c.Response().WriteHeader(http.StatusOK)
-	_, err = c.Response().Write(r.Snapshot)
-	return err
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, snapshot)
+}
+
+// streamAsked says whether a retrieve asks for the events: stream=true in
+// the query, or {"stream": true} in the body, as openai-go's GetStreaming
+// sends it.
+func (h *API) streamAsked(c echo.Context) (bool, *api.Error) {
+	if stream, _ := strconv.ParseBool(c.QueryParam("stream")); stream {
+		return true, nil
+	}
+	if c.Request().ContentLength == 0 {
+		return false, nil
+	}
+	body, aerr := h.readLimited(c)
+	if aerr != nil || len(body) == 0 {
+		return false, aerr
+	}
+	var b struct {
+		Stream bool `json:"stream"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return false, api.BadRequest("", api.CodeInvalidJSON, "The request body is not a JSON object.")
+	}
+	return b.Stream, nil
 }
 
 // createdInBackground reads a stored snapshot's "background".
@@ -243,6 +301,12 @@ func (h *API) Delete(c echo.Context) error {
 	}
 	err := st.DeleteResponse(c.Request().Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
+		// A background response that ended unstored (cancelled, failed).
+		err = h.bg.Delete(c.Request().Context(), id)
+	} else if err == nil {
+		_ = h.bg.Delete(c.Request().Context(), id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
 		return api.ResponseNotFound(id)
 	}
 	if err != nil {
@@ -251,37 +315,59 @@ func (h *API) Delete(c echo.Context) error {
 	return c.JSON(http.StatusOK, api.DeletedResponse{ID: id, Object: "response", Deleted: true})
 }
 
+// page is a listing's query: after, limit (1–100, default 20) and order
+// (asc or desc, default desc).
+type page struct {
+	after, order string
+	limit        int
+}
+
+// pageOf reads a listing's query.
+func pageOf(c echo.Context) (page, *api.Error) {
+	p := page{after: c.QueryParam("after"), limit: 20, order: c.QueryParam("order")}
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			return p, api.BadRequest("limit", api.CodeIntegerOutOfRange, "Invalid 'limit': expected an integer between 1 and 100.")
+		}
+		p.limit = n
+	}
+	switch p.order {
+	case "":
+		p.order = "desc"
+	case "asc", "desc":
+	default:
+		return p, api.BadRequest("order", api.CodeInvalidValue, "Invalid value: '%s'. Supported values are: 'asc' and 'desc'.", p.order)
+	}
+	return p, nil
+}
+
 // InputItems is GET /responses/:id/input_items: a stored response's input items, a page at a time.
 func (h *API) InputItems(c echo.Context) error {
 	st := h.e.Shared().Store
 	id := c.Param("id")
-	limit := 20
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 100 {
-			return api.BadRequest("limit", api.CodeIntegerOutOfRange, "Invalid 'limit': expected an integer between 1 and 100.")
-		}
-		limit = n
-	}
-	order := c.QueryParam("order")
-	switch order {
-	case "":
-		order = "desc"
-	case "asc", "desc":
-	default:
-		return api.BadRequest("order", api.CodeInvalidValue, "Invalid value: '%s'. Supported values are: 'asc' and 'desc'.", order)
+	p, aerr := pageOf(c)
+	if aerr != nil {
+		return aerr
 	}
 	if st == nil {
 		return api.ResponseNotFound(id)
 	}
-	items, more, err := st.InputItems(c.Request().Context(), id, c.QueryParam("after"), limit, order)
+	items, more, err := st.InputItems(c.Request().Context(), id, p.after, p.limit, p.order)
 	if errors.Is(err, store.ErrNotFound) {
 		return api.ResponseNotFound(id)
 	}
 	if err != nil {
 		return storeError(err)
 	}
-	b := append([]byte(nil), `{"object":"list","data":[`...)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, appendItemList(nil, items, more))
+}
+
+// appendItemList appends a page of items as a list: its data, first_id,
+// last_id (the last listed item's id, so a walk of pages returns every
+// item once) and has_more.
+func appendItemList(b []byte, items []store.Item, more bool) []byte {
+	b = append(b, `{"object":"list","data":[`...)
 	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
@@ -298,8 +384,7 @@ func (h *API) InputItems(c echo.Context) error {
 	}
 	b = append(b, `,"has_more":`...)
 	b = strconv.AppendBool(b, more)
-	b = append(b, '}')
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
+	return append(b, '}')
 }
 
 // MetricsHandler serves m in the Prometheus text format.
@@ -318,8 +403,8 @@ func admitHTTP(req *api.CreateRequest) *api.Error {
 	if req.StreamID != nil {
 		return api.BadRequest("stream_id", api.CodeUnsupportedParameter, "'stream_id' names a WebSocket lane; it is not accepted over HTTP.")
 	}
-	if req.Background != nil && *req.Background {
-		return api.BadRequest("background", api.CodeUnsupportedParameter, "'background' is not supported by this engine yet: omit it, or set it to false.")
+	if req.InBackground() && !req.Stored() {
+		return api.BackgroundNeedsStore()
 	}
 	return nil
 }

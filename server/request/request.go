@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"agentloop/api"
+
+	"github.com/labstack/echo/v4"
 )
 
 // Client-session keys (docs/decisions.md, "Client sessions are
@@ -54,4 +56,23 @@ func ClientOf(r *http.Request) *api.Client {
 // IsUpgrade says whether a request asks to open a WebSocket.
 func IsUpgrade(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// clientIdentityKey is where the process leaves, on a request's echo
+// context, the function that says who its client is (app's identify).
+const clientIdentityKey = "agentloop.client-identity"
+
+// SetClientIdentity gives a request the process's answer to who its
+// client is (a login, a key, an address: app/client.go), read lazily.
+func SetClientIdentity(c echo.Context, identify func(echo.Context) string) {
+	c.Set(clientIdentityKey, identify)
+}
+
+// ClientIdentity is who a request's client is: what SetClientIdentity
+// gave it, else its address.
+func ClientIdentity(c echo.Context) string {
+	if identify, ok := c.Get(clientIdentityKey).(func(echo.Context) string); ok {
+		return identify(c)
+	}
+	return "addr:" + c.RealIP()
 }

@@ -2,7 +2,8 @@
 // GET /responses upgraded, one reader per connection that queues creates
 // on their lanes (lanes.go), each lane running its creates one at a time
 // through the core, the connection's batched socket writer (wsbatch.go),
-// the message rules (wsmessages.go) and the engine's registry of open
-// connections with its stall watchdog (conns.go). A lane is the core's
-// Conn and its sink.
+// the message rules (wsmessages.go), the engine's registry of open
+// connections with its stall watchdog (conns.go), a connection's limit
+// (limit.go) and steering its responses in flight (steer.go). A lane is
+// the core's Conn and its sink.
 package wsmode

@@ -38,6 +38,8 @@ type wsConn struct {
 	client     *api.Client    // who opened the connection
 	stack      apistack.Stack // the modelled API stack, chosen at the upgrade
 	proto      bool           // the upgrade asked for the prototype (server/core/prototype.go)
+	limitErr   *api.Error     // the error frame a shorter limit ends the connection with (limit.go); nil: the lifetime's
+	steers     steerTargets   // its responses in flight, for response.steer (steer.go)
 }
 
 // Server is one engine's WebSocket mode: GET /responses, its open
@@ -45,6 +47,7 @@ type wsConn struct {
 type Server struct {
 	e     *core.Engine
 	conns *connSet
+	limit ConnLimit // a shorter limit for some connections (limit.go); nil: none
 }
 
 // New returns engine e's WebSocket mode.
@@ -98,8 +101,7 @@ func (s *Server) Handle(c echo.Context) error {
 	defer stopClosing()
 	e.Shared().Metrics.ConnOpened()
 	defer e.Shared().Metrics.ConnClosed()
-	lifetime := time.AfterFunc(cfg.WSLifetime, func() { wc.end(endExpired) })
-	defer lifetime.Stop()
+	defer wc.startLimit(cfg.WSLifetime)()
 	wc.read()
 	wc.end(endGone)
 	return nil
@@ -119,6 +121,10 @@ func (wc *wsConn) read() {
 		body, err := io.ReadAll(r)
 		if err != nil {
 			return // over the read limit the library closes with 1009
+		}
+		if typ == websocket.MessageText && api.IsSteer(body) {
+			wc.steer(body) // it steers a response in flight: never queued
+			continue
 		}
 		ent := wsEntry{started: started}
 		l := wc.lanes.def
@@ -164,13 +170,35 @@ func (wc *wsConn) end(why connEnd) {
 }
 
 func (wc *wsConn) limitReached() {
-	_ = wc.write(api.AppendWSError(nil, ConnectionLimitReached(wc.e.Config().WSLifetime), ""))
+	err := wc.limitErr
+	if err == nil {
+		err = ConnectionLimitReached(wc.e.Config().WSLifetime)
+	}
+	_ = wc.write(api.AppendWSError(nil, err, ""))
 	wc.c.Close(websocket.StatusNormalClosure, "connection lifetime reached")
 }
 
-// handle runs one entry of lane l: a reply decided when it was read, or a
-// create through the pipeline. Every frame of a named lane names it.
+// handle runs one entry of lane l, then the successors its steering
+// hands over to (steer.go), one after another.
 func (wc *wsConn) handle(l *lane, ent wsEntry) {
+	var from *succession
+	for {
+		if from = wc.handleOne(l, ent, from); from == nil {
+			return
+		}
+		if wc.lanes.ending() {
+			wc.successionFailed(l, from, api.Errorf(http.StatusServiceUnavailable, "", api.CodeServerError, "The connection is closing."))
+			return
+		}
+		ent = successorEntry(from)
+	}
+}
+
+// handleOne runs one entry of lane l: a reply decided when it was read, or
+// a create through the pipeline (from: a successor's). Every frame of a
+// named lane names it. It returns the successor the response handed over
+// to, if any.
+func (wc *wsConn) handleOne(l *lane, ent wsEntry, from *succession) *succession {
 	e := wc.e
 	fl := e.NewFlight("websocket", ent.started, ent.body)
 	fl.Trace.Session, fl.Trace.Client = wc.sessionKey, wc.client
@@ -185,20 +213,24 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 		aerr = ent.reply
 		e.Rejected("websocket", ent.reply.Status)
 		wc.lanes.sendError(ent.reply, ent.stream)
-		return
+		return nil
 	}
 	release, aerr := e.Shared().Budget.Acquire(len(ent.body))
 	if aerr != nil {
 		e.Rejected("websocket", aerr.Status)
-		wc.lanes.sendError(aerr, l.id)
-		return
+		if from == nil {
+			wc.lanes.sendError(aerr, l.id)
+		}
+		wc.successionFailed(l, from, aerr)
+		return nil
 	}
 	defer release()
 	fl.Via = core.Via{Admit: wc.rulesOn(l), Conn: l, Prototype: wc.proto}
+	parked := wc.steerable(l, fl, from)
 	e.UseStack(fl, wc.stack)
 	aerr = e.Prepare(wc.ctx, fl)
 	if aerr == core.ErrProcessed {
-		return
+		return nil
 	}
 	if aerr != nil {
 		// A failed continuation evicts its parent: one the parent step
@@ -207,17 +239,22 @@ func (wc *wsConn) handle(l *lane, ent wsEntry) {
 			l.forget(req.PreviousResponseID)
 		}
 		e.Rejected("websocket", aerr.Status)
-		wc.lanes.sendError(aerr, l.id)
+		if from == nil { // a successor's create is the server's: its input comes back instead
+			wc.lanes.sendError(aerr, l.id)
+		}
+		wc.successionFailed(l, from, aerr)
+		wc.successionFailed(l, parked, aerr)
 		if aerr.Code == api.CodeWebSocketConnectionLimitReached {
 			// The connection's limit is reached (the connection-limit
 			// drill): the connection closes with 1000.
 			wc.c.Close(websocket.StatusNormalClosure, "connection limit reached")
 			wc.cancel()
 		}
-		return
+		return nil
 	}
 	res := e.Generate(wc.ctx, fl, &l.out)
 	wc.lanes.remember(l, res.State) // without a state, a taken parent stays out
+	return wc.steered(l, fl, res)
 }
 
 // rulesOn is the parse-stage rule of a create on lane l: the connection's

@@ -80,7 +80,7 @@
     const errorBox = document.getElementById("drill-error");
     const armBtn = document.getElementById("drill-arm");
     // The API's parameters and the fields that hold them.
-    const fields = { drill: "drill-name", after_turns: "drill-after", times: "drill-times", duration_ms: "drill-duration", scope: "drill-scope" };
+    const fields = { drill: "drill-name", after_turns: "drill-after", times: "drill-times", duration_ms: "drill-duration", after_ms: "drill-after-ms", scope: "drill-scope" };
     let armed = 0;
     let loading = null;
     let again = false;
@@ -130,7 +130,7 @@
         btn.addEventListener("click", () => disarm(d, btn));
         body.append(el("tr", { "data-testid": "drill-row", "data-drill": d.id },
           el("th", { scope: "row" }, d.drill, " ", el("code", { class: "muted small" }, d.id)),
-          el("td", null, String(d.after_turns)),
+          el("td", null, d.after_ms ? fmtNS(d.after_ms * 1e6) + " from the connection's start" : String(d.after_turns)),
           el("td", { "data-testid": "drill-fired" }, d.fired + " / " + d.times),
           el("td", null, d.duration_ms ? fmtNS(d.duration_ms * 1e6) : "–"),
           el("td", null, d.scope ? el("code", null, d.scope) : "every session"),
@@ -159,7 +159,7 @@
       A.showError(errorBox, null);
       for (const input of form.querySelectorAll('[aria-invalid="true"]')) A.setFieldError(input, "");
       const spec = { drill: document.getElementById(fields.drill).value };
-      for (const key of ["after_turns", "times", "duration_ms"]) {
+      for (const key of ["after_turns", "times", "duration_ms", "after_ms"]) {
         const input = document.getElementById(fields[key]);
         const text = input.value.trim();
         if ((input.validity && input.validity.badInput) || (text !== "" && !Number.isFinite(Number(text)))) {

@@ -7,6 +7,8 @@
 // The suite covers atomic saves, items stored once, a child surviving its
 // parent's delete, the ledger's group commit and durability across close
 // and reopen, retention, login sessions, runs, the inspector's sessions,
+// conversations and their paging, background responses (their states,
+// events, cancel flag, queued cap and failure at a replica's stop),
 // and the clear errors of a
 // locked, full or unreachable database (store.ErrBusy, store.ErrFull,
 // store.ErrUnavailable).
@@ -116,6 +118,13 @@ func Run(t *testing.T, h Harness) {
 		{"SweepDeletesIdleInspectSessionsWithTheirTurns", testSweepDeletesIdleInspectSessionsWithTheirTurns},
 		{"Workloads", testWorkloads},
 		{"WorkloadReferences", testWorkloadReferences},
+		{"Conversations", testConversations},
+		{"ConversationPaging", testConversationPaging},
+		{"SweepDeletesIdleConversations", testSweepDeletesIdleConversations},
+		{"BackgroundLifecycle", testBackgroundLifecycle},
+		{"BackgroundQueuedCap", testBackgroundQueuedCap},
+		{"MarkBackgroundFailed", testMarkBackgroundFailed},
+		{"SweepDeletesFinishedBackground", testSweepDeletesFinishedBackground},
 		{"LockedDatabase", testLockedDatabase},
 		{"FullDatabase", testFullDatabase},
 		{"UnreachableDatabase", testUnreachableDatabase},

@@ -86,6 +86,16 @@ func (s *Store) sweeps() []Sweep {
 			ORDER BY created_at LIMIT ?`),
 			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM workloads WHERE id = ? AND NOT ` + workloadNamed("workloads.id")),
 			Count: func(w *store.Swept) *int { return &w.Workloads }},
+		// A conversation goes with its items (ON DELETE CASCADE) once idle.
+		{What: "conversations", Select: s.q(`SELECT id FROM conversations WHERE updated_at < ? ORDER BY updated_at LIMIT ?`),
+			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM conversations WHERE id = ?`),
+			Count: func(w *store.Swept) *int { return &w.Conversations }},
+		// A background response goes with its events; an open one is
+		// still running or will be marked failed.
+		{What: "background responses", Select: s.q(`SELECT id FROM background_responses WHERE created_at < ?
+			AND status NOT IN ('queued', 'in_progress') ORDER BY created_at LIMIT ?`),
+			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM background_responses WHERE id = ?`),
+			Count: func(w *store.Swept) *int { return &w.Background }},
 	}
 }
 
