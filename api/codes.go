@@ -22,6 +22,7 @@ const (
 	CodeArrayBelowMinLength       = "array_below_min_length"
 	CodeArrayAboveMaxLength       = "array_above_max_length"
 	CodeInvalidEncryptedContent   = "invalid_encrypted_content"
+	CodeContextLengthExceeded     = "context_length_exceeded"
 	CodeModelNotFound             = "model_not_found"
 	CodePreviousResponseNotFound  = "previous_response_not_found"
 	CodeInvalidAPIKey             = "invalid_api_key"

@@ -15,6 +15,11 @@
 // create's reasoning: ReasoningOf; SpanReasoning names its span); validate
 // answers a reasoning blob that package seal does not open with
 // InvalidEncryptedContent(blob).
+// Long sessions (compaction.go): the compaction item, context_management's
+// threshold (CreateRequest.Compaction), the standalone compaction's
+// parameters (ValidateCompact) and answer (CompactedResponse), the rule
+// of what a compaction keeps (CompactionKept) and the context window's
+// error (ContextLengthExceeded).
 //
 // Both the engine (server) and the agent client (rollout) use it, so it must
 // never import another agentloop package, and it must never decide anything

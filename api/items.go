@@ -18,6 +18,7 @@ const (
 	TypeReasoning            = "reasoning"
 	TypeCustomToolCall       = "custom_tool_call"
 	TypeCustomToolCallOutput = "custom_tool_call_output"
+	// TypeCompaction: compaction.go.
 )
 
 // Part is one content part of a message. Text parts are decoded; every other
@@ -46,6 +47,8 @@ type Item struct {
 	Phase  string
 	// Summary is a reasoning item's summary parts (summary_text), and
 	// EncryptedContent its sealed blob (package seal), "" when it has none.
+	// A compaction item's Summary is its opened blob, set by the engine
+	// once it has opened it (never read from, nor written to, the wire).
 	Summary          []Part
 	EncryptedContent string
 	// Raw keeps the items a client sent whose shape the engine does not
@@ -133,7 +136,7 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 		if w.ID == "" {
 			return Item{}, BadRequest(param+".id", CodeMissingRequiredParameter, "Missing required parameter: '%s.id'.", param)
 		}
-	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput:
+	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput, TypeCompaction:
 		// Decoded leniently, as before: ValidateCreate holds them to the
 		// SDK's shapes (validate.go).
 		it.Raw = append(json.RawMessage(nil), bytes.TrimSpace(raw)...)
@@ -143,6 +146,10 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 		case TypeCustomToolCallOutput:
 			if out := bytes.TrimSpace(w.Output); len(out) > 0 && (out[0] == '"' || out[0] == '[') {
 				it.Output = append(json.RawMessage(nil), out...)
+			}
+		case TypeCompaction:
+			if w.EncryptedContent != nil {
+				it.EncryptedContent = *w.EncryptedContent
 			}
 		case TypeReasoning:
 			if w.EncryptedContent != nil {
@@ -157,7 +164,7 @@ func DecodeItem(raw json.RawMessage, param string) (Item, *Error) {
 		}
 	default:
 		return Item{}, BadRequest(param+".type", CodeInvalidValue,
-			"Invalid value: '%s'. Supported values are: 'message', 'function_call', 'function_call_output', 'item_reference', 'reasoning', 'custom_tool_call', and 'custom_tool_call_output'.", w.Type)
+			"Invalid value: '%s'. Supported values are: 'message', 'function_call', 'function_call_output', 'item_reference', 'reasoning', 'custom_tool_call', 'custom_tool_call_output', and 'compaction'.", w.Type)
 	}
 	return it, nil
 }
@@ -222,6 +229,8 @@ func (it *Item) Text() string {
 		return it.Arguments
 	case TypeFunctionCallOutput:
 		return OutputText(it.Output)
+	case TypeCompaction:
+		return it.CompactionSummary()
 	default:
 		return string(it.Raw)
 	}
@@ -338,7 +347,7 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		b = append(b, `{"type":"item_reference","id":`...)
 		b = AppendString(b, it.ID)
 		return append(b, '}')
-	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput:
+	case TypeReasoning, TypeCustomToolCall, TypeCustomToolCallOutput, TypeCompaction:
 		if len(it.Raw) > 0 {
 			return append(b, it.Raw...)
 		}
@@ -372,6 +381,8 @@ func (it *Item) appendMade(b []byte) []byte {
 		if it.EncryptedContent != "" {
 			b = appendField(b, "encrypted_content", it.EncryptedContent)
 		}
+	case TypeCompaction:
+		b = appendField(b, "encrypted_content", it.EncryptedContent)
 	case TypeCustomToolCall:
 		b = appendField(b, "call_id", it.CallID)
 		b = appendField(b, "input", it.Arguments)

@@ -53,6 +53,11 @@ var createParams = map[string]param{
 	"client_metadata": {kinds: kObject | kNull},
 }
 
+// compactParams are the parameters of POST /v1/responses/compact
+// (ResponseCompactParams): create parameters of the same shapes.
+var compactParams = paramsNamed("model", "input", "instructions", "previous_response_id", "prompt_cache_key",
+	"prompt_cache_options", "prompt_cache_retention", "service_tier", "image")
+
 // Enums of the create parameters, as the SDK declares them.
 var (
 	Truncations        = []string{"auto", "disabled"}
@@ -101,7 +106,7 @@ var textFormatFields = map[string]param{
 }
 
 var contextManagementFields = map[string]param{
-	"type":              {kinds: kString, required: true},
+	"type":              {kinds: kString, required: true, enum: []string{ContextManagementCompaction}},
 	"compact_threshold": {kinds: kNumber | kNull},
 }
 

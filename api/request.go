@@ -39,7 +39,8 @@ type CreateRequest struct {
 	MaxToolCalls       *int              `json:"max_tool_calls,omitempty"`
 	Background         *bool             `json:"background,omitempty"`
 	Conversation       json.RawMessage   `json:"conversation,omitempty"`
-	// ContextManagement is kept raw: steering reads whether it is present.
+	// ContextManagement is kept raw: compaction reads it (Compaction), and
+	// steering whether it is present.
 	ContextManagement json.RawMessage `json:"context_management,omitempty"`
 	// Generate:false is the WebSocket warmup.
 	Generate *bool `json:"generate,omitempty"`

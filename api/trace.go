@@ -20,6 +20,12 @@ const (
 	StagePrefill  = "prefill"
 	StageGenerate = "generate"
 	StageFinalize = "finalize"
+	// StageCompaction (modelled: the compaction pass) and
+	// StageContextWindow (measured) record a span only when they change
+	// the context or refuse it (docs/protocol.md, "Compaction" and
+	// "Context windows").
+	StageCompaction    = "compaction"
+	StageContextWindow = "context_window"
 )
 
 // Span kinds: measured is real work on this machine, modelled is simulated.
@@ -175,7 +181,7 @@ const MaxRaceTag = 128
 // request and the moment it is ready for the scheduler: parse through safety.
 func IsPreInference(stage string) bool {
 	switch stage {
-	case StageParse, StageValidate, StageResolve, StageLoad, StageRender, StageSafety:
+	case StageParse, StageValidate, StageResolve, StageLoad, StageRender, StageContextWindow, StageSafety:
 		return true
 	}
 	return false
@@ -239,7 +245,7 @@ func SpanGroup(name string) string {
 		return GroupOverhead
 	case IsStackStage(name):
 		return GroupAPIStack
-	case name == StageQueue || name == StagePrefill:
+	case name == StageQueue || name == StagePrefill || name == StageCompaction:
 		return GroupQueuePrefill
 	case name == StageGenerate || name == SpanReasoning:
 		return GroupDecode

@@ -612,6 +612,13 @@ func checkItemShape(it *Item, path string) *Error {
 		if k := kindOf(w.Output); k != kString && k != kArray {
 			return invalidType(path+".output", kString|kArray, k)
 		}
+	case TypeCompaction:
+		if len(w.EncryptedContent) == 0 {
+			return MissingParameter(path + ".encrypted_content")
+		}
+		if k := kindOf(w.EncryptedContent); k != kString {
+			return invalidType(path+".encrypted_content", kString, k)
+		}
 	case TypeReasoning:
 		if len(w.Summary) == 0 {
 			return MissingParameter(path + ".summary")

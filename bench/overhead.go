@@ -148,7 +148,7 @@ func Overhead(ctx context.Context, cfg OverheadConfig) ([]OverheadRow, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s at %d tokens: %w", path, size, err)
 			}
-			row.Median[path] = median(samples)
+			row.Median[path] = Median(samples)
 		}
 		rows = append(rows, row)
 	}
@@ -266,7 +266,9 @@ func readUntilTerminal(ctx context.Context, conn *websocket.Conn) (string, error
 	}
 }
 
-func median(d []time.Duration) time.Duration {
+// Median is the middle of d (the upper middle of an even count), 0 when
+// it is empty.
+func Median(d []time.Duration) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}

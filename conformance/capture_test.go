@@ -50,6 +50,7 @@ var cases = []struct{ name, fields string }{
 	{"function tool", `"input":"What's the weather in Paris?","tools":[` + weatherTool + `],"tool_choice":"required","parallel_tool_calls":false`},
 	{"function tool without parameters", `"input":"Ping.","tools":[{"type":"function","name":"ping"}],"tool_choice":{"type":"function","name":"ping"}`},
 	{"function call output", `"input":[{"role":"user","content":"Weather?"},{"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_1","output":"sunny"}],"tools":[` + weatherTool + `]`},
+	{"compaction", `"input":[{"role":"developer","content":"Be brief."},{"role":"user","content":"Weather?"},{"type":"function_call","call_id":"call_1","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_1","output":"` + strings.Repeat("sunny and mild, ", 40) + `"}],"tools":[` + weatherTool + `],"context_management":[{"type":"compaction","compact_threshold":100}]`},
 	{"json_schema", `"input":"Name a city.","text":` + citySchemaFormat},
 	{"json_object", `"input":"Answer in JSON: name a colour.","text":{"format":{"type":"json_object"}}`},
 	{"custom tool", `"input":"Patch the greeting.","tools":[{"type":"custom","name":"apply_patch","description":"Apply a patch"}],"tool_choice":{"type":"custom","name":"apply_patch"}`},

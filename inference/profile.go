@@ -26,6 +26,12 @@ type Profile struct {
 	// Reasoning is the mean reasoning tokens of a response at each effort
 	// (Profile.ReasoningTokens draws a response's count around it).
 	Reasoning ReasoningBudget
+	// ContextWindow is the most prompt tokens a request may hold
+	// (instructions, tools and context, as usage counts input_tokens);
+	// beyond it the engine answers context_length_exceeded or, with
+	// truncation "auto", drops the oldest items (docs/protocol.md, "Context
+	// windows"). 0 is unbounded. Not a cost: Unmodelled keeps it.
+	ContextWindow int
 }
 
 // The built-in profiles, one per api's built-in model name and in its order
@@ -44,13 +50,20 @@ type Profile struct {
 // the profile's rate, so the same effort takes classic 16 times as long as
 // spark, and instant no time at all.
 //
+// Context windows (ContextWindow; docs/stack.md, "Context windows and
+// compaction", says which figure is cited and which derived):
+//
+//	classic  400,000 tokens   spark  128,000   burst  128,000   instant  unbounded
+//
+// instant, the load tests' model, holds whatever a body can carry.
+//
 // Every profile but instant jitters its rates and TTFT by ±5 %, per request,
 // from the Job's JitterSeed. instant models no time at all: its jobs still go
 // through the scheduler, and all their tokens fall due at admission.
 var builtinProfiles = profilesFor(api.BuiltinModels(), map[string]Profile{
-	api.ModelClassic: {PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05, Reasoning: StandardReasoning},
-	api.ModelSpark:   {PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05, Reasoning: StandardReasoning},
-	api.ModelBurst:   {PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05, Reasoning: StandardReasoning},
+	api.ModelClassic: {PrefillTPS: 2000, BaseTTFT: 400 * time.Millisecond, MaxBatch: 64, BatchSlowdown: 0.3, Jitter: 0.05, ContextWindow: 400_000, Reasoning: StandardReasoning},
+	api.ModelSpark:   {PrefillTPS: 20000, BaseTTFT: 80 * time.Millisecond, MaxBatch: 512, BatchSlowdown: 0, Jitter: 0.05, ContextWindow: 128_000, Reasoning: StandardReasoning},
+	api.ModelBurst:   {PrefillTPS: 50000, BaseTTFT: 40 * time.Millisecond, MaxBatch: 256, BatchSlowdown: 0.15, Jitter: 0.05, ContextWindow: 128_000, Reasoning: StandardReasoning},
 	api.ModelInstant: {Reasoning: StandardReasoning},
 })
 

@@ -15,6 +15,11 @@
 // run API show them as stored; a run stored without them gets them when it
 // is read (LoadRun).
 //
+// It also holds a race to its model's context window, and a workload
+// upload to the largest (window.go: CheckWorkloadFits), reading the
+// windows from inference's profiles; compact_threshold makes a race's
+// lanes ask for compaction.
+//
 // rollout talks to the engine only over sockets: it must never import the
 // server package, call the engine in-process, or import a store backend.
 package rollout

@@ -32,7 +32,8 @@ func replayToolsJSON(w *workload.Workload) json.RawMessage {
 // the next. It passes when every response holds the recorded calls.
 func (l *laneRun) replay(ctx context.Context) error {
 	w := l.wl
-	req := Request{Tools: replayToolsJSON(w), Model: l.cfg.Model(), CacheKey: l.cacheKey, Seed: l.cfg.Seed, Reasoning: l.cfg.Reasoning}
+	req := Request{Tools: replayToolsJSON(w), Model: l.cfg.Model(), CacheKey: l.cacheKey, Seed: l.cfg.Seed, Reasoning: l.cfg.Reasoning,
+		CompactThreshold: l.cfg.CompactThreshold}
 	if w.InstructionsTokens > 0 {
 		req.History = []json.RawMessage{messageItem("developer", workload.Text(w.InstructionsTokens))}
 	}
@@ -82,13 +83,18 @@ func (l *laneRun) replay(ctx context.Context) error {
 		l.recovered(res, recs, first)
 		var calls []Call
 		callIDs = callIDs[:0]
+		compacted := false
 		for _, it := range res.Response.Output {
 			req.History = append(req.History, it.AppendJSON(nil))
+			compacted = compacted || it.Type == api.TypeCompaction
 			if it.Type == api.TypeFunctionCall {
 				// Content is filler: the record keeps the call, not its text.
 				calls = append(calls, Call{Name: it.Name, CallID: it.CallID})
 				callIDs = append(callIDs, it.CallID)
 			}
+		}
+		if compacted {
+			req.History = pruneCompacted(req.History)
 		}
 		if len(calls) != len(t.Calls) {
 			err := fmt.Errorf("turn %d: the engine answered with %d calls, the workload recorded %d (is %s honoured?)", i, len(calls), len(t.Calls), workload.ReplyKey)

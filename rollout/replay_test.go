@@ -40,28 +40,14 @@ func TestRaceReplaysWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := apptest.Start(t)
-	runner := rollout.NewRunner(a.URL(), a.DB, nil)
-	id, sum, err := runner.Run(context.Background(), rollout.Config{Workload: w, Profile: "instant", Seed: 3}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range sum.Lanes {
-		if l.Status != rollout.StatusPassed || l.Turns != len(w.Turns) {
-			t.Fatalf("lane %s %s after %d turns: %s", l.Lane, l.Status, l.Turns, l.Error)
-		}
-	}
-	rec, err := rollout.LoadRun(context.Background(), a.DB, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, rec := replayPasses(t, rollout.Config{Workload: w, Profile: "instant", Seed: 3})
 	if rec.Config.Scenario != rollout.WorkloadScenario {
 		t.Errorf("stored as scenario %q", rec.Config.Scenario)
 	}
 	// The run names the workload by its content's id and holds only its
 	// summary; the workload is stored once, compact.
 	canonical, _ := w.Canonical()
-	stored, _, err := a.DB.GetRun(context.Background(), id)
+	stored, _, err := a.DB.GetRun(context.Background(), rec.ID)
 	if err != nil || stored.WorkloadID != workload.ID(canonical) || rec.Config.WorkloadID != stored.WorkloadID ||
 		strings.Contains(string(stored.Config), `"turns":[`) || rec.Config.WorkloadSummary == nil || rec.Config.WorkloadSummary.Turns != len(w.Turns) {
 		t.Fatalf("stored run %+v (%v), config %s", stored, err, stored.Config)

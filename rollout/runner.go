@@ -115,6 +115,9 @@ func Normalize(cfg *Config) *api.Error {
 			return err
 		}
 	}
+	if err := checkContext(cfg); err != nil {
+		return err
+	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
 	}

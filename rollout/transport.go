@@ -37,6 +37,8 @@ type Request struct {
 	// Reasoning, when set, makes every request a reasoning client's
 	// (Config.Reasoning).
 	Reasoning *RaceReasoning
+	// CompactThreshold, when set, asks for compaction (Config.CompactThreshold).
+	CompactThreshold int
 }
 
 // Result is what came back, with client-side timings.
@@ -114,6 +116,9 @@ func createBody(req Request, stored bool, items []json.RawMessage, previous stri
 	}
 	if req.Reasoning != nil {
 		req.Reasoning.addTo(body)
+	}
+	if cm := contextManagement(req.CompactThreshold); cm != nil {
+		body["context_management"] = cm
 	}
 	return body
 }

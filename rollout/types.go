@@ -90,6 +90,10 @@ type Config struct {
 	// Reasoning, when set, runs every lane as a reasoning client
 	// (reasoning.go); nil: no lane reasons.
 	Reasoning *RaceReasoning `json:"reasoning,omitempty"`
+	// CompactThreshold, when set, makes every lane ask for compaction
+	// once a prompt passes this many tokens (context_management; a
+	// workload race only, window.go).
+	CompactThreshold int `json:"compact_threshold,omitempty"`
 }
 
 // Model is the model name the lanes send: the profile, or custom-<tps>

@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 var (
-	idPattern   = regexp.MustCompile(`\b(resp|msg|fc|fco|rs|ctc)_[0-9a-f]{48}\b|\bcall_[A-Za-z0-9]{24}\b`)
+	idPattern   = regexp.MustCompile(`\b(resp|msg|fc|fco|rs|ctc|cmp)_[0-9a-f]{48}\b|\bcall_[A-Za-z0-9]{24}\b`)
 	timePattern = regexp.MustCompile(`"(created_at|completed_at)":[0-9]+`)
 	// A sealed blob has a random nonce: the golden keeps its length.
 	sealedPattern = regexp.MustCompile(`"encrypted_content":"[A-Za-z0-9+/=]*"`)

@@ -19,6 +19,7 @@ func (e *Engine) Register(g *echo.Group) {
 		{http.MethodPost, "/responses", e.http.Create},
 		{http.MethodGet, "/responses", drill.RefuseUpgrade(e.drills, e.Engine, e.ws.Handle)},
 		{http.MethodPost, "/responses/input_tokens", e.http.InputTokens},
+		{http.MethodPost, "/responses/compact", e.http.Compact},
 		{http.MethodGet, "/responses/:id", e.http.Get},
 		{http.MethodDelete, "/responses/:id", e.http.Delete},
 		{http.MethodGet, "/responses/:id/input_items", e.http.InputItems},

@@ -49,7 +49,7 @@ func (h *harness) rawWSWith(path string, hdr http.Header) *websocket.Conn {
 	return c
 }
 
-func readEvent(t *testing.T, c *websocket.Conn) *api.Event {
+func readEvent(t testing.TB, c *websocket.Conn) *api.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -68,7 +68,7 @@ func readEvent(t *testing.T, c *websocket.Conn) *api.Event {
 }
 
 // readResponse reads one response's events up to its terminal event.
-func readResponse(t *testing.T, c *websocket.Conn) []*api.Event {
+func readResponse(t testing.TB, c *websocket.Conn) []*api.Event {
 	t.Helper()
 	var evs []*api.Event
 	for {
@@ -80,7 +80,7 @@ func readResponse(t *testing.T, c *websocket.Conn) []*api.Event {
 	}
 }
 
-func send(t *testing.T, c *websocket.Conn, body string) {
+func send(t testing.TB, c *websocket.Conn, body string) {
 	t.Helper()
 	if err := c.Write(context.Background(), websocket.MessageText, []byte(body)); err != nil {
 		t.Fatal(err)

@@ -61,7 +61,8 @@ func (p *Playground) saveWorkload(ctx context.Context, w *workload.Workload) (st
 }
 
 // uploadWorkload is POST /api/workloads: the body is a workload; the
-// answer its id and permalink.
+// answer its id and permalink. A workload no model's context window holds
+// is refused, naming its turn (rollout.CheckWorkloadFits).
 func (p *Playground) uploadWorkload(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, workload.MaxBytes+1))
 	if err != nil {
@@ -73,6 +74,9 @@ func (p *Playground) uploadWorkload(c echo.Context) error {
 	w, err := workload.Parse(body)
 	if err != nil {
 		return workloadProblem(err)
+	}
+	if aerr := rollout.CheckWorkloadFits(w); aerr != nil {
+		return aerr
 	}
 	sw, err := p.saveWorkload(c.Request().Context(), w)
 	if err != nil {

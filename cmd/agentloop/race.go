@@ -39,6 +39,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	effort := fs.String("reasoning-effort", "", "run every lane as a reasoning client at this effort (minimal, low, medium, high, xhigh, max), as Codex does: encrypted reasoning replayed each turn; empty: no lane reasons")
 	summary := fs.String("reasoning-summary", "", "with --reasoning-effort: ask for a reasoning summary (auto, concise, detailed)")
 	fs.BoolVar(&cfg.FixedToolTime, "fixed-tool-time", false, "replay the workload with --tool-time between turns instead of its recorded tool times")
+	fs.IntVar(&cfg.CompactThreshold, "compact-threshold", 0, "with --workload: every lane asks for compaction once a prompt passes this many tokens (context_management); 0: none")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
 	serverURL := fs.String("server", "", "ask the agentloop server at this URL to run the race (it shows live in the browser)")

@@ -38,6 +38,7 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "delete stored responses, runs and sessions older than this, in small transactions (0 keeps everything)")
 	fs.BoolVar(&cfg.TokenCache, "token-cache", cfg.TokenCache, "/v1: cache rendered tokens per item content across requests")
 	fs.BoolVar(&cfg.ModelCache, "model-cache", cfg.ModelCache, "/v1: cache the resolved model configuration across requests")
+	fs.IntVar(&cfg.ContextWindow, "context-window", cfg.ContextWindow, "every model's context window in tokens, in place of its profile's (docs/protocol.md, \"Context windows\"); 0: each profile's own")
 	fs.Var(stackFlag{&cfg.Stack}, "stack", "modelled API stack of requests that choose none: "+strings.Join(apistack.PresetNames(), ", ")+", or a JSON object of parameters (docs/stack.md)")
 	fs.IntVar(&cfg.InflightRequests, "inflight-requests", cfg.InflightRequests, "creates in flight across both engines before 503 + Retry-After (0 = no bound)")
 	fs.IntVar(&cfg.BackgroundRunning, "background-running", cfg.BackgroundRunning, "background responses each engine generates at once; later ones wait queued (0 = no bound)")

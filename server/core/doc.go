@@ -24,11 +24,13 @@
 // reopen the layers (hooks.go): an Outliving sink keeps a response
 // generating after its request has gone (background responses);
 // Via.BetweenItems is the point between output items where a response can
-// stop and hand over, which steering uses (steer.go, Via.Steering); and
-// the create's stage table has entries for compaction (after validate)
-// and context_window (after render), which do nothing and record no span
-// until their features fill them in, and reasoning (last before the
-// scheduler; reasoning.go), which decides whether a create reasons.
+// stop and hand over, which steering uses (steer.go, Via.Steering). The
+// create's stage table's entries for the long-session and reasoning
+// features are filled in: compaction (compaction.go: the input's
+// compaction items opened before render, the compaction stage after it,
+// POST /responses/compact's Compact), the context window
+// (contextwindow.go) and reasoning (last before the scheduler;
+// reasoning.go), which decides whether a create reasons.
 //
 // A transport hands the core a Flight with its Via (its rules, and for
 // WebSocket mode its Conn), runs Prepare and Generate, and receives the

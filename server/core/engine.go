@@ -25,6 +25,9 @@ type Config struct {
 	ModelCache bool
 	// Unmodelled turns every modelled cost off (the overhead benchmark).
 	Unmodelled bool
+	// ContextWindow, when positive, is every model's context window in
+	// place of its profile's (inference.Profile.ContextWindow).
+	ContextWindow int
 	// PreSprint marks the engine before the field's HTTP sprint
 	// (/baseline/v1): it pays the sprint's removed hops and classifies at
 	// the pre-sprint rate of the modelled stack.

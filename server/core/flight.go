@@ -34,6 +34,7 @@ type Flight struct {
 	loaded    loadOut      // load
 	built     validateOut  // validate
 	rendered  renderOut    // render
+	managed   managedOut   // compaction and context_window (compaction.go)
 	safety    []SafetyFlag // classify
 	reasoning reasoningOut // reasoning (reasoning.go)
 

@@ -35,6 +35,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	fl.queued.resume(st)
 	e.wireSteering(fl, st)
 	writeErr := st.begin(resp)
+	writeErr = st.compacted(fl.managed.compaction, writeErr)
 
 	// The model decides, then the accelerator paces it.
 	ready := time.Now()
@@ -159,7 +160,7 @@ func (e *Engine) finalize(ctx context.Context, fl *Flight) (StageResult, *api.Er
 	g, resp := &fl.stream, fl.response
 	output := g.keptOutput()
 	resp.Output = make([]api.Item, 0, len(fl.seg.earlier)+len(output))
-	for _, items := range [][]ctxItem{fl.seg.earlier, output} {
+	for _, items := range [][]ctxItem{fl.managed.output(), fl.seg.earlier, output} {
 		for i := range items {
 			resp.Output = append(resp.Output, items[i].Item)
 		}
@@ -357,6 +358,8 @@ func idPrefix(typ string) string {
 		return "ctc"
 	case api.TypeCustomToolCallOutput:
 		return "ctco"
+	case api.TypeCompaction:
+		return compactionIDPrefix
 	}
 	return "msg"
 }

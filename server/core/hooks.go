@@ -23,22 +23,23 @@ import (
 //     has gone: background responses.
 //   - Via.BetweenItems is the point between output items where a response
 //     can stop and hand over; steering (steer.go) stops there.
-//   - compaction and context_window are stage entries that do nothing
-//     yet and record no span: the features that give them work fill them
-//     in. reasoning's entry is filled (reasoning.go): it decides whether
-//     a create reasons, and records no span of its own (the reasoning
-//     tokens' decode records the reasoning span).
+//   - compaction, context_window and reasoning are stage entries, filled
+//     by their features (compaction.go, contextwindow.go, reasoning.go);
+//     reasoning records no span of its own (the reasoning tokens' decode
+//     records the reasoning span).
 
 // Stage entries reserved for the features to come. Each is Unrecorded and
 // skips until its feature gives it work; a feature that records a span
 // gives its stage a name in api and a kind.
 const (
 	// StageCompaction replaces older context items with a compaction
-	// item, after validate has built the context and before render.
-	StageCompaction = "compaction"
-	// StageContextWindow checks the rendered prompt against the model's
-	// context window, after render.
-	StageContextWindow = "context_window"
+	// item once the rendered prompt passes context_management's threshold,
+	// after render (compaction.go); a compaction item in the input is
+	// opened before render (stepCompactionItems).
+	StageCompaction = api.StageCompaction
+	// StageContextWindow holds the rendered prompt to the model's context
+	// window, after compaction (contextwindow.go).
+	StageContextWindow = api.StageContextWindow
 	// StageReasoning decides the reasoning the model does before its
 	// output, last before the scheduler (reasoning.go).
 	StageReasoning = "reasoning"

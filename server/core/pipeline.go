@@ -23,9 +23,10 @@ var preInference = []Stage{
 	{api.StageLoad, api.Measured, (*Engine).load},
 	{api.StageStackStateLoad, api.Modelled, (*Engine).stackStateLoad},
 	{api.StageValidate, api.Measured, (*Engine).validate},
-	{StageCompaction, Unrecorded, notYet},
+	{stepCompactionItems, Unrecorded, (*Engine).openCompactionItems},
 	{api.StageRender, api.Measured, (*Engine).render},
-	{StageContextWindow, Unrecorded, notYet},
+	{StageCompaction, api.Modelled, (*Engine).compact},
+	{StageContextWindow, api.Measured, (*Engine).fitWindow},
 	{api.StageSafety, api.Measured, (*Engine).classify},
 	{api.StageStackClassify, api.Modelled, (*Engine).stackClassify},
 	{StageReasoning, Unrecorded, (*Engine).reason},
@@ -40,6 +41,7 @@ var countStages = []Stage{
 	{api.StageResolve, api.Measured, (*Engine).resolve},
 	{api.StageLoad, api.Measured, (*Engine).load},
 	{api.StageValidate, api.Measured, (*Engine).validate},
+	{stepCompactionItems, Unrecorded, (*Engine).openCompactionItems},
 	{api.StageRender, api.Measured, (*Engine).render},
 }
 
@@ -176,19 +178,7 @@ func (e *Engine) render(ctx context.Context, fl *Flight) (StageResult, *api.Erro
 		fl.rendered.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, fl.parsed.partition, fl.built.context[fl.rendered.fresh:], fl.rendered.itemTokens)
 		res = StageResult{items: len(fl.built.context) - fl.rendered.fresh, tokens: len(fl.rendered.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
-		fl.rendered.fresh = 0
-		fl.rendered.itemTokens = make([]int, len(fl.built.context))
-		toks := make([]int, 0, len(fl.resolved.model.toolTokens)+64*len(fl.built.context))
-		if instructions != "" {
-			toks, err = e.sh.Tokenizer.AppendEncodeWrapped(ctx, toks, "<|start|>system<|message|>", instructions, "<|end|>")
-		}
-		fl.rendered.instructionsTokens = len(toks)
-		if err == nil {
-			toks = append(toks, fl.resolved.model.toolTokens...)
-			toks, hits, err = e.renderItemsCounted(ctx, toks, fl.parsed.partition, fl.built.context, fl.rendered.itemTokens)
-		}
-		fl.rendered.tokens = toks
-		res = StageResult{items: len(fl.built.context), tokens: len(toks)}
+		res, hits, err = e.renderWhole(ctx, fl, instructions)
 	}
 	if err != nil {
 		return res, clientGone()
@@ -198,6 +188,28 @@ func (e *Engine) render(ctx context.Context, fl *Flight) (StageResult, *api.Erro
 	}
 	fl.rendered.freshTokens = res.tokens
 	return res, nil
+}
+
+// renderWhole renders instructions, tools and the whole context anew:
+// render without a parent to extend, and the context-management stages
+// after they change the context.
+func (e *Engine) renderWhole(ctx context.Context, fl *Flight, instructions string) (StageResult, int, error) {
+	fl.rendered.fresh = 0
+	fl.rendered.itemTokens = make([]int, len(fl.built.context))
+	toks := make([]int, 0, len(fl.resolved.model.toolTokens)+64*len(fl.built.context))
+	var hits int
+	var err error
+	if instructions != "" {
+		toks, err = e.sh.Tokenizer.AppendEncodeWrapped(ctx, toks, "<|start|>system<|message|>", instructions, "<|end|>")
+	}
+	fl.rendered.instructionsTokens = len(toks)
+	if err == nil {
+		toks = append(toks, fl.resolved.model.toolTokens...)
+		toks, hits, err = e.renderItemsCounted(ctx, toks, fl.parsed.partition, fl.built.context, fl.rendered.itemTokens)
+	}
+	fl.rendered.tokens = toks
+	fl.rendered.freshTokens = len(toks)
+	return StageResult{items: len(fl.built.context), tokens: len(toks)}, hits, err
 }
 
 // classify runs the safety classifier over what render rendered anew: it

@@ -143,6 +143,9 @@ func (e *Engine) validateAppend(ctx context.Context, fl *Flight) (StageResult, *
 	appended := len(fl.built.context)
 	chain, err := e.admitItems(ctx, fl.built.context, fl.parsed.items)
 	if err == nil {
+		_, err = e.openCompactions(chain[appended:]) // opened, not pruned: the paused response's context stays
+	}
+	if err == nil {
 		err = checkCallPairs(chain, appended)
 	}
 	if err != nil {

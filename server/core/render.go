@@ -27,6 +27,8 @@ func renderParts(it *api.Item) (head, content, end string) {
 		return "<|start|>assistant to=functions." + it.Name + "<|message|>", it.Arguments, "<|call|>"
 	case api.TypeFunctionCallOutput:
 		return "<|start|>functions call_id=" + it.CallID + "<|message|>", it.Text(), "<|end|>"
+	case api.TypeCompaction:
+		return "<|start|>compaction<|message|>", it.CompactionSummary(), "<|end|>" // the summary the blob seals
 	default:
 		return "<|start|>" + it.Type + "<|message|>", string(it.Raw), "<|end|>"
 	}
@@ -122,6 +124,9 @@ func (e *Engine) resolveModel(partition string, req *api.CreateRequest, toolsChe
 // input_tokens, which decodes leniently, is checked here.
 func (e *Engine) buildModel(partition string, req *api.CreateRequest, toolsChecked bool) (*resolvedModel, *api.Error) {
 	profile := inference.ProfileFor(req.Model)
+	if e.cfg.ContextWindow > 0 {
+		profile.ContextWindow = e.cfg.ContextWindow
+	}
 	if e.cfg.Unmodelled {
 		profile = profile.Unmodelled()
 	}

@@ -17,7 +17,7 @@ func TestMeasuredStagesKeepTheContractOrder(t *testing.T) {
 			pre = append(pre, s.Name)
 		}
 	}
-	want := []string{api.StageParse, api.StageResolve, api.StageLoad, api.StageValidate, api.StageRender, api.StageSafety}
+	want := []string{api.StageParse, api.StageResolve, api.StageLoad, api.StageValidate, api.StageRender, api.StageContextWindow, api.StageSafety}
 	if !slices.Equal(pre, want) {
 		t.Errorf("pre-inference stages %v, want %v", pre, want)
 	}

@@ -73,7 +73,7 @@ func (e *Engine) runStages(ctx context.Context, fl *Flight, stages []Stage, from
 // the prototype: one per recorded stage of preInference and
 // postInference, and queue, prefill and generate. A test holds it to the
 // stage tables; it only sizes the trace's first allocation.
-const spansPerRequest = 15
+const spansPerRequest = 17
 
 // NewFlight begins the flight of a request of transport that arrived at
 // start, with its body.

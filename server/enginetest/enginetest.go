@@ -28,6 +28,9 @@ type Config struct {
 	DB string
 	// Replica labels the traces and metrics, as app's replica id does.
 	Replica string
+	// BeforeServing, when set, is called with the engines before they
+	// serve: where a test adds its hooks (core's OnFinished and the rest).
+	BeforeServing func(server.Engines)
 }
 
 // Engines is the engine under test, serving on URL.
@@ -63,6 +66,9 @@ func Start(t testing.TB, opts ...func(*Config)) *Engines {
 	}
 	sh.Observer = cfg.Observer
 	es := server.NewEngines(cfg.Config, sh)
+	if cfg.BeforeServing != nil {
+		cfg.BeforeServing(es)
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = writeError
