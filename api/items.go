@@ -322,7 +322,7 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		}
 		return append(b, "]}"...)
 	case TypeFunctionCall:
-		b = it.appendHead(b)
+		b = it.appendHead(b, it.Status)
 		b = appendField(b, "arguments", it.Arguments)
 		b = appendField(b, "call_id", it.CallID)
 		b = it.appendName(b)
@@ -351,7 +351,7 @@ func (it *Item) AppendJSON(b []byte) []byte {
 		if len(it.Raw) > 0 {
 			return append(b, it.Raw...)
 		}
-		return it.appendMade(b)
+		return it.appendMade(b, false)
 	default:
 		if len(it.Raw) > 0 {
 			return append(b, it.Raw...)
@@ -362,12 +362,29 @@ func (it *Item) AppendJSON(b []byte) []byte {
 	}
 }
 
+// AppendListedJSON appends the item as the store keeps it and input_items
+// lists it (the SDK's ResponseItem types): a custom tool item is written
+// anew from its fields, with its id and status, rather than as the client
+// sent it.
+func (it *Item) AppendListedJSON(b []byte) []byte {
+	if it.Type == TypeCustomToolCall || it.Type == TypeCustomToolCallOutput {
+		return it.appendMade(b, true)
+	}
+	return it.AppendJSON(b)
+}
+
 // appendMade writes a reasoning item, custom tool call or custom tool
 // call output the engine made, in the SDK's shapes (ResponseReasoningItem,
-// ResponseCustomToolCall, ResponseCustomToolCallOutput); field names as
-// the openai npm package's type declarations name them.
-func (it *Item) appendMade(b []byte) []byte {
-	b = it.appendHead(b)
+// ResponseCustomToolCall, ResponseCustomToolCallOutput, and with listed
+// ResponseCustomToolCallItem); field names as the openai npm package's
+// type declarations name them. A custom tool call has a status only when
+// listed: ResponseCustomToolCall, the output item, declares none.
+func (it *Item) appendMade(b []byte, listed bool) []byte {
+	status := it.Status
+	if it.Type == TypeCustomToolCall && !listed {
+		status = ""
+	}
+	b = it.appendHead(b, status)
 	switch it.Type {
 	case TypeReasoning:
 		b = append(b, `,"summary":[`...)
@@ -400,13 +417,13 @@ func (it *Item) appendMade(b []byte) []byte {
 }
 
 // appendHead opens an item: {"id":…,"type":…[,"status":…].
-func (it *Item) appendHead(b []byte) []byte {
+func (it *Item) appendHead(b []byte, status string) []byte {
 	b = append(b, '{')
 	b = appendIDField(b, it.ID)
 	b = append(b, `"type":`...)
 	b = AppendString(b, it.Type)
-	if it.Status != "" {
-		b = appendField(b, "status", it.Status)
+	if status != "" {
+		b = appendField(b, "status", status)
 	}
 	return b
 }

@@ -11,6 +11,7 @@ type Response struct {
 	Object             string             `json:"object"`
 	CreatedAt          int64              `json:"created_at"`
 	Status             string             `json:"status"`
+	AccessPrograms     *AccessPrograms    `json:"access_programs"`
 	Background         bool               `json:"background"`
 	CompletedAt        *int64             `json:"completed_at"`
 	Error              *ResponseError     `json:"error"`
@@ -26,17 +27,26 @@ type Response struct {
 	Reasoning          json.RawMessage    `json:"reasoning"`
 	SafetyIdentifier   *string            `json:"safety_identifier"`
 	ServiceTier        string             `json:"service_tier"`
-	Store              bool               `json:"store"`
-	Temperature        float64            `json:"temperature"`
-	Text               json.RawMessage    `json:"text"`
-	ToolChoice         json.RawMessage    `json:"tool_choice"`
-	Tools              json.RawMessage    `json:"tools"`
-	TopLogprobs        int                `json:"top_logprobs"`
-	TopP               float64            `json:"top_p"`
-	Truncation         string             `json:"truncation"`
-	Usage              *Usage             `json:"usage"`
-	User               *string            `json:"user"`
-	Metadata           map[string]string  `json:"metadata"`
+	// Store is sent as the hosted API sends it, though the SDKs' Response
+	// types do not declare it (conformance/deviations_test.go).
+	Store       bool              `json:"store"`
+	Temperature float64           `json:"temperature"`
+	Text        json.RawMessage   `json:"text"`
+	ToolChoice  json.RawMessage   `json:"tool_choice"`
+	Tools       json.RawMessage   `json:"tools"`
+	TopLogprobs int               `json:"top_logprobs"`
+	TopP        float64           `json:"top_p"`
+	Truncation  string            `json:"truncation"`
+	Usage       *Usage            `json:"usage,omitempty"`
+	User        *string           `json:"user,omitempty"`
+	Metadata    map[string]string `json:"metadata"`
+}
+
+// AccessPrograms is the Cyber access program a response ran under. The
+// engine serves the implicit Standard program, which the hosted API
+// writes as a null access_programs, so a Response's is always nil.
+type AccessPrograms struct {
+	Cyber string `json:"cyber"`
 }
 
 // ResponseError is a failed response's error.
@@ -122,7 +132,7 @@ func NewResponse(id string, createdAt int64, req *CreateRequest) *Response {
 		r.ToolChoice = req.ToolChoice
 	}
 	if len(req.Tools) > 0 && string(req.Tools) != "null" {
-		r.Tools = req.Tools
+		r.Tools = echoTools(req.Tools)
 	}
 	if req.TopLogprobs != nil {
 		r.TopLogprobs = *req.TopLogprobs
@@ -140,6 +150,47 @@ func NewResponse(id string, createdAt int64, req *CreateRequest) *Response {
 		r.Metadata[k] = v
 	}
 	return r
+}
+
+// echoTools is a request's tools as a Response echoes them: a function
+// tool sent without parameters or strict gets them as null, since the
+// SDKs' FunctionTool declares both (nullable) on a Response. Everything
+// else is echoed as sent; tools ValidateCreate accepted are well formed.
+func echoTools(raw json.RawMessage) json.RawMessage {
+	var tools []rawSpan
+	if json.Unmarshal(raw, &tools) != nil {
+		return raw
+	}
+	patched := false
+	out := make([]byte, 0, len(raw)+64)
+	out = append(out, '[')
+	for i, t := range tools {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		var f struct {
+			Type       string  `json:"type"`
+			Parameters rawSpan `json:"parameters"`
+			Strict     rawSpan `json:"strict"`
+		}
+		if json.Unmarshal(t, &f) != nil || f.Type != "function" || (f.Parameters != nil && f.Strict != nil) {
+			out = append(out, t...)
+			continue
+		}
+		patched = true
+		out = append(out, t[:len(t)-1]...) // the object without its '}'
+		if f.Parameters == nil {
+			out = append(out, `,"parameters":null`...)
+		}
+		if f.Strict == nil {
+			out = append(out, `,"strict":null`...)
+		}
+		out = append(out, '}')
+	}
+	if !patched {
+		return raw
+	}
+	return append(out, ']')
 }
 
 // DeletedResponse is the body of DELETE /v1/responses/{id}.

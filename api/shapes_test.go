@@ -8,7 +8,8 @@ import (
 )
 
 // TestNewShapesMatchTheSDK holds the custom tool and reasoning items and
-// events to the field names the openai npm package (7.59.0) declares: ResponseCustomToolCall,
+// events to the field names the openai npm package (7.59.0) declares: ResponseCustomToolCall
+// (an output item: no status), ResponseCustomToolCallItem (input_items: with its status),
 // ResponseCustomToolCallOutput, ResponseReasoningItem and the
 // ResponseCustomToolCallInput* and ResponseReasoningSummary* events.
 func TestNewShapesMatchTheSDK(t *testing.T) {
@@ -21,7 +22,8 @@ func TestNewShapesMatchTheSDK(t *testing.T) {
 		json []byte
 		keys []string
 	}{
-		{"custom_tool_call", call.AppendJSON(nil), []string{"call_id", "id", "input", "name", "status", "type"}},
+		{"custom_tool_call", call.AppendJSON(nil), []string{"call_id", "id", "input", "name", "type"}},
+		{"custom_tool_call listed", call.AppendListedJSON(nil), []string{"call_id", "id", "input", "name", "status", "type"}},
 		{"custom_tool_call_output", output.AppendJSON(nil), []string{"call_id", "id", "output", "type"}},
 		{"reasoning", reasoning.AppendJSON(nil), []string{"encrypted_content", "id", "summary", "type"}},
 		{"reasoning without summary or blob", bare.AppendJSON(nil), []string{"id", "summary", "type"}},

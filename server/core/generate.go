@@ -334,17 +334,9 @@ func carriesStatus(typ string) bool {
 	return false
 }
 
-// storedJSON is an item as the store keeps it and input_items lists it: a
-// custom tool item is written anew in the SDK's shape, with the id and
-// status persist gave it, rather than as the client sent it.
-func storedJSON(it *api.Item) []byte {
-	if it.Type == api.TypeCustomToolCall || it.Type == api.TypeCustomToolCallOutput {
-		made := *it
-		made.Raw = nil
-		return made.AppendJSON(nil)
-	}
-	return it.AppendJSON(nil)
-}
+// storedJSON is an item as the store keeps it and input_items lists it,
+// with the id and status persist gave it (api.Item.AppendListedJSON).
+func storedJSON(it *api.Item) []byte { return it.AppendListedJSON(nil) }
 
 func idPrefix(typ string) string {
 	switch typ {
