@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 )
 
 // Response is the Responses API Response object.
@@ -155,42 +156,154 @@ func NewResponse(id string, createdAt int64, req *CreateRequest) *Response {
 // echoTools is a request's tools as a Response echoes them: a function
 // tool sent without parameters or strict gets them as null, since the
 // SDKs' FunctionTool declares both (nullable) on a Response. Everything
-// else is echoed as sent; tools ValidateCreate accepted are well formed.
-func echoTools(raw json.RawMessage) json.RawMessage {
-	var tools []rawSpan
-	if json.Unmarshal(raw, &tools) != nil {
-		return raw
+// else is echoed as sent. raw must be well-formed (a value json.Unmarshal
+// accepted): it is read in one pass, as splitArray reads input, since a
+// client such as Codex sends kilobytes of tools with every create.
+func echoTools(sent json.RawMessage) json.RawMessage {
+	raw := bytes.TrimSpace(sent)
+	if len(raw) < 2 || raw[0] != '[' {
+		return sent
 	}
+	tools := splitArray(raw)
+	gaps := make([]string, len(tools))
 	patched := false
-	out := make([]byte, 0, len(raw)+64)
+	for i, t := range tools {
+		gaps[i] = functionToolGaps(t)
+		patched = patched || gaps[i] != ""
+	}
+	if !patched {
+		return sent
+	}
+	out := make([]byte, 0, len(raw)+len(tools)*len(`,"parameters":null,"strict":null`))
 	out = append(out, '[')
 	for i, t := range tools {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		var f struct {
-			Type       string  `json:"type"`
-			Parameters rawSpan `json:"parameters"`
-			Strict     rawSpan `json:"strict"`
-		}
-		if json.Unmarshal(t, &f) != nil || f.Type != "function" || (f.Parameters != nil && f.Strict != nil) {
+		if gaps[i] == "" {
 			out = append(out, t...)
 			continue
 		}
-		patched = true
 		out = append(out, t[:len(t)-1]...) // the object without its '}'
-		if f.Parameters == nil {
-			out = append(out, `,"parameters":null`...)
-		}
-		if f.Strict == nil {
-			out = append(out, `,"strict":null`...)
-		}
+		out = append(out, gaps[i]...)
 		out = append(out, '}')
 	}
-	if !patched {
-		return raw
-	}
 	return append(out, ']')
+}
+
+// functionToolGaps returns the fields to append to a function tool sent
+// without parameters or strict (,"parameters":null and ,"strict":null),
+// or "" when it has both or is not a function tool.
+func functionToolGaps(tool []byte) string {
+	if len(tool) == 0 || tool[0] != '{' {
+		return ""
+	}
+	function, parameters, strict := false, false, false
+	for key, value := range topFields(tool) {
+		switch unquote(key) {
+		case "type":
+			function = unquote(value) == "function"
+		case "parameters":
+			parameters = true
+		case "strict":
+			strict = true
+		}
+	}
+	if !function {
+		return ""
+	}
+	gaps := ""
+	if !parameters {
+		gaps += `,"parameters":null`
+	}
+	if !strict {
+		gaps += `,"strict":null`
+	}
+	return gaps
+}
+
+// topFields yields the top-level fields of a well-formed JSON object: each
+// key as written (quoted, escapes kept) and its value's span.
+func topFields(obj []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func(key, value []byte) bool) {
+		i := 1
+		for {
+			i = skipSpace(obj, i)
+			if i >= len(obj) || obj[i] != '"' {
+				return
+			}
+			end := skipValue(obj, i)
+			key := obj[i:end]
+			i = skipSpace(obj, end)
+			if i >= len(obj) || obj[i] != ':' {
+				return
+			}
+			i = skipSpace(obj, i+1)
+			end = skipValue(obj, i)
+			if !yield(key, obj[i:end]) {
+				return
+			}
+			i = skipSpace(obj, end)
+			if i >= len(obj) || obj[i] != ',' {
+				return
+			}
+			i++
+		}
+	}
+}
+
+// unquote is the JSON string b holds ("" when b is not a string).
+func unquote(b []byte) string {
+	if len(b) < 2 || b[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(b, '\\') < 0 {
+		return string(b[1 : len(b)-1])
+	}
+	var s string
+	_ = json.Unmarshal(b, &s)
+	return s
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the well-formed JSON value starting at i.
+func skipValue(b []byte, i int) int {
+	depth, inString := 0, false
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return i // the end of the enclosing value
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return i
+		}
+	}
+	return i
 }
 
 // DeletedResponse is the body of DELETE /v1/responses/{id}.

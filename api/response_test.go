@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -54,4 +55,44 @@ func TestResponseEchoesFunctionToolsAsTheSDKDeclares(t *testing.T) {
 			t.Errorf("tools %s echoed as %s, want %s", c.sent, r.Tools, c.echoed)
 		}
 	}
+}
+
+// FuzzEchoTools: for any well-formed tools array, the echo is valid JSON
+// and is the tools sent, each function tool with parameters and strict
+// added as null where it had none.
+func FuzzEchoTools(f *testing.F) {
+	for _, s := range []string{
+		`[{"type":"function","name":"now"}]`,
+		`[{"type":"function","name":"now","parameters":{"type":"object","properties":{"a":{"type":"string"}}},"strict":true}]`,
+		` [ {"type" : "function" , "name":"a\"}" , "strict":null } , {"type":"custom","name":"p"} ] `,
+		`[{"typ\u0065":"function","para\u006deters":{}}]`,
+		`[{"type":"namespace","name":"ns","tools":[{"type":"function","name":"f"}]},{"type":"web_search"}]`,
+		`[]`, `null`, `[1,"function",[{}],{}]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sent string) {
+		var got, want any
+		if json.Unmarshal([]byte(sent), &want) != nil {
+			return // not a value json.Unmarshal accepts
+		}
+		echoed := echoTools(json.RawMessage(sent))
+		if err := json.Unmarshal(echoed, &got); err != nil {
+			t.Fatalf("echo of %s is not JSON: %s", sent, echoed)
+		}
+		if tools, ok := want.([]any); ok {
+			for _, tool := range tools {
+				if m, ok := tool.(map[string]any); ok && m["type"] == "function" {
+					for _, k := range []string{"parameters", "strict"} {
+						if _, ok := m[k]; !ok {
+							m[k] = nil
+						}
+					}
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("tools %s echoed as %s", sent, echoed)
+		}
+	})
 }
