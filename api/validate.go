@@ -530,38 +530,12 @@ func checkInput(raw json.RawMessage) ([]Item, *Error) {
 func splitArray(raw []byte) []rawSpan {
 	raw = bytes.TrimSpace(raw)
 	var out []rawSpan
-	depth, start, inString := 0, -1, false
-	for i := 1; i < len(raw)-1; i++ {
-		c := raw[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-			continue
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
-		case c == ',' && depth == 0:
-			out = append(out, bytes.TrimSpace(raw[start:i]))
-			start = -1
-			continue
+	for i := skipSpace(raw, 1); i < len(raw)-1; {
+		end := skipValue(raw, i)
+		out = append(out, raw[i:end])
+		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
 		}
-		if start < 0 {
-			start = i
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		}
-	}
-	if start >= 0 {
-		out = append(out, bytes.TrimSpace(raw[start:len(raw)-1]))
 	}
 	return out
 }
