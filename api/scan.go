@@ -93,4 +93,3 @@ func skipValue(b []byte, i int) int {
 	}
 	return i
 }
-
