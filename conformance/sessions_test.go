@@ -23,15 +23,15 @@ type (
 		InputTokens     int64
 		Types           []string
 	}
-	wsEvent struct{ Type, ID, Reason, Steer, SteerID, Error string }
+	wsEvent  struct{ Type, ID, Reason, Steer, SteerID, Error string }
 	sessions struct {
 		Conversations *struct {
 			ID, Object, RetrievedTopic, UpdatedTopic, AfterDeleteID, ResponseStatus string
-			Added                                                                  int
-			Listed, ResponseOutput                                                 []string
-			RetrievedItem, Deleted                                                 bool
-			ItemsAfter                                                             []struct{ ID, Type, Role string }
-			WithPrevious, Gone                                                     *sdkError
+			Added                                                                   int
+			Listed, ResponseOutput                                                  []string
+			RetrievedItem, Deleted                                                  bool
+			ItemsAfter                                                              []struct{ ID, Type, Role string }
+			WithPrevious, Gone                                                      *sdkError
 		}
 		Background *struct {
 			Created, Done, CancelFinished, CancelRunning, Polled string
@@ -62,7 +62,7 @@ type (
 				InputTokens        int
 			}
 		}
-		WebSocket *struct{ First, Second, Compacted, AfterCompaction wsResult }
+		WebSocket             *struct{ First, Second, Compacted, AfterCompaction wsResult }
 		Steered, SteerRefused []wsEvent
 	}
 )
