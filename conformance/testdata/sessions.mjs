@@ -214,7 +214,7 @@ async function steer(extra) {
 const cases = {
   conversations, background, compaction, contextWindow, webSocket,
   steered: () => steer({}),
-  steerRefused: () => steer({ context_management: compactAt(100000) }),
+  steerRefused: () => steer({ context_management: compactAt(3000) }),
 };
 const out = {};
 await Promise.all(Object.entries(cases).map(async ([name, f]) => {
