@@ -32,7 +32,7 @@ func (a *App) routes() *echo.Echo {
 	pg := web.New(web.Deps{
 		Races: web.Deferred(func() web.Races {
 			r := rollout.NewRunner(a.URL(), a.DB, a.log)
-			r.APIKey, r.Replica = a.cfg.APIKey, a.cfg.ReplicaID
+			r.APIKey, r.Replica, r.Windows = a.cfg.APIKey, a.cfg.ReplicaID, a.cfg.Windows()
 			return r
 		}),
 		Runs:         web.StoreRuns(a.DB),
@@ -44,6 +44,7 @@ func (a *App) routes() *echo.Echo {
 		Identify:     identify(a.cfg.APIKey),
 		CancelSecret: cancelKey(a.cfg, a.log),
 		Budget:       a.Shared.Budget,
+		Windows:      a.cfg.Windows(),
 	})
 	// Races stop first, so they are stored as interrupted, not failed.
 	a.beforeShutdown = append(a.beforeShutdown, pg.Shutdown)

@@ -11,10 +11,13 @@
 //     (JSON.ExtraFields), no required field missing and no event or item
 //     type openai-go does not know;
 //
-// and a Node script drives the engine through the SDK itself
-// (responses.create streamed, responses.parse with zod).
+// and Node scripts drive the engine through the SDK itself: sdk.mjs
+// (responses.create streamed, responses.parse with zod) and sessions.mjs
+// (the long-session features: conversations, background responses,
+// compaction, the context window over HTTP, and over WebSocket mode with
+// the SDK's ResponsesWS a continuation, a compaction and steering).
 //
-// The npm packages are pinned in scripts/sdk-setup.sh and installed into
+// The npm packages (openai, zod, TypeScript and ws) are pinned in scripts/sdk-setup.sh and installed into
 // .clients/sdk by `make test` (scripts/clients-setup.sh). Without them the
 // TypeScript and Node tests skip, saying why; with CI set they fail. The
 // package holds tests only; it must never be imported.

@@ -19,29 +19,8 @@ import (
 // (the SDK throws on JSON its schema refuses).
 func TestTheNodeSDKDrivesTheEngine(t *testing.T) {
 	t.Parallel()
-	mods := needSDK(t)
 	es := enginetest.Start(t, func(c *enginetest.Config) { c.Unmodelled = true })
-	dir := sdkWorkdir(t, mods)
-	script, err := os.ReadFile(filepath.Join("testdata", "sdk.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "sdk.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "sdk.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+es.URL+"/v1", "OPENAI_API_KEY=sk-test")
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node sdk.mjs: %v\n%s%s", err, out, stderr)
-	}
+	out := runNode(t, "sdk.mjs", "OPENAI_BASE_URL="+es.URL+"/v1")
 	var got struct {
 		Types  []string
 		Text   string
@@ -61,4 +40,34 @@ func TestTheNodeSDKDrivesTheEngine(t *testing.T) {
 	if p := got.Parsed; p == nil || p.Name == "" || p.Population == nil || p.Tags == nil {
 		t.Errorf("responses.parse gave %s", out)
 	}
+}
+
+// runNode runs testdata/script with node and the installed SDK, with env
+// added to the environment, and returns its standard output; a failure
+// fails the test with its output.
+func runNode(t *testing.T, script string, env ...string) []byte {
+	t.Helper()
+	mods := needSDK(t)
+	dir := sdkWorkdir(t, mods)
+	src, err := os.ReadFile(filepath.Join("testdata", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, script), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "OPENAI_API_KEY=sk-test"), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node %s: %v\n%s%s", script, err, out, stderr)
+	}
+	return out
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // sdkDir is where scripts/sdk-setup.sh installs the openai npm package,
-// zod and TypeScript.
+// zod, TypeScript and ws.
 var sdkDir = filepath.Join("..", ".clients", "sdk")
 
 // needSDK returns the installed SDK's node_modules, or skips the test
@@ -26,7 +26,7 @@ func needSDK(t *testing.T) string {
 		t.Fatal(err)
 	}
 	_, errNode := exec.LookPath("node")
-	for _, p := range []string{"openai/package.json", "zod/package.json", "typescript/bin/tsc"} {
+	for _, p := range []string{"openai/package.json", "zod/package.json", "typescript/bin/tsc", "ws/package.json"} {
 		if _, err := os.Stat(filepath.Join(mods, p)); err != nil || errNode != nil {
 			msg := fmt.Sprintf("the SDK is not installed in %s (run scripts/sdk-setup.sh, or make test)", mods)
 			if os.Getenv("CI") != "" {

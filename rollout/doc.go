@@ -17,7 +17,8 @@
 //
 // It also holds a race to its model's context window, and a workload
 // upload to the largest (window.go: CheckWorkloadFits), reading the
-// windows from inference's profiles; compact_threshold makes a race's
+// windows the engine serves (inference.Windows; Runner.Windows);
+// compact_threshold makes a race's
 // lanes ask for compaction.
 //
 // rollout talks to the engine only over sockets: it must never import the

@@ -16,6 +16,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/apistack"
+	"agentloop/inference"
 	"agentloop/scenario"
 	"agentloop/store"
 	"agentloop/workload"
@@ -35,8 +36,13 @@ func Scenarios() []ScenarioInfo {
 	return out
 }
 
-// Normalize fills defaults and validates a config. The error is a 400.
-func Normalize(cfg *Config) *api.Error {
+// Normalize fills defaults and validates a config for an engine with the
+// built-in profiles' context windows. The error is a 400.
+func Normalize(cfg *Config) *api.Error { return NormalizeFor(cfg, inference.Windows{}) }
+
+// NormalizeFor is Normalize for an engine that serves windows
+// (core.Config.Windows).
+func NormalizeFor(cfg *Config, windows inference.Windows) *api.Error {
 	if cfg.WorkloadID != "" && cfg.Workload == nil {
 		return api.BadRequest("workload_id", api.CodeInvalidValue, "A workload_id is resolved by the run API (POST /api/runs); send the workload itself.")
 	}
@@ -115,7 +121,7 @@ func Normalize(cfg *Config) *api.Error {
 			return err
 		}
 	}
-	if err := checkContext(cfg); err != nil {
+	if err := checkContext(cfg, windows); err != nil {
 		return err
 	}
 	if cfg.Repeats == 0 {
@@ -184,6 +190,9 @@ type Runner struct {
 	// Replica is the id of the process that runs the races, stored with
 	// each run (replicas sharing a store each end only their own).
 	Replica string
+	// Windows are the engine's context windows, which races are held to
+	// (zero: the built-in profiles' own).
+	Windows inference.Windows
 
 	// MaxRunning races run at once from Start, and MaxQueued more wait;
 	// beyond that Start answers 429. One client runs at most
@@ -237,7 +246,7 @@ func NewRunner(engineURL string, db RunStore, log *slog.Logger) *Runner {
 // share, it answers 429. onSnapshot, if set, receives its live snapshots,
 // as with Run.
 func (r *Runner) Start(client string, cfg Config, onSnapshot func(Snapshot)) (string, error) {
-	if err := Normalize(&cfg); err != nil {
+	if err := NormalizeFor(&cfg, r.Windows); err != nil {
 		return "", err
 	}
 	if err := checkDuration(cfg, r.TimeLimit); err != nil {
@@ -438,7 +447,7 @@ func (r *Runner) Cancel(id string) error {
 // not block; fanning snapshots out to many readers is the caller's job
 // (the playground's hub).
 func (r *Runner) Run(ctx context.Context, cfg Config, onSnapshot func(Snapshot)) (string, *Summary, error) {
-	if err := Normalize(&cfg); err != nil {
+	if err := NormalizeFor(&cfg, r.Windows); err != nil {
 		return "", nil, err
 	}
 	rc, err := r.create(ctx, cfg, onSnapshot)

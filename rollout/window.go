@@ -15,44 +15,28 @@ import (
 // prompt passes it, and the stateless lanes prune their history before
 // the latest compaction item as a client should (pruneCompacted).
 
-// MaxCompactThreshold bounds compact_threshold: the largest context window
-// of a built-in model.
-var MaxCompactThreshold = largestWindow().ContextWindow
-
-// largestWindow is the built-in profile with the largest context window;
-// instant, unbounded, is the load tests' model and not counted.
-func largestWindow() inference.Profile {
-	var largest inference.Profile
-	for _, p := range inference.Profiles() {
-		if p.ContextWindow > largest.ContextWindow {
-			largest = p
-		}
-	}
-	return largest
-}
-
-// CheckWorkloadFits refuses, at upload, a workload that no model's context
-// window holds whole, naming the first turn that passes the largest.
-func CheckWorkloadFits(w *workload.Workload) *api.Error {
-	largest := largestWindow()
-	if turn, n := w.FirstOverWindow(largest.ContextWindow); turn >= 0 {
+// CheckWorkloadFits refuses, at upload, a workload that none of windows
+// holds whole, naming the first turn that passes the largest.
+func CheckWorkloadFits(w *workload.Workload, windows inference.Windows) *api.Error {
+	model, window := windows.Largest()
+	if turn, n := w.FirstOverWindow(window); turn >= 0 {
 		return api.BadRequest("workload", api.CodeInvalidValue,
 			"Invalid workload: turns[%d]: its prompt reaches %d tokens, more than any model's context window holds (the largest, %s's, is %d tokens).",
-			turn, n, largest.Name, largest.ContextWindow)
+			turn, n, model, window)
 	}
 	return nil
 }
 
-// checkContext holds a race to its model's context window: without
-// compaction every turn of a workload must fit it whole; with
+// checkContext holds a race to its model's context window among windows:
+// without compaction every turn of a workload must fit it whole; with
 // compact_threshold (a workload race only) the threshold must lie within
 // the window, and each turn's own request must fit once what came before
 // it is compacted.
-func checkContext(cfg *Config) *api.Error {
+func checkContext(cfg *Config, windows inference.Windows) *api.Error {
 	t := cfg.CompactThreshold
-	if t < 0 || t > MaxCompactThreshold {
+	if _, largest := windows.Largest(); t < 0 || t > largest {
 		return api.BadRequest("compact_threshold", api.CodeInvalidValue,
-			"compact_threshold must be 0 (no compaction) or from 1 to %d tokens.", MaxCompactThreshold)
+			"compact_threshold must be 0 (no compaction) or from 1 to %d tokens.", largest)
 	}
 	if t > 0 && cfg.Workload == nil {
 		return api.BadRequest("compact_threshold", api.CodeInvalidValue,
@@ -61,8 +45,7 @@ func checkContext(cfg *Config) *api.Error {
 	if cfg.Workload == nil {
 		return nil
 	}
-	p := inference.ProfileFor(cfg.Model())
-	window := p.ContextWindow
+	window := windows.Of(cfg.Model())
 	if t == 0 {
 		if turn, n := cfg.Workload.FirstOverWindow(window); turn >= 0 {
 			return api.BadRequest("workload", api.CodeInvalidValue,

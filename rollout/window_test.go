@@ -9,6 +9,7 @@ import (
 
 	"agentloop/app"
 	"agentloop/app/apptest"
+	"agentloop/inference"
 	"agentloop/rollout"
 	"agentloop/workload"
 )
@@ -98,10 +99,10 @@ func TestRaceIsHeldToTheContextWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	turn, _ = big.FirstOverWindow(400_000)
-	if err := rollout.CheckWorkloadFits(big); err == nil || !strings.Contains(err.Message, fmt.Sprintf("turns[%d]", turn)) {
+	if err := rollout.CheckWorkloadFits(big, inference.Windows{}); err == nil || !strings.Contains(err.Message, fmt.Sprintf("turns[%d]", turn)) {
 		t.Fatalf("upload of a workload past every window: %v", err)
 	}
-	if err := rollout.CheckWorkloadFits(w); err != nil {
+	if err := rollout.CheckWorkloadFits(w, inference.Windows{}); err != nil {
 		t.Fatalf("the long session fits classic's window: %v", err)
 	}
 }
@@ -135,5 +136,42 @@ func TestRaceCompactsALongWorkload(t *testing.T) {
 	// stateless lane's last request carries only what compaction left.
 	if b := last[rollout.LaneHTTPOptimized].BytesSent; b > int64(threshold*len(workload.Filler)+64<<10) {
 		t.Errorf("the stateless lane's last request sent %d bytes: its history was not pruned", b)
+	}
+}
+
+// An engine served with one context window for every model (serve
+// --context-window) holds uploads and races to it, not to the profiles'
+// own: a workload classic's 400k window holds is refused at 50k, a
+// threshold past 50k too, and the runner reads the windows it was given.
+func TestRaceIsHeldToTheServedWindows(t *testing.T) {
+	w := longSession(t, 0)
+	served := inference.Windows{Override: 50_000}
+	if err := rollout.CheckWorkloadFits(w, inference.Windows{}); err != nil {
+		t.Fatalf("the long session fits classic's window: %v", err)
+	}
+	turn, _ := w.FirstOverWindow(50_000)
+	if err := rollout.CheckWorkloadFits(w, served); err == nil || !strings.Contains(err.Message, fmt.Sprintf("turns[%d]", turn)) {
+		t.Fatalf("upload to a 50k-token engine: %v", err)
+	}
+	for _, c := range []struct {
+		cfg   rollout.Config
+		param string
+	}{
+		{rollout.Config{Workload: w, Profile: "classic"}, "workload"},
+		{rollout.Config{Workload: w, Profile: "classic", CompactThreshold: 60_000}, "compact_threshold"},
+	} {
+		cfg := c.cfg
+		if err := rollout.Normalize(&cfg); err != nil {
+			t.Fatalf("built-in windows, compact_threshold %d: %v", c.cfg.CompactThreshold, err)
+		}
+		cfg = c.cfg
+		if err := rollout.NormalizeFor(&cfg, served); err == nil || err.Param != c.param {
+			t.Fatalf("served 50k windows, compact_threshold %d: %v, want a 400 on %s", c.cfg.CompactThreshold, err, c.param)
+		}
+		runner := rollout.NewRunner("http://127.0.0.1:1", nil, nil)
+		runner.Windows = served
+		if _, _, err := runner.Run(context.Background(), c.cfg, nil); err == nil {
+			t.Fatalf("the runner of a 50k-token engine ran compact_threshold %d", c.cfg.CompactThreshold)
+		}
 	}
 }

@@ -62,6 +62,9 @@ type Race struct {
 	StackPresets string
 	// DecodeTPS is the optional decode rate ("" for the profile's own).
 	DecodeTPS string
+	// CompactThreshold is the optional compaction threshold in tokens ("":
+	// no compaction).
+	CompactThreshold string
 	// ReasoningEfforts and ReasoningSummaries are the opt-in reasoning
 	// selects: "" is off (no lane reasons) and no summary.
 	ReasoningEfforts, ReasoningSummaries []Option
@@ -340,4 +343,6 @@ type RaceLimits struct {
 	MaxRTTms, MaxToolTimeMs, MaxRepeats string
 	MinDecodeTPS, MaxDecodeTPS          string
 	MaxDrillTimes                       string
+	// MaxCompactThreshold is the served engine's largest context window.
+	MaxCompactThreshold string
 }

@@ -137,6 +137,8 @@ func (p *Playground) race(c echo.Context) error {
 	v.Profiles = profileOptions(cfg.Profile)
 	v.Lanes = laneChoices(cfg.Lanes)
 	v.Limits = raceLimits
+	_, largest := p.windows.Largest()
+	v.Limits.MaxCompactThreshold = strconv.Itoa(largest)
 	for _, l := range rollout.AllLanes {
 		v.LaneTemplates = append(v.LaneTemplates, laneCard(l, rollout.StatusQueued))
 	}
@@ -146,6 +148,9 @@ func (p *Playground) race(c echo.Context) error {
 	v.Repeats = strconv.Itoa(max(cfg.Repeats, 1))
 	v.Sequential = cfg.Sequential
 	v.Stacks, v.StackParams, v.StackPresets = stackChoices(cfg.Stack)
+	if cfg.CompactThreshold > 0 {
+		v.CompactThreshold = strconv.Itoa(cfg.CompactThreshold)
+	}
 	if cfg.DecodeTPS > 0 {
 		v.DecodeTPS = strconv.FormatFloat(cfg.DecodeTPS, 'f', -1, 64)
 	}

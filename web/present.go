@@ -87,7 +87,9 @@ func scenarioOptions(selected string) []views.Option {
 	return out
 }
 
-// raceLimits are the race form's limits: rollout's, which Normalize checks.
+// raceLimits are the race form's limits: rollout's, which Normalize checks
+// (the compaction threshold's maximum, the served engine's largest window,
+// is set per playground).
 var raceLimits = views.RaceLimits{MaxRTTms: strconv.Itoa(rollout.MaxRTTms), MaxToolTimeMs: strconv.Itoa(rollout.MaxToolTimeMs),
 	MaxRepeats: strconv.Itoa(rollout.MaxRepeats), MinDecodeTPS: strconv.Itoa(api.MinCustomTPS), MaxDecodeTPS: strconv.Itoa(api.MaxCustomTPS),
 	MaxDrillTimes: strconv.Itoa(rollout.MaxDrillTimes)}

@@ -46,7 +46,7 @@ func decodeRunRequest(body []byte) (rollout.Config, *api.Error) {
 	_ = json.Unmarshal(body, &given)
 	// A null number would decode as 0, quietly: an empty round trip is not
 	// 0 ms. Refuse it; leaving the field out takes the default.
-	for _, name := range []string{"rtt_ms", "tool_time_ms", "seed", "repeats", "decode_tps", "bandwidth_kbps"} {
+	for _, name := range []string{"rtt_ms", "tool_time_ms", "seed", "repeats", "decode_tps", "bandwidth_kbps", "compact_threshold"} {
 		if raw, ok := given[name]; ok && string(bytes.TrimSpace(raw)) == "null" {
 			return rollout.Config{}, api.BadRequest(name, api.CodeInvalidValue, "%s is null: give a value, or leave it out for the default.", name)
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"agentloop/api"
+	"agentloop/inference"
 	"agentloop/rollout"
 	"agentloop/store"
 
@@ -84,6 +85,10 @@ type Deps struct {
 	// server's key; nil draws a random one, so tokens last as long as
 	// the process.
 	CancelSecret []byte
+	// Windows are the served engine's context windows (core.Config.Windows),
+	// which a workload upload and the race form are held to; zero: the
+	// built-in profiles' own.
+	Windows inference.Windows
 	// HomePreset, when set, replaces the home page's ready-made race (and
 	// presenter mode's starting form); tests set a short one.
 	HomePreset *rollout.Config
@@ -104,6 +109,7 @@ type Playground struct {
 	workloads WorkloadDB
 	identify  Identify
 	budget    Budget
+	windows   inference.Windows
 	cancels   cancelTokens
 	stopFeed  chan struct{} // closed by Shutdown: the inspector's feed stops
 	stopOnce  sync.Once
@@ -130,7 +136,7 @@ func New(d Deps) *Playground {
 	if p.identify == nil {
 		p.identify = AddressOf
 	}
-	p.budget = d.Budget
+	p.budget, p.windows = d.Budget, d.Windows
 	p.cancels = newCancelTokens(d.CancelSecret)
 	p.hub = newHub(func(id string) bool {
 		if isInspectFeed(id) {

@@ -61,8 +61,8 @@ func (p *Playground) saveWorkload(ctx context.Context, w *workload.Workload) (st
 }
 
 // uploadWorkload is POST /api/workloads: the body is a workload; the
-// answer its id and permalink. A workload no model's context window holds
-// is refused, naming its turn (rollout.CheckWorkloadFits).
+// answer its id and permalink. A workload no context window of the served
+// engine holds is refused, naming its turn (rollout.CheckWorkloadFits).
 func (p *Playground) uploadWorkload(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, workload.MaxBytes+1))
 	if err != nil {
@@ -75,7 +75,7 @@ func (p *Playground) uploadWorkload(c echo.Context) error {
 	if err != nil {
 		return workloadProblem(err)
 	}
-	if aerr := rollout.CheckWorkloadFits(w); aerr != nil {
+	if aerr := rollout.CheckWorkloadFits(w, p.windows); aerr != nil {
 		return aerr
 	}
 	sw, err := p.saveWorkload(c.Request().Context(), w)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"agentloop/api"
+	"agentloop/inference"
 )
 
 // Context windows (docs/protocol.md, "Context windows"). Each model's
@@ -18,6 +19,10 @@ import (
 // developer message stay, a tool call goes together with its outputs, and
 // the latest item stays; if that is still too much, the request is
 // refused all the same.
+
+// Windows are the context windows this configuration serves, the one
+// source the playground's workload and race checks read too.
+func (c Config) Windows() inference.Windows { return inference.Windows{Override: c.ContextWindow} }
 
 // fitWindow is the context_window stage. It records a span only when it
 // drops items (how many, and their tokens) or refuses the request.

@@ -124,9 +124,7 @@ func (e *Engine) resolveModel(partition string, req *api.CreateRequest, toolsChe
 // input_tokens, which decodes leniently, is checked here.
 func (e *Engine) buildModel(partition string, req *api.CreateRequest, toolsChecked bool) (*resolvedModel, *api.Error) {
 	profile := inference.ProfileFor(req.Model)
-	if e.cfg.ContextWindow > 0 {
-		profile.ContextWindow = e.cfg.ContextWindow
-	}
+	profile.ContextWindow = e.cfg.Windows().Of(req.Model)
 	if e.cfg.Unmodelled {
 		profile = profile.Unmodelled()
 	}

@@ -66,6 +66,7 @@
     { id: "race-seed", key: "seed", integer: true },
     { id: "race-repeats", key: "repeats", integer: true },
     { id: "race-decode-tps", key: "decode_tps", optional: true },
+    { id: "race-compact-threshold", key: "compact_threshold", integer: true, optional: true },
   ];
   // The stack's parameters are the inputs the server rendered, one per
   // parameter (data-stack-param: its key).
@@ -219,6 +220,7 @@
       stack,
     };
     if (values.decode_tps !== undefined) cfg.decode_tps = values.decode_tps;
+    if (values.compact_threshold !== undefined) cfg.compact_threshold = values.compact_threshold;
     const effort = String(fd.get("reasoning_effort") || "");
     if (effort) {
       cfg.reasoning = { effort };
