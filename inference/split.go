@@ -40,13 +40,57 @@ var asciiClass = func() (c [128]byte) {
 	return c
 }()
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+func isASCII(s string) bool { return indexNonASCII(s, 0) < 0 }
+
+// indexNonASCII is the index of the first byte of s at or after from
+// that is not ASCII, or -1.
+func indexNonASCII(s string, from int) int {
+	for i := from; i < len(s); i++ {
 		if s[i] >= 0x80 {
-			return false
+			return i
 		}
 	}
-	return true
+	return -1
+}
+
+// isCut reports whether the split pattern starts a piece at s[i] whatever
+// precedes it and ends one before it whatever follows: s[i] is a space
+// between two ASCII bytes that are not \s. No piece holds a space and the
+// non-space before it, and nothing before s[i] looks past it.
+func isCut(s string, i int) bool {
+	if i <= 0 || i+1 >= len(s) || s[i] != ' ' {
+		return false
+	}
+	a, b := s[i-1], s[i+1]
+	return a < 0x80 && b < 0x80 && asciiClass[a] != classSpace && asciiClass[a] != classNewline &&
+		asciiClass[b] != classSpace && asciiClass[b] != classNewline
+}
+
+// appendMixed appends the tokens of s: its ASCII stretches through
+// appendASCII, and each stretch around non-ASCII text, from the cut
+// before it to the cut after it, through the codec.
+func (t *Tokenizer) appendMixed(dst []int, s string) []int {
+	for s != "" {
+		k := indexNonASCII(s, 0)
+		if k < 0 {
+			return t.appendASCII(dst, s)
+		}
+		from := k
+		for from > 0 && !isCut(s, from) {
+			from--
+		}
+		dst = t.appendASCII(dst, s[:from])
+		to := k + 1
+		for to < len(s) && !isCut(s, to) {
+			to++
+		}
+		ids, _, _ := t.codec.Encode(s[from:to])
+		for _, id := range ids {
+			dst = append(dst, int(id))
+		}
+		s = s[to:]
+	}
+	return dst
 }
 
 // asciiPieces calls yield for each piece the codec's split pattern

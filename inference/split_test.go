@@ -65,3 +65,55 @@ func FuzzASCIIPieces(f *testing.F) {
 		}
 	})
 }
+
+// codecAppend is AppendEncode as it was before appendMixed: the codec on
+// every segment.
+func codecAppend(tok *Tokenizer, text string) []int {
+	var out []int
+	segments(validText(text), func(seg string, del bool) bool {
+		if del {
+			out = append(out, delToken)
+			return true
+		}
+		out = append(out, codecTokens(tok, seg)...)
+		return true
+	})
+	return out
+}
+
+// mixedSamples put non-ASCII text (letters, marks, digits, spaces and
+// symbols the pattern classes apart) next to ASCII.
+var mixedSamples = []string{
+	"café au lait", "naïve façade", "x → y", "a\u00a0b", "a \u00a0 b", " \u00a0x y", "über Über ÜBER", "e\u0301 x",
+	"数字 ١٢٣ x", "x ² y", "don’t stop", "a\u2028b c", "— dash — x", "emoji 🙂 ok", "ſ's x", "Straße's 'S",
+	"tab\t→\tx", "x \u0085 y", "A\u00c0b c",
+}
+
+func TestAppendEncodeMatchesTheCodecOnMixedText(t *testing.T) {
+	tok, err := NewTokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := slices.Clone(mixedSamples)
+	texts = append(texts, strings.Join(mixedSamples, " "), strings.Join(mixedSamples, ""), strings.Join(append(asciiSamples, mixedSamples...), " x "))
+	for _, text := range texts {
+		if got, want := tok.Encode(text), codecAppend(tok, text); !slices.Equal(got, want) {
+			t.Errorf("%q: %v, the codec %v", text, got, want)
+		}
+	}
+}
+
+func FuzzAppendEncodeMixed(f *testing.F) {
+	for _, s := range append(slices.Clone(asciiSamples), mixedSamples...) {
+		f.Add(s)
+	}
+	tok, err := NewTokenizer()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if got, want := tok.Encode(text), codecAppend(tok, text); !slices.Equal(got, want) {
+			t.Errorf("%q: %v, the codec %v", text, got, want)
+		}
+	})
+}

@@ -150,14 +150,7 @@ func (t *Tokenizer) AppendEncode(ctx context.Context, dst []int, text string) ([
 			dst = append(dst, delToken)
 			return true
 		}
-		if isASCII(seg) {
-			dst = t.appendASCII(dst, seg)
-			return true
-		}
-		ids, _, _ := t.codec.Encode(seg)
-		for _, id := range ids {
-			dst = append(dst, int(id))
-		}
+		dst = t.appendMixed(dst, seg)
 		return true
 	})
 	return dst, err
