@@ -2,7 +2,9 @@
 GO        ?= go
 PW_DIR    := $(CURDIR)/.pw
 E2E_ENV   := PLAYWRIGHT_DRIVER_PATH=$(PW_DIR) PLAYWRIGHT_NODEJS_PATH=$$(command -v node)
-PKGS      := ./...
+# Every package; the slowest first (go test runs each once), so that they
+# start first and the short ones fill the other core around them.
+PKGS      := ./e2e/ ./rollout/ ./cmd/agentloop/ ./server/ ./...
 
 .PHONY: run cluster build test unit e2e e2e-deps clients-deps bench fuzz lint generate clean
 
