@@ -206,7 +206,7 @@ var pieceTokens struct {
 }
 
 const (
-	maxPieces     = 1 << 17
+	maxPieces     = 1 << 16
 	maxPieceBytes = 32
 )
 
