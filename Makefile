@@ -48,7 +48,7 @@ FUZZTIME ?= 1000000x
 FUZZ_TARGETS := api:FuzzDecodeCreate api:FuzzAppendString api:FuzzAppendWithStreamID server:FuzzHTTPCreate server:FuzzWebSocketMessage \
 	server:FuzzDecodeDrillSpec cmd/agentloop:FuzzDrillFlag cmd/agentloop:FuzzRaceDrillFlag \
 	scenario:FuzzWorkspaceCall scenario:FuzzApplyPatch web:FuzzDecodeRunRequest bench:FuzzEventType \
-	inference:FuzzPieces inference:FuzzASCIIPieces inference:FuzzAppendEncodeMixed server/core:FuzzSafetyScan policy:FuzzArguments workload:FuzzDecode workload:FuzzImportCodex
+	inference:FuzzPieces server/core:FuzzSafetyScan policy:FuzzArguments workload:FuzzDecode workload:FuzzImportCodex
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t#*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \

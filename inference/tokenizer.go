@@ -150,7 +150,10 @@ func (t *Tokenizer) AppendEncode(ctx context.Context, dst []int, text string) ([
 			dst = append(dst, delToken)
 			return true
 		}
-		dst = t.appendMixed(dst, seg)
+		ids, _, _ := t.codec.Encode(seg)
+		for _, id := range ids {
+			dst = append(dst, int(id))
+		}
 		return true
 	})
 	return dst, err
