@@ -2,7 +2,9 @@
 GO        ?= go
 PW_DIR    := $(CURDIR)/.pw
 E2E_ENV   := PLAYWRIGHT_DRIVER_PATH=$(PW_DIR) PLAYWRIGHT_NODEJS_PATH=$$(command -v node)
-PKGS      := ./...
+# Every package; the slowest first (go test runs each once), so that they
+# start first and the short ones fill the other core around them.
+PKGS      := ./e2e/ ./rollout/ ./cmd/agentloop/ ./server/ ./...
 
 .PHONY: run cluster build test unit e2e e2e-deps clients-deps bench fuzz lint generate clean
 
@@ -46,7 +48,7 @@ FUZZTIME ?= 1000000x
 FUZZ_TARGETS := api:FuzzDecodeCreate api:FuzzAppendString api:FuzzAppendWithStreamID server:FuzzHTTPCreate server:FuzzWebSocketMessage \
 	server:FuzzDecodeDrillSpec cmd/agentloop:FuzzDrillFlag cmd/agentloop:FuzzRaceDrillFlag \
 	scenario:FuzzWorkspaceCall scenario:FuzzApplyPatch web:FuzzDecodeRunRequest bench:FuzzEventType \
-	inference:FuzzPieces policy:FuzzArguments workload:FuzzDecode workload:FuzzImportCodex
+	inference:FuzzPieces server/core:FuzzSafetyScan policy:FuzzArguments workload:FuzzDecode workload:FuzzImportCodex
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t#*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \

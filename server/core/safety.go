@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"regexp"
+	"strings"
 )
 
 // Safety is the classifier every request's new text passes through. It is a
@@ -18,13 +19,67 @@ type SafetyFlag struct {
 	Item int // index of the item among those scanned
 }
 
-var safetyKinds = []struct{ kind, pattern string }{
-	{"private_key", `-----BEGIN (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----`},
-	{"aws_access_key", `\bAKIA[0-9A-Z]{16}\b`},
-	{"openai_api_key", `\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}`},
-	{"github_token", `\bgh[pousr]_[A-Za-z0-9]{36}\b`},
-	{"slack_token", `\bxox[baprs]-[A-Za-z0-9-]{10,}`},
-	{"prompt_injection", `(?i)ignore (?:all )?(?:previous|prior) instructions`},
+// safetyKinds are the classifier's patterns, each with the literals one of
+// which every match of it contains (lower-case ASCII, matched in any case,
+// where the pattern is case-insensitive: none of its letters folds to a
+// non-ASCII rune). A text holding none of them is clean without the regexp.
+var safetyKinds = []struct {
+	kind, pattern string
+	literals      []string
+	anyCase       bool
+}{
+	{"private_key", `-----BEGIN (?:RSA |EC |OPENSSH |DSA |ENCRYPTED )?PRIVATE KEY-----`, []string{"-----BEGIN "}, false},
+	{"aws_access_key", `\bAKIA[0-9A-Z]{16}\b`, []string{"AKIA"}, false},
+	{"openai_api_key", `\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}`, []string{"sk-"}, false},
+	{"github_token", `\bgh[pousr]_[A-Za-z0-9]{36}\b`, []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},
+	{"slack_token", `\bxox[baprs]-[A-Za-z0-9-]{10,}`, []string{"xox"}, false},
+	{"prompt_injection", `(?i)ignore (?:all )?(?:previous|prior) instructions`, []string{"ignore "}, true},
+}
+
+// mayFlag reports whether s holds one of the kinds' literals: without one
+// no pattern matches s. It reads s at the speed of strings.Index, which
+// the regexp, trying six patterns at every byte, is far from.
+func mayFlag(s string) bool {
+	for _, k := range safetyKinds {
+		for _, lit := range k.literals {
+			if k.anyCase && containsAnyCase(s, lit) || !k.anyCase && strings.Contains(s, lit) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containsAnyCase reports whether s contains lit (lower-case ASCII) with
+// its letters in either case.
+func containsAnyCase(s, lit string) bool {
+	lower, upper := lit[0], lit[0]-('a'-'A')
+	nextLower, nextUpper := -1, -1 // where each case of lit[0] next occurs at or after from; len(s) for nowhere
+	for from := 0; from+len(lit) <= len(s); {
+		if nextLower < from {
+			nextLower = indexFrom(s, from, lower)
+		}
+		if nextUpper < from {
+			nextUpper = indexFrom(s, from, upper)
+		}
+		i := min(nextLower, nextUpper)
+		if i+len(lit) > len(s) {
+			return false
+		}
+		if strings.EqualFold(s[i:i+len(lit)], lit) {
+			return true
+		}
+		from = i + 1
+	}
+	return false
+}
+
+// indexFrom is the index of the first b in s at or after from, or len(s).
+func indexFrom(s string, from int, b byte) int {
+	if i := strings.IndexByte(s[from:], b); i >= 0 {
+		return from + i
+	}
+	return len(s)
 }
 
 // NewSafety compiles the classifier.
@@ -48,8 +103,9 @@ const (
 )
 
 // Scan classifies texts and returns the flags and the bytes read. A long
-// text is read in chunks, and the scan stops with ctx's error once ctx
-// ends.
+// text is read in chunks, each through the regexp only when it holds one
+// of the patterns' literals (mayFlag), and the scan stops with ctx's
+// error once ctx ends.
 func (s *Safety) Scan(ctx context.Context, texts []string) (flags []SafetyFlag, bytes int, err error) {
 	for i, t := range texts {
 		bytes += len(t)
@@ -58,6 +114,9 @@ func (s *Safety) Scan(ctx context.Context, texts []string) (flags []SafetyFlag, 
 				return flags, bytes, err
 			}
 			from, to := max(off-scanMargin, 0), min(off+scanChunk+scanMargin, len(t))
+			if !mayFlag(t[from:to]) {
+				continue
+			}
 			for _, m := range s.re.FindAllStringSubmatchIndex(t[from:to], -1) {
 				if start := from + m[0]; start < off || start >= off+scanChunk {
 					continue // the neighbouring chunk's
