@@ -43,16 +43,13 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./api/ ./inference/ ./policy/ ./store/... ./bench/
 	$(GO) run ./cmd/agentloop bench overhead
 
-## fuzz: the long fuzz runs (each target FUZZTIME, default 1,000,000 executions); corpora live in each package's testdata/fuzz.
+## fuzz: the long fuzz runs, every Fuzz target in every package (each FUZZTIME, default 1,000,000 executions); corpora live in each package's testdata/fuzz.
 FUZZTIME ?= 1000000x
-FUZZ_TARGETS := api:FuzzDecodeCreate api:FuzzAppendString api:FuzzAppendWithStreamID server:FuzzHTTPCreate server:FuzzWebSocketMessage \
-	server:FuzzDecodeDrillSpec cmd/agentloop:FuzzDrillFlag cmd/agentloop:FuzzRaceDrillFlag \
-	scenario:FuzzWorkspaceCall scenario:FuzzApplyPatch web:FuzzDecodeRunRequest bench:FuzzEventType \
-	inference:FuzzPieces server/core:FuzzSafetyScan policy:FuzzArguments workload:FuzzDecode workload:FuzzImportCodex
 fuzz:
-	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t#*:}; \
-		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) ./$$pkg/ || exit 1; done
+	@for pkg in $$($(GO) list ./...); do \
+		for name in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; done; done
 
 lint:
 	$(GO) vet ./...
