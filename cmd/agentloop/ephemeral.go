@@ -4,32 +4,83 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"agentloop/app"
 )
 
+// ephemeralPrefix starts the name of each directory serve --ephemeral makes
+// under $TMPDIR.
+const ephemeralPrefix = "agentloop-ephemeral-"
+
 // ephemeralStore points serve --ephemeral at a SQLite file in a new
 // temporary directory, and listens on 127.0.0.1:0 unless --addr (or
-// AGENTLOOP_ADDR) names an address. It returns the directory, which the
-// caller removes once the store is closed.
-func ephemeralStore(fs *flag.FlagSet, cfg *app.Config) (string, error) {
+// AGENTLOOP_ADDR) names an address. The returned release, called once the
+// store is closed, removes the directory. The process holds a lock on the
+// directory while it lives, so that a later start removes the directory of
+// one that was killed (SIGKILL cannot be handled) and never a live one's.
+func ephemeralStore(fs *flag.FlagSet, cfg *app.Config) (release func(), err error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["db"] {
-		return "", errors.New("--ephemeral makes its own store in a temporary directory: leave out --db (and AGENTLOOP_DB)")
+		return nil, errors.New("--ephemeral makes its own store in a temporary directory: leave out --db (and AGENTLOOP_DB)")
 	}
 	if !set["addr"] {
 		cfg.Addr = "127.0.0.1:0"
 	}
-	dir, err := os.MkdirTemp("", "agentloop-ephemeral-")
+	sweepEphemeral(os.TempDir())
+	dir, err := os.MkdirTemp("", ephemeralPrefix)
 	if err != nil {
-		return "", err
+		return nil, err
+	}
+	lock, err := lockEphemeral(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	cfg.DB = filepath.Join(dir, "agentloop.db")
-	return dir, nil
+	return func() {
+		os.RemoveAll(dir)
+		lock.Close()
+	}, nil
+}
+
+// lockEphemeral locks a file under dir, named "lock" only once it is locked,
+// so a sweep never finds it unlocked while its owner lives.
+func lockEphemeral(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "lock-")
+	if err != nil {
+		return nil, err
+	}
+	if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, "lock"))
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// sweepEphemeral removes the directories under tmp of --ephemeral servers
+// that are gone: those whose lock nobody holds. A directory without a lock
+// (another program's, or one being made) is left alone.
+func sweepEphemeral(tmp string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, ephemeralPrefix+"*"))
+	for _, dir := range dirs {
+		f, err := os.Open(filepath.Join(dir, "lock"))
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.RemoveAll(dir)
+		}
+		f.Close()
+	}
 }
 
 type stdinKey struct{}

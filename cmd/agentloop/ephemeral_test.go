@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -28,12 +30,12 @@ type fixtureProcess struct {
 }
 
 // startFixture starts the binary with serve --ephemeral and args, TMPDIR
-// set to a directory of the test's own, and reads the first line of its
-// standard output. stdin is the child's standard input: nil gives it
-// /dev/null, as exec.Cmd does.
-func startFixture(t *testing.T, stdin io.Reader, args ...string) *fixtureProcess {
+// set to tmp (a directory of the test's own when ""), and reads the first
+// line of its standard output. stdin is the child's standard input: nil
+// gives it /dev/null, as exec.Cmd does.
+func startFixture(t *testing.T, tmp string, stdin io.Reader, args ...string) *fixtureProcess {
 	t.Helper()
-	p := &fixtureProcess{tmp: t.TempDir(), exited: make(chan error, 1)}
+	p := &fixtureProcess{tmp: cmp.Or(tmp, t.TempDir()), exited: make(chan error, 1)}
 	p.cmd = exec.Command(binary(t), append([]string{"serve", "--ephemeral"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "TMPDIR="+p.tmp)
 	p.cmd.Stdin = stdin
@@ -93,6 +95,16 @@ func (p *fixtureProcess) running() bool {
 	}
 }
 
+// storeDirs lists the fixtures' directories under tmp.
+func storeDirs(t *testing.T, tmp string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(tmp, "agentloop-ephemeral-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
+}
+
 // stores lists the files under the fixture's temporary directory.
 func (p *fixtureProcess) stores(t *testing.T) []string {
 	t.Helper()
@@ -145,7 +157,7 @@ func (p *fixtureProcess) mustServe(t *testing.T) {
 func TestEphemeralServesUntilASignalAndRemovesItsStore(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			p := startFixture(t, nil)
+			p := startFixture(t, "", nil)
 			p.mustServe(t)
 			if !p.running() {
 				t.Fatal("the fixture exited with /dev/null as standard input")
@@ -176,7 +188,7 @@ func TestEphemeralExitsWhenAPipedStdinEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p := startFixture(t, r)
+	p := startFixture(t, "", r)
 	p.mustServe(t)
 	if _, err := io.WriteString(w, "anything a parent writes is ignored\n"); err != nil {
 		t.Fatal(err)
@@ -202,7 +214,7 @@ func TestEphemeralListensOnTheAddrGiven(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	p := startFixture(t, nil, "--addr", addr)
+	p := startFixture(t, "", nil, "--addr", addr)
 	if p.url != "http://"+addr {
 		t.Fatalf("first line %q, want http://%s", p.url, addr)
 	}
@@ -227,4 +239,30 @@ func TestEphemeralRefusesADB(t *testing.T) {
 	if stdout.String() != "" {
 		t.Errorf("stdout %q, want nothing", stdout.String())
 	}
+}
+
+// A SIGKILL cannot be handled, so it leaves the store behind; the next
+// --ephemeral start under the same TMPDIR removes it, and never the store
+// of a fixture that still runs.
+func TestEphemeralSweepsTheStoreOfAKilledFixture(t *testing.T) {
+	tmp := t.TempDir()
+	killed := startFixture(t, tmp, nil)
+	killed.mustServe(t)
+	if err := killed.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killed.waitExit(t)
+	left := storeDirs(t, tmp)
+	if len(left) != 1 {
+		t.Fatalf("after SIGKILL: %q, want the killed fixture's directory", left)
+	}
+	live := startFixture(t, tmp, nil)
+	live.mustServe(t)
+	next := startFixture(t, tmp, nil)
+	next.mustServe(t)
+	dirs := storeDirs(t, tmp)
+	if len(dirs) != 2 || slices.Contains(dirs, left[0]) {
+		t.Fatalf("directories %q: want the two running fixtures' only, not the killed one's %s", dirs, left[0])
+	}
+	live.mustServe(t) // its store is still there
 }

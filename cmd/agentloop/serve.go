@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"syscall"
 
@@ -65,11 +64,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	if *ephemeral {
-		store, err := ephemeralStore(fs, &cfg)
+		release, err := ephemeralStore(fs, &cfg)
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(store) // after the shutdown below has closed the store
+		defer release() // after the shutdown below has closed the store
 		var stop context.CancelFunc
 		ctx, stop = untilStdinEnds(ctx)
 		defer stop()
