@@ -181,28 +181,42 @@ func TestEphemeralServesUntilASignalAndRemovesItsStore(t *testing.T) {
 
 // A piped standard input (a parent holding its write end) stops the
 // server when it ends, so the fixture dies with a test runner that was
-// killed; the store is removed.
+// killed; the store is removed. Node's spawn gives a socket, not a pipe:
+// it counts as one.
 func TestEphemeralExitsWhenAPipedStdinEnds(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	p := startFixture(t, "", r)
-	p.mustServe(t)
-	if _, err := io.WriteString(w, "anything a parent writes is ignored\n"); err != nil {
-		t.Fatal(err)
-	}
-	p.mustServe(t)
-	if !p.running() {
-		t.Fatal("the fixture exited while its standard input was open")
-	}
-	w.Close()
-	if err := p.waitExit(t); err != nil {
-		t.Fatalf("after the end of stdin: %v, want exit status 0", err)
-	}
-	if files := p.stores(t); len(files) != 0 {
-		t.Fatalf("after exit the temporary directory still holds %q", files)
+	for _, kind := range []string{"pipe", "socket"} {
+		t.Run(kind, func(t *testing.T) {
+			var r, w *os.File
+			if kind == "pipe" {
+				var err error
+				if r, w, err = os.Pipe(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, w = os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "parent")
+			}
+			defer r.Close()
+			p := startFixture(t, "", r)
+			p.mustServe(t)
+			if _, err := io.WriteString(w, "anything a parent writes is ignored\n"); err != nil {
+				t.Fatal(err)
+			}
+			p.mustServe(t)
+			if !p.running() {
+				t.Fatal("the fixture exited while its standard input was open")
+			}
+			w.Close()
+			if err := p.waitExit(t); err != nil {
+				t.Fatalf("after the end of stdin: %v, want exit status 0", err)
+			}
+			if files := p.stores(t); len(files) != 0 {
+				t.Fatalf("after exit the temporary directory still holds %q", files)
+			}
+		})
 	}
 }
 
