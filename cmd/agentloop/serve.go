@@ -55,7 +55,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet("agentloop serve", flag.ContinueOnError)
 	serverFlags(fs, &cfg)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the server process, from start to shutdown, to this file (go tool pprof reads it)")
-	ephemeral := fs.Bool("ephemeral", false, "a test fixture: a store in a temporary directory removed on exit, --addr 127.0.0.1:0 unless given, the URL alone as the first line of standard output; exits on SIGTERM, SIGINT or the end of standard input when it is a pipe (README \"Use it as a test fixture\")")
+	ephemeral := fs.Bool("ephemeral", false, "a test fixture: a store in a temporary directory removed on exit, --addr 127.0.0.1:0 unless given, the URL alone as the first line of standard output; exits on SIGTERM, SIGINT or the end of standard input when it is a pipe or a socket (README \"Use it as a test fixture\")")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: agentloop [serve] [flags]\n\nRuns the Responses engine (/v1, and /baseline/v1 without request-level caches) and the playground on one port.\n\nFlags (each also AGENTLOOP_<NAME>):\n")
 		fs.PrintDefaults()
