@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the real clients that packages clients and conformance drive, idempotent and
-# offline-safe: Node.js from Debian when it is missing, then the Codex CLI at
+# offline-safe: Node.js and python3-pytest (package fixture) from Debian when they are missing, then the Codex CLI at
 # the pinned version into .clients/ (ignored by git; never a global install).
 # Nothing is downloaded when the pinned version is already there.
 set -eu
@@ -11,6 +11,12 @@ SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm
+fi
+# Debian's pytest, which runs the README's pytest fixture recipe (package
+# fixture) with the system python3.
+if ! command -v pytest-3 >/dev/null; then
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pytest
 fi
 # Any codex command writes under $CODEX_HOME (default ~/.codex), so the check
 # runs with a throwaway one.

@@ -16,6 +16,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx = withStdin(ctx, os.Stdin) // serve --ephemeral exits when a piped stdin ends
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, errHelp) {
 			fmt.Fprintln(os.Stderr, "agentloop:", err)

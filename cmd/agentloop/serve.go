@@ -55,12 +55,23 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet("agentloop serve", flag.ContinueOnError)
 	serverFlags(fs, &cfg)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the server process, from start to shutdown, to this file (go tool pprof reads it)")
+	ephemeral := fs.Bool("ephemeral", false, "a test fixture: a store in a temporary directory removed on exit, --addr 127.0.0.1:0 unless given, the URL alone as the first line of standard output; exits on SIGTERM, SIGINT or the end of standard input when it is a pipe or a socket (README \"Use it as a test fixture\")")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: agentloop [serve] [flags]\n\nRuns the Responses engine (/v1, and /baseline/v1 without request-level caches) and the playground on one port.\n\nFlags (each also AGENTLOOP_<NAME>):\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, getenv, stderr); err != nil {
 		return err
+	}
+	if *ephemeral {
+		release, err := ephemeralStore(fs, &cfg)
+		if err != nil {
+			return err
+		}
+		defer release() // after the shutdown below has closed the store
+		var stop context.CancelFunc
+		ctx, stop = untilStdinEnds(ctx)
+		defer stop()
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -82,7 +93,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "listening on %s\n", a.URL())
+	if *ephemeral {
+		fmt.Fprintln(stdout, a.URL())
+	} else {
+		fmt.Fprintf(stdout, "listening on %s\n", a.URL())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- a.Serve(ln) }()
 	select {
