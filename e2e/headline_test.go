@@ -55,7 +55,7 @@ func TestHeadlineIsOneSentenceEverywhere(t *testing.T) {
 	}
 	run := getRun(t, a.URL(), id)
 	head, split := run.Summary.Headline, run.Summary.Split
-	if !strings.HasPrefix(head, "WebSocket finished ") || !strings.Contains(head, "than optimized HTTP") || !strings.HasPrefix(split, "Of the ") || len(run.Summary.Parts) == 0 {
+	if !strings.HasPrefix(head, "WebSocket finished in ") || !strings.Contains(head, " and optimized HTTP in ") || !strings.Contains(head, "(preset hosted-post-sprint, post-sprint reading)") || !strings.HasPrefix(split, "Of the ") || len(run.Summary.Parts) == 0 {
 		t.Fatalf("the run API's summary: headline %q, split %q", head, split)
 	}
 	t.Logf("headline: %s", head)

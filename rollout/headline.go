@@ -25,10 +25,14 @@ const StackDocPath = "/docs/stack"
 // summary sum exactly to the saving; a part can be negative (WebSocket
 // spent more there).
 type SplitPart struct {
-	Group string `json:"group"` // a Stage* name
+	Group string `json:"group"` // a Stage* name, or SplitNoise
 	NS    int64  `json:"ns"`
 	Kind  string `json:"kind"` // measured or modelled
 }
+
+// SplitNoise is the split part that holds every group whose share of the
+// saving is smaller than the machine's noise (Summary.NoiseNS).
+const SplitNoise = "noise"
 
 // ReadingSaving is the headline's comparison (ws against http-optimized)
 // under one reading's preset, from re-costing the recorded race.
@@ -52,21 +56,25 @@ var splitGroups = []struct{ name, phrase, kind string }{
 }
 
 // describe fills the summary's sentences from the run: the headline, the
-// split and what it would take. ranges gives the headline's comparison
-// under each reading (nil with a reason when there is none). It is called
-// when a race ends and, for a run stored before the sentences were, when
-// the run is read.
+// split, the range across the readings and what it would take. readings
+// gives the headline's comparison under each reading (nil with a reason
+// when there is none). It is called when a race ends and, for a run stored
+// before the sentences were, when the run is read.
 func (s *Summary) describe(cfg Config, readings []ReadingSaving, noRange string) {
-	s.Headline = headline(s, cfg, readings, noRange)
 	s.StackDoc = stackDoc(cfg.Stack)
-	s.SplitParts, s.Split = nil, ""
+	s.SplitParts, s.Split, s.NoiseNS = nil, "", 0
 	opt, okO := s.lane(LaneHTTPOptimized)
 	ws, okW := s.lane(LaneWS)
+	var raw []SplitPart
 	if okO && okW && opt.Status == StatusPassed && ws.Status == StatusPassed {
-		s.SplitParts = splitSaving(opt, ws, cfg)
-		s.Split = splitSentence(opt.TotalNS-ws.TotalNS, s.SplitParts, cfg.Stack)
+		raw = splitSaving(opt, ws, cfg)
+		noise, how := noiseThreshold(opt, ws)
+		s.SplitParts, s.NoiseNS = foldNoise(raw, noise), noise
+		s.Split = splitSentence(opt.TotalNS-ws.TotalNS, s.SplitParts, cfg.Stack, noise, how)
 	}
+	s.Headline = headline(s, cfg, raw)
 	s.Readings = readings
+	s.Range = rangeSentence(readings, noRange)
 	s.WhatItTakes = whatItTakesSentence(s.WhatItWouldTake)
 }
 
@@ -146,22 +154,56 @@ func Sooner(saved float64) string {
 	return fmt.Sprintf("%d%% sooner", pct)
 }
 
-// stackWords names the race's stack and its reading in the headline.
-func stackWords(st apistack.Stack) string {
-	switch {
-	case st.Preset == "" || !st.Modelled():
-		return "under the lean stack (nothing modelled)"
-	case apistack.Reading(st.Preset) != "":
-		return "under the modelled " + st.Preset + " stack (" + apistack.Reading(st.Preset) + " reading)"
-	}
-	return "under a custom modelled stack"
+// plainShares are the shares a class says in words rather than as a
+// percentage, each within a point of its fraction.
+var plainShares = []struct {
+	saved float64
+	words string
+}{
+	{3.0 / 4, "in a quarter of the time"},
+	{2.0 / 3, "in a third of the time"},
+	{1.0 / 2, "in half the time"},
+	{1.0 / 3, "a third sooner"},
+	{1.0 / 4, "a quarter sooner"},
 }
 
-// rangeWords gives the headline's comparison across the readings:
-// "29% (plain) to 41% (derived) across the readings".
-func rangeWords(readings []ReadingSaving) string {
+// PlainSooner phrases a saved share as a class says it: 0.5 → "in half
+// the time", 1/3 → "a third sooner", 0.42 → "42% sooner", 0 → "at the
+// same time", -0.1 → "10% later".
+func PlainSooner(saved float64) string {
+	for _, p := range plainShares {
+		if math.Abs(saved-p.saved) < 0.01 {
+			return p.words
+		}
+	}
+	if pct(saved) == 0 {
+		return "at the same time"
+	}
+	return Sooner(saved)
+}
+
+// presetWords name the race's preset and its reading, for the headline's
+// parentheses.
+func presetWords(st apistack.Stack) string {
+	switch {
+	case st.Preset == "" || !st.Modelled():
+		return "preset lean, which models no hosted API's work"
+	case apistack.Reading(st.Preset) != "":
+		return "preset " + st.Preset + ", " + apistack.Reading(st.Preset) + " reading"
+	}
+	return "a custom preset, which has no reading"
+}
+
+// rangeSentence gives the headline's comparison across the readings, for
+// the details: "Across the readings, WebSocket finished from 29% sooner
+// (plain) to 41% sooner (derived) than optimized HTTP." With no range it
+// says why (noRange), or nothing.
+func rangeSentence(readings []ReadingSaving, noRange string) string {
 	if len(readings) == 0 {
-		return ""
+		if noRange == "" {
+			return ""
+		}
+		return strings.ToUpper(noRange[:1]) + noRange[1:] + "."
 	}
 	lo, hi := readings[0], readings[0]
 	for _, r := range readings[1:] {
@@ -177,37 +219,48 @@ func rangeWords(readings []ReadingSaving) string {
 		names = append(names, r.Reading)
 	}
 	if pct(lo.Saved) == pct(hi.Saved) {
-		return Sooner(lo.Saved) + " under every reading (" + strings.Join(names, ", ") + ")"
+		return "Under every reading (" + strings.Join(names, ", ") + "), WebSocket finished " + Sooner(lo.Saved) + " than optimized HTTP."
 	}
-	return "from " + Sooner(lo.Saved) + " (" + lo.Reading + ") to " + Sooner(hi.Saved) + " (" + hi.Reading + ") across the readings"
+	return "Across the readings, WebSocket finished from " + Sooner(lo.Saved) + " (" + lo.Reading + ") to " + Sooner(hi.Saved) + " (" + hi.Reading + ") than optimized HTTP."
 }
 
 func pct(v float64) int { return int(math.Round(v * 100)) }
 
-// headline is the race's one sentence: WebSocket against optimized HTTP,
-// the stack and its reading, and the same comparison across the readings.
-// Other lanes follow in the result, never here. Without both lanes it says
-// which lane finished first.
-func headline(s *Summary, cfg Config, readings []ReadingSaving, noRange string) string {
+// headline is the race's two sentences. The first is one a class
+// understands: how long WebSocket and optimized HTTP took and the ratio in
+// plain words. The second says how much of the saving was measured on this
+// machine and how much is a model, naming the preset and its reading in
+// parentheses. raw are the saving's parts before noise is folded (nil
+// without both lanes passed). Other lanes follow in the result; the range
+// across the readings follows in the details. Without both lanes it
+// compares WebSocket with HTTP, or says which lane finished first.
+func headline(s *Summary, cfg Config, raw []SplitPart) string {
 	has := func(l string) bool { return slices.Contains(cfg.Lanes, l) }
 	shared := ""
 	if !cfg.Sequential && len(cfg.Lanes) > 1 {
 		shared = " The lanes ran side by side and shared the CPU."
 	}
-	if o, ok := s.SavedVsOptimized[LaneWS]; ok && has(LaneWS) && has(LaneHTTPOptimized) {
-		h := "WebSocket finished " + Sooner(o) + " than optimized HTTP " + stackWords(cfg.Stack)
-		switch {
-		case len(readings) > 0:
-			h += "; " + rangeWords(readings) + "."
-		case noRange != "":
-			h += "; " + noRange + "."
-		default:
-			h += "."
-		}
-		return h + shared
+	medians := ""
+	if s.Repeats > 1 {
+		medians = fmt.Sprintf(" (medians of %d repeats)", s.Repeats)
 	}
-	if v, ok := s.SavedVsHTTP[LaneWS]; ok && has(LaneWS) && has(LaneHTTP) {
-		return "WebSocket finished " + Sooner(v) + " than HTTP " + stackWords(cfg.Stack) + "; the race had no optimized HTTP lane to compare with." + shared
+	finished := func(a, b LaneSummary, saved float64) string {
+		return LaneLabel(a.Lane) + " finished in " + FormatNS(a.TotalNS) + " and " + lowerLabel(b.Lane) + " in " + FormatNS(b.TotalNS) + medians + ": " + PlainSooner(saved) + "."
+	}
+	ws, okW := s.lane(LaneWS)
+	if o, ok := s.SavedVsOptimized[LaneWS]; ok && okW && has(LaneWS) && has(LaneHTTPOptimized) {
+		opt, _ := s.lane(LaneHTTPOptimized)
+		second := " (" + presetWords(cfg.Stack) + ")"
+		if raw != nil {
+			second = " " + measuredModelled(opt.TotalNS-ws.TotalNS, raw, cfg.Stack)
+		} else {
+			second = " The saving was not split" + second + "."
+		}
+		return finished(ws, opt, o) + second + shared
+	}
+	if v, ok := s.SavedVsHTTP[LaneWS]; ok && okW && has(LaneWS) && has(LaneHTTP) {
+		h, _ := s.lane(LaneHTTP)
+		return finished(ws, h, v) + " The race had no optimized HTTP lane to compare with (" + presetWords(cfg.Stack) + ")." + shared
 	}
 	var best *LaneSummary
 	for i := range s.Lanes {
@@ -219,7 +272,121 @@ func headline(s *Summary, cfg Config, readings []ReadingSaving, noRange string) 
 	if best == nil {
 		return "No lane finished."
 	}
-	return LaneLabel(best.Lane) + " finished first, in " + FormatNS(best.TotalNS) + ", " + stackWords(cfg.Stack) + "." + shared
+	return LaneLabel(best.Lane) + " finished first, in " + FormatNS(best.TotalNS) + medians + ". The race had no WebSocket and optimized HTTP lanes to compare (" + presetWords(cfg.Stack) + ")." + shared
+}
+
+// lowerLabel is a lane's label inside a sentence: "optimized HTTP".
+func lowerLabel(lane string) string {
+	switch lane {
+	case LaneHTTPOptimized:
+		return "optimized HTTP"
+	case LaneHTTPChained:
+		return "chained HTTP"
+	}
+	return LaneLabel(lane)
+}
+
+// measuredModelled is the headline's second sentence: the saving split
+// into what was measured on this machine and what is a model, named in
+// parentheses by its preset and reading. The two add up to the saving as
+// shown.
+func measuredModelled(saved int64, raw []SplitPart, st apistack.Stack) string {
+	var measured, modelled int64
+	hosted, other := false, []string{}
+	for _, p := range raw {
+		if p.Kind == api.Measured {
+			measured += p.NS
+			continue
+		}
+		modelled += p.NS
+		switch p.Group {
+		case StageNetwork:
+			other = append(other, "the network")
+		case StageTool:
+			other = append(other, "the tools")
+		default:
+			if p.NS != 0 {
+				hosted = true
+			}
+		}
+	}
+	step, show := sentenceUnit(saved)
+	sign := int64(1)
+	if saved < 0 {
+		sign = -1
+	}
+	r := roundToSum([]int64{sign * measured, sign * modelled}, sign*saved, step)
+	signed := func(v int64) string {
+		if v < 0 {
+			return "−" + show(-v)
+		}
+		return show(v)
+	}
+	var what []string
+	if hosted {
+		what = append(what, "a hosted API's work")
+	}
+	what = append(what, other...)
+	model := "a model"
+	if len(what) > 0 {
+		model += " of " + strings.Join(what, " and ")
+	}
+	head := "Of the " + show(roundHalfAway(sign*saved, step)) + " saved, "
+	if saved < 0 {
+		head = "Of the " + show(roundHalfAway(sign*saved, step)) + " WebSocket lost, "
+	}
+	if modelled == 0 {
+		return head + "all was measured on this machine (" + presetWords(st) + ")."
+	}
+	return head + signed(r[0]) + " was measured on this machine and " + signed(r[1]) + " is " + model + " (" + presetWords(st) + ")."
+}
+
+// sentenceUnit is the precision a sentence shows a saving at: whole ms
+// below a second, tenths of a second above.
+func sentenceUnit(saved int64) (int64, func(int64) string) {
+	step, unit, decimals, suffix := int64(1_000_000), 1e6, 0, " ms"
+	if abs(saved) >= 1e9 {
+		step, unit, decimals, suffix = 100_000_000, 1e9, 1, " s"
+	}
+	return step, func(v int64) string { return strconv.FormatFloat(float64(v)/unit, 'f', decimals, 64) + suffix }
+}
+
+// NoiseFloorShare is the least a split part must reach, as a share of
+// optimized HTTP's time, to be told apart from the machine's noise when
+// the repeats spread less (or there is one repeat).
+const NoiseFloorShare = 0.01
+
+// noiseThreshold is the machine's noise for a split: half the wider spread
+// of the two lanes' repeats, or NoiseFloorShare of optimized HTTP's time
+// when that is larger; how says which, in words.
+func noiseThreshold(opt, ws LaneSummary) (int64, string) {
+	floor := int64(float64(opt.TotalNS) * NoiseFloorShare)
+	spread := max(opt.MaxTotalNS-opt.MinTotalNS, ws.MaxTotalNS-ws.MinTotalNS) / 2
+	if spread > floor {
+		return spread, "half the wider spread of the lanes' repeats"
+	}
+	return floor, fmt.Sprintf("%d%% of optimized HTTP's time", pct(NoiseFloorShare))
+}
+
+// foldNoise moves the parts smaller than noise (zero parts aside: they show
+// nothing) into one "noise" part, last, so that the parts still sum exactly
+// to the saving.
+func foldNoise(parts []SplitPart, noise int64) []SplitPart {
+	var out []SplitPart
+	var folded int64
+	n := 0
+	for _, p := range parts {
+		if p.NS != 0 && abs(p.NS) < noise {
+			folded += p.NS
+			n++
+			continue
+		}
+		out = append(out, p)
+	}
+	if n > 0 {
+		out = append(out, SplitPart{Group: SplitNoise, NS: folded, Kind: api.Measured})
+	}
+	return out
 }
 
 // splitSaving splits opt.TotalNS − ws.TotalNS into the waterfall's groups
@@ -261,17 +428,14 @@ func groupKind(group, kind string, cfg Config) string {
 	return kind
 }
 
-// splitSentence phrases the split: "Of the 8.7 s saved, 0.8 s is measured
-// engine work, 7.8 s the modelled hosted stack, and 0.1 s the network."
-// The parts are rounded so that the shown parts add up to the shown total;
-// parts that round to nothing are left out.
-func splitSentence(saved int64, parts []SplitPart, st apistack.Stack) string {
-	step := int64(1_000_000) // 1 ms
-	unit, decimals := 1e6, 0
-	suffix := " ms"
-	if abs(saved) >= 1e9 {
-		step, unit, decimals, suffix = 100_000_000, 1e9, 1, " s"
-	}
+// splitSentence phrases the split: "Of the 8.7 s saved against optimized
+// HTTP, 0.8 s is measured engine work, 7.8 s the modelled hosted stack, and
+// 0.1 s noise (each part under 250 ms: 1% of optimized HTTP's time)." The
+// parts are rounded so that the shown parts add up to the shown total;
+// parts that round to nothing are left out. noise and noiseHow state the
+// threshold a noise part was folded under.
+func splitSentence(saved int64, parts []SplitPart, st apistack.Stack, noise int64, noiseHow string) string {
+	step, show := sentenceUnit(saved)
 	sign := int64(1)
 	verb := "saved"
 	if saved < 0 {
@@ -282,9 +446,6 @@ func splitSentence(saved int64, parts []SplitPart, st apistack.Stack) string {
 		ns[i] = sign * p.NS
 	}
 	rounded := roundToSum(ns, sign*saved, step)
-	show := func(v int64) string {
-		return strconv.FormatFloat(float64(v)/unit, 'f', decimals, 64) + suffix
-	}
 	stackName := "hosted"
 	if st.Preset != "" {
 		stackName = st.Preset
@@ -299,6 +460,9 @@ func splitSentence(saved int64, parts []SplitPart, st apistack.Stack) string {
 			if g.name == p.Group {
 				phrase = g.phrase
 			}
+		}
+		if p.Group == SplitNoise {
+			phrase = "noise (the parts under " + FormatNS(noise) + " each, " + noiseHow + ")"
 		}
 		if strings.Contains(phrase, "%s") {
 			phrase = fmt.Sprintf(phrase, stackName)
@@ -394,18 +558,24 @@ func abs(v int64) int64 {
 }
 
 // whatItTakesSentence phrases the extra API overhead per turn optimized
-// HTTP would need for WebSocket to save the target share.
+// HTTP would need for WebSocket to save the target share, beside what
+// optimized HTTP's turns took: the median API overhead (the result table's
+// figure) and the mean modelled API stack, each named.
 func whatItTakesSentence(x *WhatItWouldTake) string {
 	if x == nil {
 		return ""
 	}
-	beside := fmt.Sprintf("optimized HTTP measured %s of API overhead and a modelled API stack of %s per turn, over %d turns",
-		FormatNS(x.OverheadPerTurnNS), FormatNS(x.StackPerTurnNS), x.Turns)
+	overhead := "a median API overhead of " + FormatNS(x.MedianOverheadNS)
+	if x.MedianOverheadNS == 0 { // stored before the median was kept
+		overhead = "a mean API overhead of " + FormatNS(x.OverheadPerTurnNS)
+	}
+	beside := fmt.Sprintf("optimized HTTP measured %s per turn and a modelled API stack of %s per turn on average, over %d turns",
+		overhead, FormatNS(x.StackPerTurnNS), x.Turns)
 	p := pct(x.Target)
 	if x.Already {
 		return fmt.Sprintf("What it would take: WebSocket already saves %d%% or more against optimized HTTP here (%s).", p, beside)
 	}
-	return fmt.Sprintf("What it would take: for WebSocket to save %d%% against optimized HTTP, each optimized HTTP turn would need %s more API overhead (%s).",
+	return fmt.Sprintf("What it would take: for WebSocket to save %d%% against optimized HTTP, each optimized HTTP turn would need %s more API overhead on average (%s).",
 		p, FormatNS(x.ExtraPerTurnNS), beside)
 }
 

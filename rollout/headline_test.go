@@ -26,11 +26,12 @@ func TestRaceStoresItsHeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(sum.Headline, "WebSocket finished ") || !strings.Contains(sum.Headline, "than optimized HTTP under the modelled hosted-post-sprint stack (post-sprint reading)") {
+	if !strings.HasPrefix(sum.Headline, "WebSocket finished in ") || !strings.Contains(sum.Headline, " and optimized HTTP in ") ||
+		!strings.Contains(sum.Headline, " was measured on this machine and ") || !strings.HasSuffix(sum.Headline, "(preset hosted-post-sprint, post-sprint reading).") {
 		t.Errorf("headline %q", sum.Headline)
 	}
-	if len(sum.Readings) != len(apistack.HostedReadings) || !strings.Contains(sum.Headline, "reading") {
-		t.Errorf("readings %+v in %q", sum.Readings, sum.Headline)
+	if len(sum.Readings) != len(apistack.HostedReadings) || !strings.Contains(sum.Range, "(plain)") {
+		t.Errorf("readings %+v, range %q", sum.Readings, sum.Range)
 	}
 	var opt, ws rollout.LaneSummary
 	for _, l := range sum.Lanes {
@@ -53,6 +54,7 @@ func TestRaceStoresItsHeadline(t *testing.T) {
 	}
 	t.Logf("headline: %s", sum.Headline)
 	t.Logf("split: %s", sum.Split)
+	t.Logf("range: %s", sum.Range)
 
 	// The same run, stored as a run before this change: no sentences.
 	r, _, err := a.DB.GetRun(ctx, id)
@@ -63,7 +65,7 @@ func TestRaceStoresItsHeadline(t *testing.T) {
 	if err := json.Unmarshal(r.Summary, &old); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"headline", "split", "split_parts", "readings", "stack_doc", "what_it_takes"} {
+	for _, k := range []string{"headline", "split", "split_parts", "noise_threshold_ns", "readings", "range", "stack_doc", "what_it_takes"} {
 		delete(old, k)
 	}
 	b, _ := json.Marshal(old)
@@ -77,7 +79,7 @@ func TestRaceStoresItsHeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Summary.Headline != sum.Headline || rec.Summary.Split != sum.Split {
+	if rec.Summary.Headline != sum.Headline || rec.Summary.Split != sum.Split || rec.Summary.Range != sum.Range {
 		t.Errorf("read back:\n%q\n%q\nraced:\n%q\n%q", rec.Summary.Headline, rec.Summary.Split, sum.Headline, sum.Split)
 	}
 }

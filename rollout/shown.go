@@ -62,6 +62,9 @@ func (s *Summary) Show() {
 	if s.Repeats > 1 {
 		s.Medians = fmt.Sprintf("Each lane shows its median of %d repeats, with the fastest and slowest in brackets.", s.Repeats)
 	}
+	if tw := timeWent(s.Lanes); tw != "" { // lanes by their labels, a stored run's too
+		s.TimeWent = tw
+	}
 	for i := range s.Lanes {
 		l := &s.Lanes[i]
 		l.Label = LaneLabel(l.Lane)

@@ -86,8 +86,8 @@ func TestRaceWithTheHostedStack(t *testing.T) {
 		if len(l.TopStages) != 2 || l.TopStages[0].NS < l.TopStages[1].NS || l.TopStages[0].Share <= 0 {
 			t.Errorf("lane %s: top stages %+v", l.Lane, l.TopStages)
 		}
-		if !strings.Contains(sum.TimeWent, l.Lane+": ") {
-			t.Errorf("time went %q does not name lane %s", sum.TimeWent, l.Lane)
+		if !strings.Contains(sum.TimeWent, rollout.LaneLabel(l.Lane)+": ") || strings.Contains(sum.TimeWent, l.Lane+":") {
+			t.Errorf("time went %q does not name lane %s by its label", sum.TimeWent, l.Lane)
 		}
 	}
 	w := sum.WhatItWouldTake

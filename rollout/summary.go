@@ -103,7 +103,7 @@ func timeWent(lanes []LaneSummary) string {
 		for _, st := range l.TopStages {
 			ss = append(ss, fmt.Sprintf("%s %.0f%%", StageShortName(st.Name), 100*st.Share))
 		}
-		parts = append(parts, l.Lane+": "+strings.Join(ss, ", "))
+		parts = append(parts, LaneLabel(l.Lane)+": "+strings.Join(ss, ", "))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -124,7 +124,7 @@ func whatItWouldTake(opt, ws LaneSummary, target float64) *WhatItWouldTake {
 	}
 	x := (float64(ws.TotalNS)/(1-target) - float64(opt.TotalNS)) / float64(opt.Turns)
 	return &WhatItWouldTake{Target: target, Turns: opt.Turns, ExtraPerTurnNS: int64(math.Round(x)),
-		OverheadPerTurnNS: opt.OverheadPerTurnNS, StackPerTurnNS: opt.StackPerTurnNS,
+		OverheadPerTurnNS: opt.OverheadPerTurnNS, MedianOverheadNS: opt.MedianOverNS, StackPerTurnNS: opt.StackPerTurnNS,
 		OptimizedTotalNS: opt.TotalNS, WebSocketTotalNS: ws.TotalNS, Already: x <= 0}
 }
 

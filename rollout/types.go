@@ -253,10 +253,13 @@ type WhatItWouldTake struct {
 	Turns             int     `json:"turns"`
 	ExtraPerTurnNS    int64   `json:"extra_per_turn_ns"`
 	OverheadPerTurnNS int64   `json:"overhead_per_turn_ns"`
-	StackPerTurnNS    int64   `json:"stack_per_turn_ns"`
-	OptimizedTotalNS  int64   `json:"http_optimized_total_ns"`
-	WebSocketTotalNS  int64   `json:"ws_total_ns"`
-	Already           bool    `json:"already,omitempty"` // ws already saves at least Target
+	// MedianOverheadNS is http-optimized's median API overhead per turn,
+	// the figure its row of the result table shows.
+	MedianOverheadNS int64 `json:"median_overhead_ns,omitempty"`
+	StackPerTurnNS   int64 `json:"stack_per_turn_ns"`
+	OptimizedTotalNS int64 `json:"http_optimized_total_ns"`
+	WebSocketTotalNS int64 `json:"ws_total_ns"`
+	Already          bool  `json:"already,omitempty"` // ws already saves at least Target
 }
 
 // Summary is the end of a race: each lane's summary (median over repeats)
@@ -283,16 +286,23 @@ type Summary struct {
 
 	// The race's sentences, built once in Go (headline.go) and shown as they
 	// are by every page, the CLI and the run API. Headline compares
-	// WebSocket with optimized HTTP under the race's stack and gives the
-	// range across the readings; Split says which waterfall groups the
+	// WebSocket with optimized HTTP in plain words, then says what part was
+	// measured and what part is modelled, naming the preset and its
+	// reading; Split says which waterfall groups the
 	// saving came from (SplitParts, which sum exactly to it); StackDoc links
 	// to the stack's explanation; WhatItTakes phrases WhatItWouldTake.
-	Headline    string          `json:"headline,omitempty"`
-	Split       string          `json:"split,omitempty"`
-	SplitParts  []SplitPart     `json:"split_parts,omitempty"`
-	Readings    []ReadingSaving `json:"readings,omitempty"`
-	StackDoc    string          `json:"stack_doc,omitempty"`
-	WhatItTakes string          `json:"what_it_takes,omitempty"`
+	Headline   string      `json:"headline,omitempty"`
+	Split      string      `json:"split,omitempty"`
+	SplitParts []SplitPart `json:"split_parts,omitempty"`
+	// NoiseNS is the machine's noise the split folded small parts under
+	// (the SplitNoise part).
+	NoiseNS  int64           `json:"noise_threshold_ns,omitempty"`
+	Readings []ReadingSaving `json:"readings,omitempty"`
+	// Range is the headline's comparison across the readings, or why the
+	// race has none: it follows the headline in the details.
+	Range       string `json:"range,omitempty"`
+	StackDoc    string `json:"stack_doc,omitempty"`
+	WhatItTakes string `json:"what_it_takes,omitempty"`
 }
 
 // Snapshot is what the live feed pushes (at most 20 Hz).

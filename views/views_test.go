@@ -38,11 +38,12 @@ func TestGolden(t *testing.T) {
 		c    templ.Component
 	}{
 		{"conversation", Conversation(transcript, 1)},
-		{"summary", SummaryView(Summary{Headline: "WebSocket finished 27% sooner than optimized HTTP under the modelled hosted-post-sprint stack (post-sprint reading); from 11% sooner (plain) to 41% sooner (derived) across the readings.", Split: "Of the 8.7 s saved against optimized HTTP, 0.8 s is measured engine work, 7.8 s the modelled hosted-post-sprint stack, and 0.1 s the network.", StackDoc: "/docs/stack#hosted-post-sprint", SameRace: []SameRace{{Label: "The same race, lean", Config: `{"stack":{"preset":"lean"}}`}},
+		{"summary", SummaryView(Summary{Headline: "WebSocket finished in 16.2 s and optimized HTTP in 24.9 s: 35% sooner. Of the 8.7 s saved, 0.9 s was measured on this machine and 7.8 s is a model of a hosted API's work (preset hosted-post-sprint, post-sprint reading).", Split: "Of the 8.7 s saved against optimized HTTP, 0.8 s is measured engine work, 7.8 s the modelled hosted-post-sprint stack, and 0.1 s noise (the parts under 249 ms each, 1% of optimized HTTP's time).",
+			Detail: "Across the readings, WebSocket finished from 11% sooner (plain) to 41% sooner (derived) than optimized HTTP.", StackDoc: "/docs/stack#hosted-post-sprint", SameRace: []SameRace{{Label: "The same race, lean", Config: `{"stack":{"preset":"lean"}}`}},
 			Note:     "The lanes ran together and shared the 2 cores of this machine.",
-			TimeWent: "Where the time went: http: queue+prefill 52%, tools 22%.",
-			WhatItWouldTake: "What it would take: for WebSocket to save 40% against optimized HTTP, each optimized HTTP turn would need 96.0 ms more API overhead " +
-				"(optimized HTTP measured 3.57 ms of API overhead and a modelled API stack of 1.50 ms per turn, over 30 turns).",
+			TimeWent: "Where the time went: HTTP: queue+prefill 52%, tools 22%.",
+			WhatItWouldTake: "What it would take: for WebSocket to save 40% against optimized HTTP, each optimized HTTP turn would need 96.0 ms more API overhead on average " +
+				"(optimized HTTP measured a median API overhead of 96.0 ms per turn and a modelled API stack of 1.50 ms per turn on average, over 30 turns).",
 			Rows: []SummaryRow{{Lane: "http", Label: "HTTP", Status: "passed", Total: "6.60 s", Turns: "30", Input: "1,123,689", Cached: "1,038,848 (92%)",
 				Output: "1,468", BytesSent: "3.92 MiB", MedianOverhead: "96.0 ms", StackPerTurn: "1.50 ms", APICPU: "2.90 s", RolloutsPerCore: "2", SavedVsHTTP: "–"}}})},
 		{"lane-card", LaneCardView(LaneCard{Name: "http-chained", Label: "HTTP chained", How: "previous_response_id, store: true · /v1", Status: "running"})},

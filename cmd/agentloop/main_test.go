@@ -179,15 +179,15 @@ func TestPrintRaceSaysWhereTheTimeWent(t *testing.T) {
 				{Lane: "ws", Status: "passed", TotalNS: 8e9, Turns: 20, APICPUNS: 20e6, RolloutsPerCore: 400},
 			},
 			SavedVsOptimized: map[string]float64{"ws": 0.2},
-			TimeWent:         "Where the time went: ws: queue+prefill 52%, tools 22%.",
+			TimeWent:         "Where the time went: WebSocket: queue+prefill 52%, tools 22%.",
 			WhatItWouldTake:  &rollout.WhatItWouldTake{Target: 0.4, Turns: 20, ExtraPerTurnNS: 166666667, OverheadPerTurnNS: 2e6, StackPerTurnNS: 8e6},
 		}}
 	rec.Describe() // as reading it does: the summary's own sentences
 	var out bytes.Buffer
 	printRace(&out, rec)
-	for _, want := range []string{"stack hosted", "custom-250", "lanes side by side, sharing the CPU", "Where the time went: ws: queue+prefill 52%",
+	for _, want := range []string{"stack hosted", "custom-250", "lanes side by side, sharing the CPU", "Where the time went: WebSocket: queue+prefill 52%",
 		"rollouts/core", "400", "would need 167 ms more API overhead", "modelled API stack of 8.00 ms per turn",
-		"WebSocket finished 20% sooner than optimized HTTP under the modelled hosted stack (derived reading)", "Of the 2.0 s saved against optimized HTTP"} {
+		"WebSocket finished in 8.00 s and optimized HTTP in 10.0 s: 20% sooner.", "(preset hosted, derived reading)", "Of the 2.0 s saved against optimized HTTP"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -246,6 +246,9 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	if s.Split != "" {
 		fmt.Fprintln(w, s.Split)
 	}
+	if s.Range != "" {
+		fmt.Fprintln(w, s.Range)
+	}
 	if a := rollout.WorkloadAnswer(c, s); a != "" {
 		fmt.Fprintln(w, a)
 	}

@@ -518,7 +518,7 @@
     split.hidden = !s.split;
     document.getElementById("race-stack-doc").href = s.stack_doc || "/docs/stack";
     sameRace(snap.same_race);
-    document.getElementById("race-summary-detail").textContent = s.medians || "";
+    document.getElementById("race-summary-detail").textContent = [s.range, s.medians].filter(Boolean).join(" ");
     const went = document.getElementById("race-time-went");
     went.textContent = s.time_went || "";
     went.hidden = !s.time_went;
