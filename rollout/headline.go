@@ -76,6 +76,7 @@ func (s *Summary) describe(cfg Config, readings []ReadingSaving, noRange string)
 	s.Readings = readings
 	s.Range = rangeSentence(readings, noRange)
 	s.WhatItTakes = whatItTakesSentence(s.WhatItWouldTake)
+	s.Busy = busySentence(s.Load, s.Repeats)
 }
 
 func (s *Summary) lane(name string) (LaneSummary, bool) {
@@ -187,7 +188,7 @@ func PlainSooner(saved float64) string {
 func presetWords(st apistack.Stack) string {
 	switch {
 	case st.Preset == "" || !st.Modelled():
-		return "preset lean, which models no hosted API's work"
+		return "preset lean, which models no hosted API stack"
 	case apistack.Reading(st.Preset) != "":
 		return "preset " + st.Preset + ", " + apistack.Reading(st.Preset) + " reading"
 	}
@@ -286,27 +287,33 @@ func lowerLabel(lane string) string {
 	return LaneLabel(lane)
 }
 
+// modelledWhat names what a modelled part of the saving is a model of.
+var modelledWhat = map[string]string{
+	StageAPIStack: "a hosted API's work", StageConnect: "a hosted API's work", StageRecovery: "a hosted API's work",
+	StagePrefill: "the model's inference", StageDecode: "the model's inference",
+	StageNetwork: "the network", StageTool: "the tools",
+}
+
 // measuredModelled is the headline's second sentence: the saving split
-// into what was measured on this machine and what is a model, named in
-// parentheses by its preset and reading. The two add up to the saving as
-// shown.
+// into what was measured on this machine and what is a model (of a hosted
+// API's work, the model's inference, the network or the tools, as the race
+// modelled them), named in parentheses by its preset and reading. The two
+// add up to the saving as shown.
 func measuredModelled(saved int64, raw []SplitPart, st apistack.Stack) string {
 	var measured, modelled int64
-	hosted, other := false, []string{}
-	for _, p := range raw {
-		if p.Kind == api.Measured {
-			measured += p.NS
-			continue
-		}
-		modelled += p.NS
-		switch p.Group {
-		case StageNetwork:
-			other = append(other, "the network")
-		case StageTool:
-			other = append(other, "the tools")
-		default:
-			if p.NS != 0 {
-				hosted = true
+	var what []string
+	for _, g := range splitGroups { // in the split's order
+		for _, p := range raw {
+			if p.Group != g.name {
+				continue
+			}
+			if p.Kind == api.Measured {
+				measured += p.NS
+				continue
+			}
+			modelled += p.NS
+			if w := modelledWhat[p.Group]; p.NS != 0 && !slices.Contains(what, w) {
+				what = append(what, w)
 			}
 		}
 	}
@@ -322,14 +329,13 @@ func measuredModelled(saved int64, raw []SplitPart, st apistack.Stack) string {
 		}
 		return show(v)
 	}
-	var what []string
-	if hosted {
-		what = append(what, "a hosted API's work")
-	}
-	what = append(what, other...)
 	model := "a model"
-	if len(what) > 0 {
-		model += " of " + strings.Join(what, " and ")
+	switch len(what) {
+	case 0:
+	case 1:
+		model += " of " + what[0]
+	default:
+		model += " of " + strings.Join(what[:len(what)-1], ", ") + " and " + what[len(what)-1]
 	}
 	head := "Of the " + show(roundHalfAway(sign*saved, step)) + " saved, "
 	if saved < 0 {

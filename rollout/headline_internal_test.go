@@ -150,7 +150,7 @@ func TestHeadlineComparesWithOptimizedHTTP(t *testing.T) {
 	if got := rangeSentence(r, why); got != "A lean race models no hosted stack, so it has no range across the readings." {
 		t.Errorf("lean range: %q", got)
 	}
-	if got := headline(s, lean, splitSaving(opt, ws, lean)); !strings.HasSuffix(got, "(preset lean, which models no hosted API's work).") {
+	if got := headline(s, lean, splitSaving(opt, ws, lean)); !strings.HasSuffix(got, "(preset lean, which models no hosted API stack).") {
 		t.Errorf("lean: %q", got)
 	}
 	custom := apistack.Hosted

@@ -658,6 +658,7 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 
 	results := map[string][]LaneSummary{}
 	var runErr error
+	load := loadProbe()
 	for rep := 0; rep < rc.cfg.Repeats && runErr == nil; rep++ {
 		order := slices.Clone(rc.cfg.Lanes)
 		if rc.cfg.Sequential && rep%2 == 1 {
@@ -690,6 +691,7 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 	close(rc.saves)
 	<-saverDone
 	summary := summarize(rc.cfg, results)
+	summary.Load = load.end()
 	keepRepeatTotals(summary, results)
 	status := StatusPassed
 	for _, l := range summary.Lanes {

@@ -300,9 +300,14 @@ type Summary struct {
 	Readings []ReadingSaving `json:"readings,omitempty"`
 	// Range is the headline's comparison across the readings, or why the
 	// race has none: it follows the headline in the details.
-	Range       string `json:"range,omitempty"`
-	StackDoc    string `json:"stack_doc,omitempty"`
-	WhatItTakes string `json:"what_it_takes,omitempty"`
+	Range string `json:"range,omitempty"`
+	// Load is how busy other processes kept the machine during the race
+	// (nil where it was not read); Busy warns, from it, when that was
+	// enough to move the measured part, and says how it is judged.
+	Load        *MachineLoad `json:"load,omitempty"`
+	Busy        string       `json:"busy,omitempty"`
+	StackDoc    string       `json:"stack_doc,omitempty"`
+	WhatItTakes string       `json:"what_it_takes,omitempty"`
 }
 
 // Snapshot is what the live feed pushes (at most 20 Hz).

@@ -41,6 +41,9 @@ func WorkloadAnswer(cfg Config, sum *Summary) string {
 	}
 	saved := 1 - float64(ws.TotalNS)/float64(opt.TotalNS)
 	s := fmt.Sprintf("Your workload: WebSocket mode would finish %s than optimized HTTP at %s, under %s", sooner(saved), speed, stack)
+	if lo, hi, n := repeatRange(*opt, *ws); n > 1 {
+		s += fmt.Sprintf(" (the median of %d repeats; from %s to %s across them)", n, sooner(lo), sooner(hi))
+	}
 	if stack == "lean" {
 		return s + "."
 	}
@@ -50,6 +53,26 @@ func WorkloadAnswer(cfg Config, sum *Summary) string {
 		return s + "."
 	}
 	return s + fmt.Sprintf("; %s under lean.", percent(1-float64(wsLean)/float64(optLean)))
+}
+
+// repeatRange is the least and the most WebSocket saved against optimized
+// HTTP in one repeat, pairing each lane's repeats in order, and how many
+// repeats were paired.
+func repeatRange(opt, ws LaneSummary) (lo, hi float64, n int) {
+	n = min(len(opt.RepeatTotalsNS), len(ws.RepeatTotalsNS))
+	for i := range n {
+		if opt.RepeatTotalsNS[i] <= 0 {
+			return 0, 0, 0
+		}
+		v := 1 - float64(ws.RepeatTotalsNS[i])/float64(opt.RepeatTotalsNS[i])
+		if i == 0 || v < lo {
+			lo = v
+		}
+		if i == 0 || v > hi {
+			hi = v
+		}
+	}
+	return lo, hi, n
 }
 
 // sooner says a share saved as "23% sooner" or, when negative, "4% later".

@@ -17,6 +17,15 @@ func TestWorkloadAnswer(t *testing.T) {
 	if got := WorkloadAnswer(cfg, sum); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	// With repeats, the answer gives the range across them, each repeat
+	// of one lane against the same repeat of the other.
+	sum.Lanes[0].RepeatTotalsNS = []int64{10e9, 9e9, 11e9}
+	sum.Lanes[1].RepeatTotalsNS = []int64{7e9, 7.2e9, 6.6e9}
+	want = "Your workload: WebSocket mode would finish 30% sooner than optimized HTTP at 1000 tok/s, under hosted-post-sprint (the median of 3 repeats; from 20% sooner to 40% sooner across them); 19% under lean."
+	if got := WorkloadAnswer(cfg, sum); got != want {
+		t.Errorf("repeats: got  %q\nwant %q", got, want)
+	}
+	sum.Lanes[0].RepeatTotalsNS, sum.Lanes[1].RepeatTotalsNS = nil, nil
 	cfg.Stack, cfg.DecodeTPS = apistack.Lean, 0
 	sum.Lanes[1].TotalNS = 10.4e9
 	if got, want := WorkloadAnswer(cfg, sum), "Your workload: WebSocket mode would finish 4% later than optimized HTTP at spark, under lean."; got != want {

@@ -204,6 +204,9 @@ type Summary struct {
 	WhatItWouldTake string
 	// Overlap says which runs ran at the same time, "" for none.
 	Overlap string
+	// Busy warns that other processes kept the machine busy enough to
+	// move the measured part, "" when they did not.
+	Busy string
 	Rows    []SummaryRow
 	// SameRace starts the same race under another stack, one click each.
 	SameRace []SameRace

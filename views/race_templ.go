@@ -821,7 +821,7 @@ func RacePage(p Page, r Race) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 85, "\">JSON</a></p></div><section id=\"race-end\" class=\"panel race-end\" hidden aria-labelledby=\"race-end-title\"><h2 id=\"race-end-title\" tabindex=\"-1\">Result</h2><p class=\"headline\" data-testid=\"race-summary\" id=\"race-summary\"></p><p id=\"race-split\" class=\"split\" data-testid=\"race-split\" hidden></p><p class=\"small\"><a id=\"race-stack-doc\" href=\"/docs/stack\">How the stack and its reading are modelled</a></p><p id=\"race-summary-detail\" class=\"muted\"></p><div class=\"actions same-race\" id=\"race-same\" data-testid=\"same-race\"></div><p class=\"error\" role=\"alert\" data-start-race-error hidden></p><p id=\"race-overlap\" class=\"note warn\" data-testid=\"race-overlap\" hidden></p><p id=\"race-time-went\" data-testid=\"race-time-went\" hidden></p><p id=\"race-what-it-takes\" data-testid=\"race-what-it-takes\" hidden></p><h3>Where the time goes</h3><p class=\"muted bars-note\">Each lane's total time by stage, on one scale: measured API overhead, the modelled API stack, queue + prefill and decode (hatched: modelled), the network, the tools, and the rest (the client's own work and waiting).</p><figure class=\"chart\"><svg id=\"time-bars\" class=\"time-bars\" role=\"img\" aria-label=\"Where each lane's time went, by stage\" data-testid=\"race-time-bars\"></svg></figure>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 85, "\">JSON</a></p></div><section id=\"race-end\" class=\"panel race-end\" hidden aria-labelledby=\"race-end-title\"><h2 id=\"race-end-title\" tabindex=\"-1\">Result</h2><p class=\"headline\" data-testid=\"race-summary\" id=\"race-summary\"></p><p id=\"race-split\" class=\"split\" data-testid=\"race-split\" hidden></p><p class=\"small\"><a id=\"race-stack-doc\" href=\"/docs/stack\">How the stack and its reading are modelled</a></p><p id=\"race-summary-detail\" class=\"muted\"></p><div class=\"actions same-race\" id=\"race-same\" data-testid=\"same-race\"></div><p class=\"error\" role=\"alert\" data-start-race-error hidden></p><p id=\"race-overlap\" class=\"note warn\" data-testid=\"race-overlap\" hidden></p><p id=\"race-busy\" class=\"note warn\" data-testid=\"race-busy\" hidden></p><p id=\"race-time-went\" data-testid=\"race-time-went\" hidden></p><p id=\"race-what-it-takes\" data-testid=\"race-what-it-takes\" hidden></p><h3>Where the time goes</h3><p class=\"muted bars-note\">Each lane's total time by stage, on one scale: measured API overhead, the modelled API stack, queue + prefill and decode (hatched: modelled), the network, the tools, and the rest (the client's own work and waiting).</p><figure class=\"chart\"><svg id=\"time-bars\" class=\"time-bars\" role=\"img\" aria-label=\"Where each lane's time went, by stage\" data-testid=\"race-time-bars\"></svg></figure>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -887,7 +887,7 @@ func RacePage(p Page, r Race) templ.Component {
 				var templ_7745c5c3_Var47 string
 				templ_7745c5c3_Var47, templ_7745c5c3_Err = templruntime.NewAttributeExpression(l.Name).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 205, Col: 40}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 206, Col: 40}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var47)
 				if templ_7745c5c3_Err != nil {
@@ -947,7 +947,7 @@ func DrillRow(lanes []LaneChoice, drills []DrillChoice, maxTimes string) templ.C
 			var templ_7745c5c3_Var49 string
 			templ_7745c5c3_Var49, templ_7745c5c3_Err = templruntime.NewAttributeExpression(l.Name).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 221, Col: 28}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 222, Col: 28}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var49)
 			if templ_7745c5c3_Err != nil {
@@ -960,7 +960,7 @@ func DrillRow(lanes []LaneChoice, drills []DrillChoice, maxTimes string) templ.C
 			var templ_7745c5c3_Var50 string
 			templ_7745c5c3_Var50, templ_7745c5c3_Err = templ.JoinStringErrs(l.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 221, Col: 40}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 222, Col: 40}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var50))
 			if templ_7745c5c3_Err != nil {
@@ -983,7 +983,7 @@ func DrillRow(lanes []LaneChoice, drills []DrillChoice, maxTimes string) templ.C
 			var templ_7745c5c3_Var51 string
 			templ_7745c5c3_Var51, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.Name).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 229, Col: 28}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 230, Col: 28}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var51)
 			if templ_7745c5c3_Err != nil {
@@ -996,7 +996,7 @@ func DrillRow(lanes []LaneChoice, drills []DrillChoice, maxTimes string) templ.C
 			var templ_7745c5c3_Var52 string
 			templ_7745c5c3_Var52, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.Lanes).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 229, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 230, Col: 51}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var52)
 			if templ_7745c5c3_Err != nil {
@@ -1009,7 +1009,7 @@ func DrillRow(lanes []LaneChoice, drills []DrillChoice, maxTimes string) templ.C
 			var templ_7745c5c3_Var53 string
 			templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(d.Name)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 229, Col: 62}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 230, Col: 62}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var53))
 			if templ_7745c5c3_Err != nil {
@@ -1022,7 +1022,7 @@ func DrillRow(lanes []LaneChoice, drills []DrillChoice, maxTimes string) templ.C
 			var templ_7745c5c3_Var54 string
 			templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(d.Affects)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 229, Col: 77}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 230, Col: 77}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var54))
 			if templ_7745c5c3_Err != nil {
@@ -1040,7 +1040,7 @@ func DrillRow(lanes []LaneChoice, drills []DrillChoice, maxTimes string) templ.C
 		var templ_7745c5c3_Var55 string
 		templ_7745c5c3_Var55, templ_7745c5c3_Err = templruntime.NewAttributeExpression(maxTimes).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 240, Col: 64}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 241, Col: 64}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var55)
 		if templ_7745c5c3_Err != nil {
@@ -1101,7 +1101,7 @@ func LaneCardView(l LaneCard) templ.Component {
 			var templ_7745c5c3_Var59 string
 			templ_7745c5c3_Var59, templ_7745c5c3_Err = templruntime.NewAttributeExpression(laneTestID(l.Name)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 251, Col: 77}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 252, Col: 77}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var59)
 			if templ_7745c5c3_Err != nil {
@@ -1114,7 +1114,7 @@ func LaneCardView(l LaneCard) templ.Component {
 			var templ_7745c5c3_Var60 string
 			templ_7745c5c3_Var60, templ_7745c5c3_Err = templruntime.NewAttributeExpression(l.Name).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 251, Col: 98}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 252, Col: 98}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var60)
 			if templ_7745c5c3_Err != nil {
@@ -1141,7 +1141,7 @@ func LaneCardView(l LaneCard) templ.Component {
 		var templ_7745c5c3_Var61 string
 		templ_7745c5c3_Var61, templ_7745c5c3_Err = templ.JoinStringErrs(l.Label)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 253, Col: 35}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 254, Col: 35}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var61))
 		if templ_7745c5c3_Err != nil {
@@ -1154,7 +1154,7 @@ func LaneCardView(l LaneCard) templ.Component {
 		var templ_7745c5c3_Var62 string
 		templ_7745c5c3_Var62, templ_7745c5c3_Err = templruntime.NewAttributeExpression(l.Status).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 254, Col: 72}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 255, Col: 72}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var62)
 		if templ_7745c5c3_Err != nil {
@@ -1167,7 +1167,7 @@ func LaneCardView(l LaneCard) templ.Component {
 		var templ_7745c5c3_Var63 string
 		templ_7745c5c3_Var63, templ_7745c5c3_Err = templ.JoinStringErrs(l.Status)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 254, Col: 85}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 255, Col: 85}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var63))
 		if templ_7745c5c3_Err != nil {
@@ -1180,7 +1180,7 @@ func LaneCardView(l LaneCard) templ.Component {
 		var templ_7745c5c3_Var64 string
 		templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(l.How)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 256, Col: 35}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 257, Col: 35}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var64))
 		if templ_7745c5c3_Err != nil {
@@ -1193,7 +1193,7 @@ func LaneCardView(l LaneCard) templ.Component {
 		var templ_7745c5c3_Var65 string
 		templ_7745c5c3_Var65, templ_7745c5c3_Err = templruntime.NewAttributeExpression("Per-turn waterfall of " + l.Label).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 263, Col: 83}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 264, Col: 83}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var65)
 		if templ_7745c5c3_Err != nil {
@@ -1273,7 +1273,7 @@ func ChartData(id, summary, label string) templ.Component {
 			var templ_7745c5c3_Var68 string
 			templ_7745c5c3_Var68, templ_7745c5c3_Err = templruntime.NewAttributeExpression(id).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 287, Col: 10}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 288, Col: 10}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var68)
 			if templ_7745c5c3_Err != nil {
@@ -1291,7 +1291,7 @@ func ChartData(id, summary, label string) templ.Component {
 		var templ_7745c5c3_Var69 string
 		templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(summary)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 290, Col: 20}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 291, Col: 20}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var69))
 		if templ_7745c5c3_Err != nil {
@@ -1304,7 +1304,7 @@ func ChartData(id, summary, label string) templ.Component {
 		var templ_7745c5c3_Var70 string
 		templ_7745c5c3_Var70, templ_7745c5c3_Err = templruntime.NewAttributeExpression(label).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 291, Col: 71}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 292, Col: 71}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var70)
 		if templ_7745c5c3_Err != nil {
@@ -1350,7 +1350,7 @@ func PresentStory(story []StoryLane) templ.Component {
 			var templ_7745c5c3_Var72 string
 			templ_7745c5c3_Var72, templ_7745c5c3_Err = templruntime.NewAttributeExpression(l.Name).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 303, Col: 26}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 304, Col: 26}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var72)
 			if templ_7745c5c3_Err != nil {
@@ -1363,7 +1363,7 @@ func PresentStory(story []StoryLane) templ.Component {
 			var templ_7745c5c3_Var73 string
 			templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(l.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 303, Col: 46}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 304, Col: 46}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 			if templ_7745c5c3_Err != nil {
@@ -1376,7 +1376,7 @@ func PresentStory(story []StoryLane) templ.Component {
 			var templ_7745c5c3_Var74 string
 			templ_7745c5c3_Var74, templ_7745c5c3_Err = templ.JoinStringErrs(l.Story)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 303, Col: 67}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 304, Col: 67}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var74))
 			if templ_7745c5c3_Err != nil {
@@ -1448,7 +1448,7 @@ func StageLegend(stages []Stage, groups string) templ.Component {
 		var templ_7745c5c3_Var77 string
 		templ_7745c5c3_Var77, templ_7745c5c3_Err = templruntime.NewAttributeExpression(groups).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 330, Col: 70}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 331, Col: 70}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var77)
 		if templ_7745c5c3_Err != nil {
@@ -1541,7 +1541,7 @@ func legendItems(stages []Stage) templ.Component {
 			var templ_7745c5c3_Var81 string
 			templ_7745c5c3_Var81, templ_7745c5c3_Err = templ.JoinStringErrs(s.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 340, Col: 135}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/race.templ`, Line: 341, Col: 135}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var81))
 			if templ_7745c5c3_Err != nil {

@@ -42,7 +42,7 @@ func TestPages(t *testing.T) {
 		{"/runs?since=soon", 400, []string{"From: since must be a date", `aria-invalid="true"`, `aria-describedby="filter-since-error"`, `id="filter-since-error"`},
 			[]string{"No runs yet"}},
 		{"/runs?until=soon", 400, []string{"To: until must be a date", `aria-describedby="filter-until-error"`}, []string{"No runs yet"}},
-		{"/runs/run_done", 200, []string{"WebSocket finished in 600 ms and HTTP in 1.00 s: 40% sooner. The race had no optimized HTTP lane to compare with (preset lean, which models no hosted API&#39;s work). The lanes ran side by side and shared the CPU.",
+		{"/runs/run_done", 200, []string{"WebSocket finished in 600 ms and HTTP in 1.00 s: 40% sooner. The race had no optimized HTTP lane to compare with (preset lean, which models no hosted API stack). The lanes ran side by side and shared the CPU.",
 			"lean (nothing modelled)", "Stack hop (ms)", "Stack billing hops", "Warm-up (generate: false)", "run_tests", "ok  \tpricing", `href="/api/runs/run_done"`, `data-link="http://example.com/runs/run_done"`}, nil},
 		{"/runs/run_missing", 404, []string{"Run not found"}, nil},
 	}

@@ -160,7 +160,7 @@ func summaryView(s *rollout.Summary, cfg rollout.Config, cores int) *views.Summa
 	if s == nil {
 		return nil
 	}
-	v := &views.Summary{Headline: s.Headline, Split: s.Split, Detail: s.Range, StackDoc: s.StackDoc, Note: fairness(cfg, cores, true), WhatItWouldTake: s.WhatItTakes,
+	v := &views.Summary{Headline: s.Headline, Split: s.Split, Detail: s.Range, Busy: s.Busy, StackDoc: s.StackDoc, Note: fairness(cfg, cores, true), WhatItWouldTake: s.WhatItTakes,
 		SameRace: sameRaceLinks(cfg)}
 	// The rows' cells are the summary's own, phrased once in rollout
 	// (Summary.Show), here on a copy so that a summary built without them

@@ -59,6 +59,9 @@ func decodeRunRequest(body []byte) (rollout.Config, *api.Error) {
 			return rollout.Config{}, api.BadRequest(f.name, api.CodeInvalidValue, "%s must be 1 or more (leave it out for the default).", f.name)
 		}
 	}
+	// A workload race is fair by default: the fields it leaves out, and
+	// only those, take the fair defaults.
+	rollout.FairDefaults(&cfg, func(name string) bool { _, ok := given[name]; return ok })
 	return cfg, nil
 }
 

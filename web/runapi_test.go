@@ -156,6 +156,36 @@ func TestStartRunPassesTheConfig(t *testing.T) {
 	}
 }
 
+// TestWorkloadRacesAreFairByDefault: a workload race (as "Race this
+// session" posts it) whose request leaves sequential and repeats out runs
+// its lanes one after another, three times; a value the request gives is
+// kept; a scenario race keeps its own defaults.
+func TestWorkloadRacesAreFairByDefault(t *testing.T) {
+	wl := `{"version":1,"source":"hand","instructions_tokens":10,"tools_tokens":5,"tools":1,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":4}]}`
+	for _, tc := range []struct {
+		body       string
+		sequential bool
+		repeats    int
+	}{
+		{`{"workload":` + wl + `,"profile":"spark","lanes":["http-optimized","ws"]}`, true, rollout.FairRepeats},
+		{`{"workload":` + wl + `,"sequential":false}`, false, rollout.FairRepeats},
+		{`{"workload":` + wl + `,"repeats":1}`, true, 1},
+		{`{"workload":` + wl + `,"sequential":false,"repeats":2}`, false, 2},
+		{`{"scenario":"fix-failing-test"}`, false, 0},
+	} {
+		tp := newTestPlayground(t)
+		if rec := tp.do(http.MethodPost, "/api/runs", tc.body, jsonHeader); rec.Code != 200 {
+			t.Fatal(tc.body, rec.Code, rec.Body)
+		}
+		if got := tp.races.started[0]; got.Sequential != tc.sequential || got.Repeats != tc.repeats {
+			t.Errorf("%s: sequential %v, repeats %d; want %v, %d", tc.body, got.Sequential, got.Repeats, tc.sequential, tc.repeats)
+		}
+	}
+	if rec := newTestPlayground(t).do(http.MethodPost, "/api/runs", `{"workload":`+wl+`,"repeats":0}`, jsonHeader); rec.Code != 400 {
+		t.Errorf("repeats 0: %d, want 400 (a given value is validated, never changed)", rec.Code)
+	}
+}
+
 // TestStartRunWithTheRunner checks the runner's own validation reaches the
 // client as a 400 naming the parameter.
 func TestStartRunWithTheRunner(t *testing.T) {

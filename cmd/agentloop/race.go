@@ -249,6 +249,9 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 	if s.Range != "" {
 		fmt.Fprintln(w, s.Range)
 	}
+	if s.Busy != "" {
+		fmt.Fprintln(w, s.Busy)
+	}
 	if a := rollout.WorkloadAnswer(c, s); a != "" {
 		fmt.Fprintln(w, a)
 	}

@@ -519,6 +519,9 @@
     document.getElementById("race-stack-doc").href = s.stack_doc || "/docs/stack";
     sameRace(snap.same_race);
     document.getElementById("race-summary-detail").textContent = [s.range, s.medians].filter(Boolean).join(" ");
+    const busy = document.getElementById("race-busy");
+    busy.textContent = s.busy || "";
+    busy.hidden = !s.busy;
     const went = document.getElementById("race-time-went");
     went.textContent = s.time_went || "";
     went.hidden = !s.time_went;
