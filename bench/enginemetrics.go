@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"agentloop/internal/hostcpu"
 )
 
 // metricsSample is one scrape of the engine's /metrics: each sample's value
@@ -219,46 +219,8 @@ type hostCPU struct {
 }
 
 func readHostCPU() hostCPU {
-	h := hostCPU{at: time.Now()}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		h.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	}
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return h
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	h.busy, h.all, h.steal, h.haveMachine = parseCPULine(line)
-	return h
-}
-
-// parseCPULine reads /proc/stat's first line (the machine's "cpu" totals,
-// in USER_HZ ticks) as seconds: busy (all but idle and iowait), all (busy
-// with idle and iowait) and steal (the hypervisor's, in neither).
-func parseCPULine(line string) (busy, all, steal float64, ok bool) {
-	f := strings.Fields(line)
-	if len(f) < 5 || f[0] != "cpu" {
-		return 0, 0, 0, false
-	}
-	const hz = 100 // USER_HZ on Linux
-	for i, s := range f[1:] {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, 0, 0, false
-		}
-		if i == 7 {
-			steal = v / hz
-		}
-		if i >= 7 { // steal is not ours to use; guest time is already counted in user
-			break
-		}
-		all += v / hz
-		if i != 3 && i != 4 { // idle, iowait
-			busy += v / hz
-		}
-	}
-	return busy, all, steal, true
+	s := hostcpu.Read()
+	return hostCPU{at: s.At, busy: s.Busy, all: s.All, steal: s.Steal, self: s.Self, haveMachine: s.HaveMachine}
 }
 
 // HostUsage is the machine's CPU over a run, in cores (CPU seconds per wall

@@ -15,8 +15,9 @@ import (
 )
 
 // TestRaceThisSession: a client's session on /inspect exports as a
-// workload, and "Race this session" races it to a result that gives the
-// workload's answer in one sentence.
+// workload, and "Race this session" races it, fairly by default (lanes one
+// after another, three repeats), to a result that gives the workload's
+// answer in one sentence with the range across the repeats.
 func TestRaceThisSession(t *testing.T) {
 	startBrowserTest(t)
 	a := apptest.Start(t)
@@ -51,13 +52,16 @@ func TestRaceThisSession(t *testing.T) {
 	check(t, page.GetByTestId("session-race").Click(), "race this session")
 	check(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/race\?run=run_[0-9a-f]+$`)), "the race view follows the race")
 	id := regexp.MustCompile(`run_[0-9a-f]+`).FindString(page.URL())
-	if status := waitRun(t, a.URL(), id, 60*time.Second); status != "passed" {
+	if status := waitRun(t, a.URL(), id, 120*time.Second); status != "passed" {
 		t.Fatalf("the race of the session %s", status)
+	}
+	if cfg := getRun(t, a.URL(), id).Config; string(cfg["sequential"]) != "true" || string(cfg["repeats"]) != "3" {
+		t.Errorf("the session raced with sequential %s, repeats %s; want the fair defaults", cfg["sequential"], cfg["repeats"])
 	}
 	goTo(t, page, a.URL()+"/runs/"+id)
 	answer := page.GetByTestId("workload-answer")
 	check(t, expect.Locator(answer).ToContainText("Your workload: WebSocket mode would finish"), "the answer in one sentence")
-	check(t, expect.Locator(answer).ToContainText(regexp.MustCompile(`than optimized HTTP at spark, under hosted-post-sprint; −?\d+% under lean\.`)), "at this speed, under this stack, and under lean")
+	check(t, expect.Locator(answer).ToContainText(regexp.MustCompile(`than optimized HTTP at spark, under hosted-post-sprint \(the median of 3 repeats; from \d+% (sooner|later) to \d+% (sooner|later) across them\); −?\d+% under lean\.`)), "at this speed, under this stack, across the repeats, and under lean")
 	check(t, expect.Locator(page.GetByTestId("workload-link")).ToHaveAttribute("href", regexp.MustCompile(`^/api/workloads/wl_`)), "the workload's permalink")
 	screenshot(t, page, "workload-answer.png")
 

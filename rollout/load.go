@@ -1,12 +1,10 @@
 package rollout
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
+
+	"agentloop/internal/hostcpu"
 )
 
 // How busy the machine was with other work while a race ran: the measured
@@ -19,10 +17,9 @@ import (
 const BusyShare = 0.25
 
 // MachineLoad is the CPU that processes other than this one used during a
-// race, read from /proc/stat (all CPU time) less /proc/self/stat (this
-// process and the children it waited for: the engine when it runs here,
-// the client, the tools), as a share of every core over the race's wall
-// time.
+// race (hostcpu: the machine's busy time and steal from /proc/stat, less
+// this process's and its waited children's: the engine when it runs here,
+// the client, the tools), as a share of every core over the race.
 type MachineLoad struct {
 	Cores int `json:"cores"`
 	// OtherShare is the share of the machine's cores others kept busy:
@@ -30,79 +27,31 @@ type MachineLoad struct {
 	OtherShare float64 `json:"other_share"`
 }
 
-// cpuTicks are the machine's busy ticks (all cores) and this process's.
-type cpuTicks struct{ busy, total, self int64 }
+// probe is the machine's CPU when a race started; nil where /proc is not.
+type probe struct{ start hostcpu.Sample }
 
-// loadProbe starts reading the machine's load; nil where /proc is not.
-func loadProbe() *cpuTicks {
-	t, ok := readTicks()
-	if !ok {
+// loadProbe starts reading the machine's load.
+func loadProbe() *probe {
+	s := hostcpu.Read()
+	if !s.HaveMachine {
 		return nil
 	}
-	return &t
+	return &probe{start: s}
 }
 
 // end is the load since the probe started, nil without /proc or when no
 // tick passed.
-func (p *cpuTicks) end() *MachineLoad {
+func (p *probe) end() *MachineLoad {
 	if p == nil {
 		return nil
 	}
-	t, ok := readTicks()
-	if !ok || t.total <= p.total {
+	a, b := p.start, hostcpu.Read()
+	all := (b.All - a.All) + (b.Steal - a.Steal)
+	if !b.HaveMachine || all <= 0 {
 		return nil
 	}
-	other := (t.busy - p.busy) - (t.self - p.self)
-	share := max(0, float64(other)/float64(t.total-p.total))
-	return &MachineLoad{Cores: runtime.NumCPU(), OtherShare: share}
-}
-
-// readTicks reads /proc/stat's "cpu" line (user nice system idle iowait
-// irq softirq steal …, in clock ticks over all cores) and /proc/self/stat's
-// utime, stime, cutime and cstime (fields 14–17, in the same ticks).
-func readTicks() (cpuTicks, bool) {
-	stat, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return cpuTicks{}, false
-	}
-	line, _, _ := bytes.Cut(stat, []byte("\n"))
-	f := strings.Fields(string(line))
-	if len(f) < 9 || f[0] != "cpu" {
-		return cpuTicks{}, false
-	}
-	var t cpuTicks
-	for i, v := range f[1:9] { // guest time is already in user
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return cpuTicks{}, false
-		}
-		t.total += n
-		if i != 3 && i != 4 { // idle, iowait
-			t.busy += n
-		}
-	}
-	self, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return cpuTicks{}, false
-	}
-	// The command name (field 2) may hold spaces; the fields after it
-	// start past its closing parenthesis, at field 3.
-	i := bytes.LastIndexByte(self, ')')
-	if i < 0 {
-		return cpuTicks{}, false
-	}
-	sf := strings.Fields(string(self[i+1:]))
-	if len(sf) < 15 {
-		return cpuTicks{}, false
-	}
-	for _, v := range sf[11:15] { // fields 14–17
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return cpuTicks{}, false
-		}
-		t.self += n
-	}
-	return t, true
+	other := (b.Busy - a.Busy) + (b.Steal - a.Steal) - (b.Self - a.Self) - (b.Children - a.Children)
+	return &MachineLoad{Cores: runtime.NumCPU(), OtherShare: min(1, max(0, other/all))}
 }
 
 // busySentence warns when others kept the machine busy enough to move the

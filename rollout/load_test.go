@@ -14,7 +14,7 @@ func TestMachineLoadReadsProc(t *testing.T) {
 		t.Skip("no /proc/stat here")
 	}
 	p := loadProbe()
-	if p == nil || p.total <= 0 || p.busy <= 0 || p.busy > p.total || p.self < 0 {
+	if p == nil || p.start.All <= 0 || p.start.Busy <= 0 || p.start.Busy > p.start.All || p.start.Self <= 0 {
 		t.Fatalf("probe %+v", p)
 	}
 	var l *MachineLoad

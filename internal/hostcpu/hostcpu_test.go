@@ -1,4 +1,4 @@
-package bench
+package hostcpu
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 // The line's fields: user nice system idle iowait irq softirq steal guest
 // guest_nice, in ticks of 1/100 s.
 func TestParseCPULineSplitsBusyIdleAndSteal(t *testing.T) {
-	busy, all, steal, ok := parseCPULine("cpu  2140034 63975 408139 1976720 10386 0 47023 85134 0 0")
+	busy, all, steal, ok := ParseCPULine("cpu  2140034 63975 408139 1976720 10386 0 47023 85134 0 0")
 	if !ok {
 		t.Fatal("not parsed")
 	}
@@ -19,7 +19,7 @@ func TestParseCPULineSplitsBusyIdleAndSteal(t *testing.T) {
 		t.Fatalf("busy %v all %v steal %v, want %v %v 851.34", busy, all, steal, wantBusy, wantAll)
 	}
 	for _, bad := range []string{"", "intr 1 2 3 4 5", "cpu 1 2 x 4 5"} {
-		if _, _, _, ok := parseCPULine(bad); ok {
+		if _, _, _, ok := ParseCPULine(bad); ok {
 			t.Errorf("%q parsed", bad)
 		}
 	}
