@@ -41,6 +41,15 @@ func TestExplorerConsole(t *testing.T) {
 	check(t, expect.Locator(stack.Locator("td:nth-child(3)").Filter(playwright.LocatorFilterOptions{HasText: regexp.MustCompile(`\d`)}).First()).ToBeAttached(), "the header reached HTTP")
 	check(t, expect.Locator(stack.Locator("td:nth-child(4)").Filter(playwright.LocatorFilterOptions{HasText: regexp.MustCompile(`\d`)}).First()).ToBeAttached(), "the alias reached the WebSocket")
 	check(t, expect.Locator(page.Locator("#explorer-conn")).ToContainText("?agentloop_stack=hosted"), "the upgrade carried the alias")
+	check(t, expect.Locator(diff.GetByTestId("explorer-diff-why")).ToContainText("One request cannot show WebSocket mode's saving"), "why one request cannot show the saving")
+
+	// A 10-turn chain both ways: the engine's time per turn side by side.
+	check(t, page.GetByTestId("explorer-compare-chain").Click(), "compare a 10-turn chain")
+	chainDiff := page.GetByTestId("explorer-chain-diff")
+	check(t, expect.Locator(chainDiff.Locator("tr[data-turn]")).ToHaveCount(10, playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(60000)}), "ten turns compared")
+	check(t, expect.Locator(chainDiff.Locator("tr.diff-total")).ToContainText("all turns"), "the chain's total")
+	check(t, expect.Locator(page.GetByTestId("explorer-diff")).ToBeHidden(), "one comparison at a time")
+	screenshot(t, page, "explorer-chain.png")
 
 	// Each event opens to its raw JSON.
 	first := page.Locator(`[data-testid="event"][data-type="response.created"]`).First()
@@ -58,7 +67,7 @@ func TestExplorerConsole(t *testing.T) {
 	_, err := page.Reload()
 	check(t, err, "reload")
 	items := page.GetByTestId("history-item")
-	check(t, expect.Locator(items).ToHaveCount(3), "three requests in the history")
+	check(t, expect.Locator(items).ToHaveCount(5), "five requests in the history (a chain is remembered once a transport)")
 	check(t, expect.Locator(items.First()).ToHaveAttribute("data-transport", "frame"), "newest first")
 	check(t, items.Nth(1).GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Load"}).Click(), "load the WebSocket request")
 	check(t, expect.Locator(body).ToHaveValue(regexp.MustCompile(`"model": "instant"`)), "body loaded")

@@ -21,6 +21,7 @@
   const example = document.getElementById("explorer-example");
   const sendRaw = document.getElementById("explorer-send-raw");
   const compareBtn = document.getElementById("explorer-compare");
+  const chainBtn = document.getElementById("explorer-compare-chain");
   const headersBox = document.getElementById("explorer-headers");
   const wsQuery = document.getElementById("explorer-ws-query");
 
@@ -193,7 +194,7 @@
   }
 
   function setBusy(on) {
-    for (const b of [sendWS, sendHTTP, sendRaw, compareBtn]) b.disabled = on;
+    for (const b of [sendWS, sendHTTP, sendRaw, compareBtn, chainBtn]) b.disabled = on;
   }
 
   // eventRow is an event's row: its detail (with its lane) opens to the
@@ -238,6 +239,7 @@
     const ms = performance.now() - req.t0;
     const resp = ev && ev.response;
     const status = resp ? resp.status : ev && ev.type === "error" ? "error" : "ended";
+    req.status = status;
     const item = el("li", { class: "response" },
       el("p", null, el("strong", null, "Request " + req.n), " · " + (req.transport === "ws" ? "WebSocket" : "HTTP (SSE)") + (req.lane ? " · lane " + req.lane : "") + " · ",
         el("span", { class: "status", "data-status": status === "completed" ? "passed" : "failed" }, status),
@@ -344,7 +346,7 @@
         ws.send(JSON.stringify(msg));
         reqs.push(req);
       }
-      remember(batch ? "lanes" : "ws", body.value);
+      if (comparing !== "chain") remember(batch ? "lanes" : "ws", body.value);
       return batch ? reqs : reqs[0];
     } catch (err) {
       A.showError(errBox, err);
@@ -422,7 +424,7 @@
     }
     const req = startRequest("http", sent);
     req.comparing = comparing;
-    remember("http", body.value);
+    if (comparing !== "chain") remember("http", body.value);
     try {
       const res = await fetch("/v1/responses", {
         method: "POST",
@@ -488,6 +490,7 @@
     }
     const diff = document.getElementById("explorer-diff");
     diff.hidden = true;
+    document.getElementById("explorer-chain-diff").hidden = true;
     const h = await sendOverHTTP(sent, true);
     if (!h) return;
     await h.ended;
@@ -505,6 +508,73 @@
       A.showError(errBox, err);
     }
   });
+
+  // Compare a 10-turn chain: the body, then nine follow-ups each continuing
+  // the last response with previous_response_id (as "Chain" does), over
+  // HTTP on stored responses (store: true) and then over the WebSocket on
+  // its connection (store: false); the engine's time per turn side by side.
+  // This is where WebSocket mode can save: from the second turn on.
+  const CHAIN_TURNS = 10;
+  async function runChain(send, first, store) {
+    let next = Object.assign({}, first, { store });
+    const ids = [];
+    for (let i = 0; i < CHAIN_TURNS; i++) {
+      const r = await send(next, i === 0 ? true : "chain"); // a chain is remembered once
+      if (!r) return null;
+      await r.ended;
+      if (!r.id || r.status !== "completed") throw new Error("Turn " + (i + 1) + " of the chain ended " + (r.status || "without a response") + "; the comparison needs every turn completed.");
+      ids.push(r.id);
+      next = nextBody(next, { id: r.id }, r.calls);
+    }
+    return ids;
+  }
+
+  chainBtn.addEventListener("click", async () => {
+    A.showError(errBox, null);
+    let sent;
+    try {
+      sent = parseBody();
+      if (Array.isArray(sent)) throw new Error("A chain starts from one body: an array of bodies runs as lanes on the WebSocket only.");
+    } catch (err) {
+      A.showError(errBox, err);
+      return;
+    }
+    const box = document.getElementById("explorer-chain-diff");
+    box.hidden = true;
+    document.getElementById("explorer-diff").hidden = true;
+    try {
+      const h = await runChain(sendOverHTTP, sent, true);
+      if (!h) return;
+      const w = await runChain(sendOverWS, sent, false);
+      if (!w) return;
+      const get = (id) => A.getJSON("/api/traces/" + encodeURIComponent(id));
+      const [th, tw] = await Promise.all([Promise.all(h.map(get)), Promise.all(w.map(get))]);
+      showChainDiff(box, th, tw);
+    } catch (err) {
+      A.showError(errBox, err);
+    }
+  });
+
+  function showChainDiff(box, th, tw) {
+    const total = (t) => [...byStage(t).values()].reduce((s, v) => s + v.ns, 0);
+    const signed = (d) => (d === 0 ? "0" : (d < 0 ? "−" : "+") + fmtNS(Math.abs(d)));
+    let sumH = 0, sumW = 0;
+    const rows = th.map((t, i) => {
+      const a = total(t), b = total(tw[i]);
+      sumH += a;
+      sumW += b;
+      return el("tr", { "data-turn": String(i + 1) }, el("th", { scope: "row" }, String(i + 1)),
+        el("td", { class: "num" }, fmtNS(a)), el("td", { class: "num" }, fmtNS(b)), el("td", { class: "num" }, signed(b - a)));
+    });
+    rows.push(el("tr", { class: "diff-total" }, el("th", { scope: "row" }, "all turns"),
+      el("td", { class: "num" }, fmtNS(sumH)), el("td", { class: "num" }, fmtNS(sumW)), el("td", { class: "num" }, signed(sumW - sumH))));
+    const wrap = box.querySelector(".table-wrap");
+    clear(wrap);
+    wrap.append(el("table", { class: "diff-table" },
+      el("thead", null, el("tr", null, ...["turn", "HTTP", "WebSocket", "WebSocket − HTTP"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", null, ...rows)));
+    box.hidden = false;
+  }
 
   function byStage(trace) {
     const out = new Map();
