@@ -207,7 +207,7 @@ type Summary struct {
 	// Busy warns that other processes kept the machine busy enough to
 	// move the measured part, "" when they did not.
 	Busy string
-	Rows    []SummaryRow
+	Rows []SummaryRow
 	// SameRace starts the same race under another stack, one click each.
 	SameRace []SameRace
 }
