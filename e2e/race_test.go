@@ -54,7 +54,7 @@ func TestRaceThenRestart(t *testing.T) {
 		check(t, expect.Locator(summary).ToContainText(" was measured on this machine"), "summary says what was measured")
 		check(t, expect.Locator(summary).ToContainText("(preset hosted-post-sprint, post-sprint reading)"), "summary names the preset and its reading")
 		check(t, expect.Locator(summary).ToContainText("shared the CPU"), "summary says the lanes shared the CPU")
-		check(t, expect.Locator(page.GetByTestId("race-time-went")).ToContainText("Where the time went: HTTP optimized: "), "where the time went, by lane label")
+		check(t, expect.Locator(page.GetByTestId("race-time-went")).ToContainText("; HTTP optimized: "), "where the time went, by lane label")
 		check(t, expect.Locator(page.GetByTestId("race-time-went")).Not().ToContainText("http-optimized"), "no lane ids in where the time went")
 		for _, l := range lanes {
 			st := page.GetByTestId("lane-" + l).GetByTestId("lane-status")
