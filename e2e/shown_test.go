@@ -19,7 +19,7 @@ func pageShowsWhatTheServerComputed(t *testing.T, page playwright.Page, name str
 	t.Helper()
 	rows := page.Locator("table.summary-table tbody tr")
 	check(t, expect.Locator(rows).ToHaveCount(len(run.Summary.Lanes)), name+": one result row per lane")
-	cells := map[string]string{"Total": "total", "Cached": "cached", "Median overhead": "median_overhead", "API stack / turn": "stack_per_turn",
+	cells := map[string]string{"Total": "total", "Cached": "cached", "Median overhead": "median_overhead", "Mean API stack / turn": "stack_per_turn",
 		"API CPU / rollout": "api_cpu", "Rollouts per core": "rollouts_per_core", "vs HTTP": "vs_http"}
 	for i, l := range run.Summary.Lanes {
 		if l.Label == "" || l.Shown == nil {
