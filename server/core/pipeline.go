@@ -85,6 +85,7 @@ func (e *Engine) decode(_ context.Context, fl *Flight) (StageResult, *api.Error)
 	}
 	fl.body = nil
 	fl.parsed.req, fl.parsed.items = req, items
+	fl.Trace.Chain = &api.Chain{PreviousResponseID: req.PreviousResponseID, Store: req.Stored(), InputItems: len(items)}
 	fl.parsed.seed = seedOf(req)
 	if fl.Via.Admit != nil {
 		err = fl.Via.Admit(req)

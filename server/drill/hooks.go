@@ -76,12 +76,14 @@ func RefuseUpgrade(d *Drills, e *core.Engine, next echo.HandlerFunc) echo.Handle
 		if d.idle() || !request.IsUpgrade(r) {
 			return next(c)
 		}
-		dr := d.fire(hookUpgrade, "", api.AgentloopHeader(r, api.HeaderScope), api.DrillFiring{Upgrade: true})
+		scope := api.AgentloopHeader(r, api.HeaderScope)
+		dr := d.fire(hookUpgrade, "", scope, api.DrillFiring{Upgrade: true})
 		if dr == nil {
 			return next(c)
 		}
 		fl := e.NewFlight("websocket", time.Now(), nil)
 		t := fl.Trace
+		t.SetScope(scope)
 		t.Session, t.Client, t.Drill = request.HTTPClientSessionKey(r, ""), request.ClientOf(r), dr.Drill
 		err := drillError(api.Errorf(http.StatusUpgradeRequired, "", api.CodeWebSocketUpgradeRefused,
 			"WebSocket mode is not available: send the request over HTTP (POST /responses)."), dr.Drill)
