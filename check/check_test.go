@@ -1,0 +1,168 @@
+package check_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"agentloop/app/apptest"
+	"agentloop/check"
+)
+
+var (
+	buildOnce sync.Once
+	refPath   string
+	buildErr  error
+	buildOut  []byte
+)
+
+// refclient builds the reference client once for the package's tests.
+func refclient(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "refclient")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		refPath = filepath.Join(dir, "refclient")
+		buildOut, buildErr = exec.Command("go", "build", "-o", refPath, "./internal/refclient").CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("building the reference client: %v\n%s", buildErr, buildOut)
+	}
+	return refPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if refPath != "" {
+		os.RemoveAll(filepath.Dir(refPath))
+	}
+	os.Exit(code)
+}
+
+// gauntlet grades the reference client, started with args, on the checks
+// ids name, against an engine of its own.
+func gauntlet(t *testing.T, ids string, args ...string) *check.Report {
+	t.Helper()
+	a := apptest.Start(t)
+	checks, err := check.Select(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rep, err := check.Run(context.Background(), check.Config{Server: a.URL(), Command: append([]string{refclient(t)}, args...),
+		Checks: checks, TimeLimit: 30 * time.Second, ClientOutput: &out,
+		Options: check.Options{FallbackDeadline: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	check.WriteText(&text, rep)
+	t.Logf("%s\nclient output:\n%s", text.String(), out.String())
+	return rep
+}
+
+// want asserts each check's verdict.
+func want(t *testing.T, rep *check.Report, verdicts map[string]check.Verdict) {
+	t.Helper()
+	for _, r := range rep.Results {
+		v, ok := verdicts[r.ID]
+		if !ok {
+			continue
+		}
+		if r.Verdict != v {
+			t.Errorf("%s: %s (%s), want %s", r.ID, r.Verdict, r.Reason, v)
+		}
+		delete(verdicts, r.ID)
+	}
+	for id := range verdicts {
+		t.Errorf("%s: not in the report", id)
+	}
+}
+
+const wsChecks = check.ContinuationSendsNewItems + "," + check.RecoversPreviousResponseNotFound + "," + check.ReconnectsAtConnectionLimit + "," +
+	check.HandlesConnectionLimitError + "," + check.FallsBackWhenUpgradeRefused + "," + check.SurvivesDropMidStream + "," +
+	check.ReadsWrappedErrorFrames + "," + check.OneResponseInFlight + "," + check.HonoursRetryAfter
+
+const httpChecks = check.HonoursRetryAfter + "," + check.StoreFalseConsistency + "," + check.SurvivesDropMidStream + "," + check.OneResponseInFlight
+
+func TestReferenceClientOverWebSocket(t *testing.T) {
+	t.Parallel()
+	t.Run("right", func(t *testing.T) {
+		t.Parallel()
+		rep := gauntlet(t, wsChecks, "-transport", "ws", "-tool-time", "60ms")
+		want(t, rep, map[string]check.Verdict{
+			check.ContinuationSendsNewItems:        check.Pass,
+			check.RecoversPreviousResponseNotFound: check.Pass,
+			check.ReconnectsAtConnectionLimit:      check.Pass,
+			check.HandlesConnectionLimitError:      check.Pass,
+			check.FallsBackWhenUpgradeRefused:      check.Pass,
+			check.SurvivesDropMidStream:            check.Pass,
+			check.ReadsWrappedErrorFrames:          check.Pass,
+			check.OneResponseInFlight:              check.Pass,
+			// A WebSocket client never meets the HTTP 429.
+			check.HonoursRetryAfter: check.NotExercised,
+		})
+		if !rep.OK() {
+			t.Error("the report is not OK")
+		}
+	})
+	t.Run("mistakes", func(t *testing.T) {
+		t.Parallel()
+		rep := gauntlet(t, wsChecks, "-transport", "ws", "-tool-time", "60ms", "-mistakes")
+		want(t, rep, map[string]check.Verdict{
+			check.ContinuationSendsNewItems:        check.Fail,
+			check.RecoversPreviousResponseNotFound: check.Fail,
+			check.ReconnectsAtConnectionLimit:      check.Fail,
+			check.HandlesConnectionLimitError:      check.Fail,
+			check.FallsBackWhenUpgradeRefused:      check.Fail,
+			check.SurvivesDropMidStream:            check.Fail,
+			check.ReadsWrappedErrorFrames:          check.Fail,
+			check.OneResponseInFlight:              check.Pass,
+		})
+		if rep.OK() {
+			t.Error("the report of a client with mistakes is OK")
+		}
+	})
+}
+
+func TestReferenceClientOverHTTP(t *testing.T) {
+	t.Parallel()
+	t.Run("right", func(t *testing.T) {
+		t.Parallel()
+		rep := gauntlet(t, httpChecks, "-transport", "http")
+		want(t, rep, map[string]check.Verdict{
+			check.HonoursRetryAfter:     check.Pass,
+			check.StoreFalseConsistency: check.Pass,
+			check.SurvivesDropMidStream: check.Pass,
+			check.OneResponseInFlight:   check.Pass,
+		})
+	})
+	t.Run("mistakes", func(t *testing.T) {
+		t.Parallel()
+		rep := gauntlet(t, httpChecks, "-transport", "http", "-mistakes")
+		want(t, rep, map[string]check.Verdict{
+			check.HonoursRetryAfter:     check.Fail,
+			check.StoreFalseConsistency: check.Fail,
+		})
+	})
+}
+
+// TestSelectNamesTheChecks: an unknown id is an error that lists them.
+func TestSelectNamesTheChecks(t *testing.T) {
+	if _, err := check.Select("continuation-sends-new-items,nope"); err == nil || !strings.Contains(err.Error(), check.StoreFalseConsistency) {
+		t.Fatalf("err %v", err)
+	}
+	all, err := check.Select("")
+	if err != nil || len(all) != len(check.All) {
+		t.Fatalf("all: %d %v", len(all), err)
+	}
+}
