@@ -143,8 +143,12 @@ type Chain struct {
 	PreviousResponseID string `json:"previous_response_id,omitempty"`
 	// Store is the request's store (true when it left it out).
 	Store bool `json:"store"`
-	// InputItems counts the request's own input items.
+	// InputItems counts the request's own input items, ModelItems those
+	// of them the model wrote (function and custom tool calls, reasoning,
+	// assistant messages): on a continuation, items the previous response
+	// already holds.
 	InputItems int `json:"input_items"`
+	ModelItems int `json:"model_items"`
 	// ToolOutputs counts the tool outputs in the whole context the model
 	// saw (the parent's included); set once the context is built.
 	ToolOutputs int `json:"tool_outputs"`

@@ -76,7 +76,7 @@ func describe(t *api.Trace) string {
 		} else {
 			s += ", no previous_response_id"
 		}
-		s += fmt.Sprintf(", store %t, %d input items, %d tool outputs in context", c.Store, c.InputItems, c.ToolOutputs)
+		s += fmt.Sprintf(", store %t, %d input items (%d the model wrote), %d tool outputs in context", c.Store, c.InputItems, c.ModelItems, c.ToolOutputs)
 	}
 	if answered(t) {
 		s += ", answered the task"
@@ -375,12 +375,12 @@ func gradeContinuation(r *Observed) Result {
 	seen := 0
 	for i := range r.Traces {
 		t := &r.Traces[i]
-		if t.Transport != "websocket" || t.Chain == nil || t.Chain.PreviousResponseID == "" || t.Error != "" || t.Shape == nil {
+		if t.Transport != "websocket" || t.Chain == nil || t.Chain.PreviousResponseID == "" {
 			continue
 		}
 		seen++
-		if len(t.Shape.New) < api.MaxShapeItems && t.Chain.InputItems > len(t.Shape.New) {
-			return verdict(Fail, fmt.Sprintf("a continuation resent %d items the previous response already held", t.Chain.InputItems-len(t.Shape.New)),
+		if t.Chain.ModelItems > 0 {
+			return verdict(Fail, fmt.Sprintf("a continuation resent %d items the model wrote, which the previous response already held", t.Chain.ModelItems),
 				evidence(r, i, describe(t)))
 		}
 	}

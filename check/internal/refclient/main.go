@@ -2,17 +2,22 @@
 // check): a small agent loop over the Responses API that reads
 // OPENAI_BASE_URL and OPENAI_API_KEY, offers one function tool, and runs
 // it until the model answers. By default it does each thing the gauntlet
-// checks right; with -mistakes it makes the field's mistakes instead:
+// checks right; -mistakes makes the field's mistakes instead, those it
+// lists (comma-separated) or all:
 //
-//   - a WebSocket continuation resends the whole history;
-//   - it reads only the flat error shape ({"type":"error","code":…}), so a
-//     wrapped frame's nested error.code is lost, and it retries the same
-//     request blindly;
-//   - it stops on a connection it can no longer use;
-//   - after a dropped stream it replays the request whose output started;
-//   - it retries a 429 at once, whatever the hint;
-//   - it keeps retrying a refused upgrade instead of falling back;
-//   - over HTTP it chains to responses it created with store:false.
+//   - resend: a WebSocket continuation resends the whole history;
+//   - flat-errors: it reads only the flat error shape
+//     ({"type":"error","code":…}), so a wrapped frame's nested error.code
+//     is lost, and it retries the same request blindly, twice, before it
+//     starts a new chain;
+//   - replay: after a broken connection or stream it replays the request
+//     whose output started (same previous_response_id), and gives up
+//     after three;
+//   - no-backoff: it retries a 429 at once, whatever the hint;
+//   - no-fallback: it keeps retrying a refused upgrade instead of falling
+//     back to HTTP;
+//   - chain-unstored: over HTTP it chains to responses it created with
+//     store:false.
 //
 // -transport picks ws (WebSocket, falling back to HTTP when the upgrade
 // is refused) or http. The tests of package check build and grade it.
@@ -31,6 +36,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,14 +45,14 @@ import (
 )
 
 func main() {
-	mistakes := flag.Bool("mistakes", false, "make the field's mistakes instead of doing it right")
+	mistakes := flag.String("mistakes", "", "the field's mistakes to make, comma-separated, or all: resend, flat-errors, replay, no-backoff, no-fallback, chain-unstored")
 	transport := flag.String("transport", "ws", "ws (falls back to http when the upgrade is refused) or http")
 	toolTime := flag.Duration("tool-time", 0, "how long the tool takes per call")
 	flag.Parse()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	c := &client{base: strings.TrimRight(os.Getenv("OPENAI_BASE_URL"), "/"), key: os.Getenv("OPENAI_API_KEY"),
-		bad: *mistakes, http: *transport == "http", toolTime: *toolTime, cacheKey: "refclient-" + hex.EncodeToString(b[:])}
+		mistakes: mistakeSet(*mistakes), http: *transport == "http", toolTime: *toolTime, cacheKey: "refclient-" + hex.EncodeToString(b[:])}
 	c.history = []json.RawMessage{json.RawMessage(`{"role":"user","content":"List the files in the repository, then summarize them."}`)}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -56,11 +62,35 @@ func main() {
 	}
 }
 
+// allMistakes are the mistakes -mistakes all makes.
+var allMistakes = []string{"resend", "flat-errors", "replay", "no-backoff", "no-fallback", "chain-unstored"}
+
+func mistakeSet(list string) map[string]bool {
+	set := map[string]bool{}
+	for _, m := range strings.Split(list, ",") {
+		switch m = strings.TrimSpace(m); m {
+		case "":
+		case "all":
+			for _, a := range allMistakes {
+				set[a] = true
+			}
+		default:
+			if !slices.Contains(allMistakes, m) {
+				fmt.Fprintf(os.Stderr, "refclient: unknown mistake %q\n", m)
+				os.Exit(2)
+			}
+			set[m] = true
+		}
+	}
+	return set
+}
+
 const tools = `[{"type":"function","name":"list_files","description":"Lists the files of a directory","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}]`
 
 type client struct {
 	base, key, cacheKey string
-	bad, http           bool
+	mistakes            map[string]bool
+	http                bool
 	toolTime            time.Duration
 
 	history []json.RawMessage // the whole conversation
@@ -127,7 +157,7 @@ func (c *client) took(o outcome) bool {
 // handle acts on an error or a broken connection.
 func (c *client) handle(ctx context.Context, o outcome) error {
 	switch {
-	case o.broken && c.bad:
+	case o.broken && c.mistakes["replay"]:
 		c.retries++
 		if c.retries > 3 {
 			return errors.New("the connection broke; giving up")
@@ -141,11 +171,11 @@ func (c *client) handle(ctx context.Context, o outcome) error {
 		return nil
 	case o.code == "rate_limit_exceeded" || o.code == "server_error":
 		wait := time.Duration(o.retryMS) * time.Millisecond
-		if c.bad {
+		if c.mistakes["no-backoff"] {
 			wait = 100 * time.Millisecond
 		}
 		time.Sleep(wait)
-	case c.bad:
+	case c.mistakes["flat-errors"] && o.code == "":
 		// The same request again, blindly, then a new chain.
 		c.retries++
 		if c.retries > 2 {
@@ -177,8 +207,8 @@ func (c *client) closeWS() {
 func (c *client) body() []byte {
 	input := c.history
 	prev := c.prev
-	store := c.http && !c.bad // the mistake: chaining to store:false over HTTP
-	if prev != "" && !(c.bad && !c.http) {
+	store := c.http && !c.mistakes["chain-unstored"]
+	if prev != "" && !(c.mistakes["resend"] && !c.http) {
 		input = c.pending // the mistake over a WebSocket: the whole history again
 	}
 	req := map[string]any{"model": "instant", "input": input, "tools": json.RawMessage(tools), "store": store,
@@ -236,7 +266,7 @@ func (c *client) dial(ctx context.Context) error {
 		switch {
 		case !refused:
 			return err
-		case !c.bad:
+		case !c.mistakes["no-fallback"]:
 			c.http = true
 			c.newChain()
 			return nil
@@ -270,7 +300,7 @@ func (c *client) event(b []byte) (outcome, bool) {
 		return outcome{broken: true}, true
 	case "error":
 		o := outcome{failed: true, code: ev.Code}
-		if !c.bad && o.code == "" {
+		if !c.mistakes["flat-errors"] && o.code == "" {
 			var nested struct{ Code string }
 			_ = json.Unmarshal(ev.Error, &nested)
 			o.code = nested.Code
