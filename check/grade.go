@@ -76,12 +76,12 @@ func describe(t *api.Trace) string {
 		} else {
 			s += ", no previous_response_id"
 		}
-		s += fmt.Sprintf(", store %t, %d input items (%d the model wrote), %d tool outputs in context", c.Store, c.InputItems, c.ModelItems, c.ToolOutputs)
+		s += fmt.Sprintf(", store %t, %s (%d the model wrote), %s in context", c.Store, plural(c.InputItems, "input item"), c.ModelItems, plural(c.ToolOutputs, "tool output"))
 	}
 	if answered(t) {
 		s += ", answered the task"
 	} else if t.Shape != nil && len(t.Shape.Calls) > 0 {
-		s += fmt.Sprintf(", called %d tools", len(t.Shape.Calls))
+		s += ", called " + plural(len(t.Shape.Calls), "tool")
 	}
 	return s
 }
@@ -160,7 +160,7 @@ func notReached(r *Observed, what string) Result {
 	if len(r.Traces) == 0 {
 		return verdict(NotExercised, "the engine saw no request from the client")
 	}
-	return verdict(NotExercised, fmt.Sprintf("the client finished before the drill fired (%s); %d requests seen", what, len(r.Traces)))
+	return verdict(NotExercised, fmt.Sprintf("the client finished before the drill fired (%s); %s seen", what, plural(len(r.Traces), "request")))
 }
 
 // gradeRecovery grades what follows a request i that a drill failed:
@@ -341,12 +341,12 @@ func gradeFallback(r *Observed) Result {
 			ev = append(ev, evidence(r, j, describe(t)))
 			took := time.Duration(t.StartedUnixNS - refused.StartedUnixNS)
 			if endNS(t) > deadline {
-				return verdict(Fail, fmt.Sprintf("the client finished over HTTP %s after the first refusal (%d refused upgrades), past the %s deadline", took.Round(time.Millisecond), refusals, r.Options.FallbackDeadline), ev...)
+				return verdict(Fail, fmt.Sprintf("the client finished over HTTP %s after the first refusal (%s), past the %s deadline", took.Round(time.Millisecond), plural(refusals, "refused upgrade"), r.Options.FallbackDeadline), ev...)
 			}
-			return verdict(Pass, fmt.Sprintf("the client fell back to HTTP after %d refused upgrades and finished in time", refusals), ev...)
+			return verdict(Pass, fmt.Sprintf("the client fell back to HTTP after %s and finished in time", plural(refusals, "refused upgrade")), ev...)
 		}
 	}
-	return verdict(Fail, fmt.Sprintf("the client never finished over HTTP after %d refused upgrades", refusals), ev...)
+	return verdict(Fail, fmt.Sprintf("the client never finished over HTTP after %s", plural(refusals, "refused upgrade")), ev...)
 }
 
 func gradeDrop(r *Observed) Result {
@@ -380,7 +380,7 @@ func gradeContinuation(r *Observed) Result {
 		}
 		seen++
 		if t.Chain.ModelItems > 0 {
-			return verdict(Fail, fmt.Sprintf("a continuation resent %d items the model wrote, which the previous response already held", t.Chain.ModelItems),
+			return verdict(Fail, fmt.Sprintf("a continuation resent %s the model wrote, which the previous response already held", plural(t.Chain.ModelItems, "item")),
 				evidence(r, i, describe(t)))
 		}
 	}
@@ -446,4 +446,12 @@ func gradeStoreFalse(r *Observed) Result {
 		return verdict(NotExercised, "the client sent no continuation over HTTP")
 	}
 	return verdict(Pass, fmt.Sprintf("all %d HTTP continuations named stored responses", seen))
+}
+
+// plural is "1 item", "2 items".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
