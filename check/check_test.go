@@ -98,7 +98,7 @@ func TestReferenceClientOverWebSocket(t *testing.T) {
 	t.Parallel()
 	t.Run("right", func(t *testing.T) {
 		t.Parallel()
-		rep := gauntlet(t, wsChecks, "-transport", "ws", "-tool-time", "60ms")
+		rep := gauntlet(t, wsChecks, "-transport", "ws", "-tool-time", "200ms")
 		want(t, rep, map[string]check.Verdict{
 			check.ContinuationSendsNewItems:        check.Pass,
 			check.RecoversPreviousResponseNotFound: check.Pass,
@@ -122,7 +122,7 @@ func TestReferenceClientOverWebSocket(t *testing.T) {
 	})
 	t.Run("mistakes", func(t *testing.T) {
 		t.Parallel()
-		rep := gauntlet(t, strings.TrimPrefix(wsChecks, check.ContinuationSendsNewItems+","), "-transport", "ws", "-tool-time", "60ms",
+		rep := gauntlet(t, strings.TrimPrefix(wsChecks, check.ContinuationSendsNewItems+","), "-transport", "ws", "-tool-time", "200ms",
 			"-mistakes", "flat-errors,replay,no-fallback")
 		want(t, rep, map[string]check.Verdict{
 			check.RecoversPreviousResponseNotFound: check.Fail,

@@ -89,7 +89,7 @@ func toolTurns(c *Check, o Options) int {
 // idleTurns is K of the idle-limit check: enough turns that a client's
 // session outlasts the limit (about 1.5 s); each turn runs the client's
 // own tool.
-const idleTurns = 40
+const idleTurns = 12
 
 // All is the gauntlet, in the README's order.
 var All = []*Check{

@@ -33,6 +33,9 @@ type Config struct {
 	// TimeLimit bounds each run of the client (default 60 s).
 	TimeLimit time.Duration
 	Options   Options
+	// Env adds to the client's environment (after this process's own, so
+	// it wins).
+	Env []string
 	// ClientOutput, when set, gets the client's standard output and error.
 	ClientOutput io.Writer
 	// Progress, when set, gets a line per run.
@@ -195,7 +198,7 @@ func (cfg Config) startClient(ctx context.Context, base string) int {
 	if key == "" {
 		key = PlaceholderKey
 	}
-	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+base, "OPENAI_API_KEY="+key)
+	cmd.Env = append(append(os.Environ(), cfg.Env...), "OPENAI_BASE_URL="+base, "OPENAI_API_KEY="+key)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) } // the client's children too
 	cmd.WaitDelay = 2 * time.Second
