@@ -37,6 +37,7 @@ func (a *App) routes() *echo.Echo {
 		}),
 		Runs:         web.StoreRuns(a.DB),
 		Workloads:    a.DB,
+		Checks:       a.DB,
 		Log:          a.log,
 		KeyRequired:  a.cfg.APIKey != "",
 		Inspector:    a.Inspector,

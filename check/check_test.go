@@ -3,6 +3,8 @@ package check_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,4 +172,61 @@ func TestSelectNamesTheChecks(t *testing.T) {
 	if err != nil || len(all) != len(check.All) {
 		t.Fatalf("all: %d %v", len(all), err)
 	}
+}
+
+// TestReportIsStoredWithAPermalink: a report posted to /api/checks (as
+// agentloop check --server does) is stored, served back as JSON, listed,
+// and shown on its permalink page with each check's verdict; what is not a
+// report gets a 400, an unknown id a 404.
+func TestReportIsStoredWithAPermalink(t *testing.T) {
+	t.Parallel()
+	a := apptest.Start(t)
+	checks, _ := check.Select(check.HonoursRetryAfter + "," + check.StoreFalseConsistency)
+	cfg := check.Config{Server: a.URL(), Command: []string{refclient(t), "-transport", "http", "-mistakes", "no-backoff"}, Checks: checks, TimeLimit: 30 * time.Second}
+	rep, err := check.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct{ ID, URL string }
+	if err := cfg.Call(context.Background(), http.MethodPost, "/api/checks", rep, &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.URL != "/check/"+info.ID || !strings.HasPrefix(info.ID, "card_") {
+		t.Fatalf("stored as %+v", info)
+	}
+	var back check.Report
+	if err := cfg.Call(context.Background(), http.MethodGet, "/api/checks/"+info.ID, nil, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.ID != info.ID || len(back.Results) != 2 || back.Failed != 1 || back.Passed != 1 {
+		t.Fatalf("read back %+v", back)
+	}
+	page := get(t, a.URL()+info.URL, http.StatusOK)
+	for _, want := range []string{`data-check="honours-retry-after" data-verdict="fail"`, `data-check="store-false-consistency" data-verdict="pass"`,
+		"1 passed, 1 failed, 0 not exercised", "retried after"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if list := get(t, a.URL()+"/api/checks", http.StatusOK); !strings.Contains(list, info.ID) {
+		t.Errorf("the list lacks the report: %s", list)
+	}
+	if err := cfg.Call(context.Background(), http.MethodPost, "/api/checks", map[string]any{"object": "check.report"}, nil); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Errorf("a bad report: %v", err)
+	}
+	get(t, a.URL()+"/check/card_nope", http.StatusNotFound)
+}
+
+func get(t *testing.T, url string, status int) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status {
+		t.Fatalf("GET %s: %d, want %d: %s", url, resp.StatusCode, status, b)
+	}
+	return string(b)
 }

@@ -133,19 +133,19 @@ func runChecks(ctx context.Context, cfg Config, checks []*Check) ([]Result, erro
 		k = toolTurns(checks[0], cfg.Options)
 	}
 	var sc api.Scope
-	if err := cfg.call(ctx, http.MethodPost, "/api/scopes", api.ScopeSpec{ToolTurns: k}, &sc); err != nil {
+	if err := cfg.Call(ctx, http.MethodPost, "/api/scopes", api.ScopeSpec{ToolTurns: k}, &sc); err != nil {
 		return nil, err
 	}
-	defer cfg.call(context.WithoutCancel(ctx), http.MethodDelete, "/api/scopes/"+sc.ID, nil, nil)
+	defer cfg.Call(context.WithoutCancel(ctx), http.MethodDelete, "/api/scopes/"+sc.ID, nil, nil)
 	var armed *api.Drill
 	if checks[0].Drill != nil {
 		spec := checks[0].Drill(cfg.Options)
 		spec.Scope = sc.ID
 		armed = &api.Drill{}
-		if err := cfg.call(ctx, http.MethodPost, "/api/drills", spec, armed); err != nil {
+		if err := cfg.Call(ctx, http.MethodPost, "/api/drills", spec, armed); err != nil {
 			return nil, err
 		}
-		defer cfg.call(context.WithoutCancel(ctx), http.MethodDelete, "/api/drills/"+armed.ID, nil, nil)
+		defer cfg.Call(context.WithoutCancel(ctx), http.MethodDelete, "/api/drills/"+armed.ID, nil, nil)
 	}
 	names := make([]string, len(checks))
 	for i, c := range checks {
@@ -166,7 +166,7 @@ func runChecks(ctx context.Context, cfg Config, checks []*Check) ([]Result, erro
 	}
 	run.Traces = traces
 	if armed != nil {
-		if err := cfg.call(ctx, http.MethodGet, "/api/drills/"+armed.ID, nil, armed); err != nil {
+		if err := cfg.Call(ctx, http.MethodGet, "/api/drills/"+armed.ID, nil, armed); err != nil {
 			return nil, err
 		}
 		run.Drill = armed
@@ -230,7 +230,7 @@ func (cfg Config) settledTraces(ctx context.Context, id string) ([]api.Trace, er
 	var last api.Scope
 	for range 20 {
 		var sc api.Scope
-		if err := cfg.call(ctx, http.MethodGet, "/api/scopes/"+id, nil, &sc); err != nil {
+		if err := cfg.Call(ctx, http.MethodGet, "/api/scopes/"+id, nil, &sc); err != nil {
 			return nil, err
 		}
 		if len(sc.Traces) == len(last.Traces) && last.ID != "" {
@@ -248,14 +248,14 @@ func (cfg Config) settledTraces(ctx context.Context, id string) ([]api.Trace, er
 	return traces, nil
 }
 
-// call sends a JSON request to the server's API and decodes its answer.
-func (cfg Config) call(ctx context.Context, method, path string, body, out any) error {
+// Call sends a JSON request to the server's API and decodes its answer.
+func (cfg Config) Call(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, cfg.Server+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(cfg.Server, "/")+path, rd)
 	if err != nil {
 		return err
 	}
@@ -265,7 +265,11 @@ func (cfg Config) call(ctx context.Context, method, path string, body, out any) 
 	if cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	resp, err := cfg.HTTP.Do(req)
+	hc := cfg.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}

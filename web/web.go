@@ -77,6 +77,9 @@ type Deps struct {
 	// Workloads stores workloads (/api/workloads, a run's workload_id);
 	// nil leaves them out.
 	Workloads WorkloadDB
+	// Checks stores agentloop check's report cards (/api/checks,
+	// /check/{id}); nil leaves them out.
+	Checks CheckDB
 	// Identify says who sent a request; nil takes the address (AddressOf).
 	Identify Identify
 	// Budget, when set, holds the request bodies the playground reads.
@@ -107,6 +110,7 @@ type Playground struct {
 
 	inspector Inspector
 	workloads WorkloadDB
+	checks    CheckDB
 	identify  Identify
 	budget    Budget
 	windows   inference.Windows
@@ -132,6 +136,7 @@ func New(d Deps) *Playground {
 	if d.HomePreset != nil {
 		p.preset = *d.HomePreset
 	}
+	p.checks = d.Checks
 	p.identify = d.Identify
 	if p.identify == nil {
 		p.identify = AddressOf
@@ -180,6 +185,9 @@ func (p *Playground) Register(e *echo.Echo) {
 	}
 	if p.workloads != nil {
 		p.registerWorkloads(e)
+	}
+	if p.checks != nil {
+		p.registerChecks(e)
 	}
 }
 

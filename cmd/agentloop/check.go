@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"agentloop/app"
 	"agentloop/check"
+	"agentloop/store"
 )
 
 func runCheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -65,6 +67,9 @@ Flags (each also AGENTLOOP_<NAME>):
 	if *clientOutput {
 		cfg.ClientOutput = stderr
 	}
+	var db interface {
+		SaveCheckReport(context.Context, *store.CheckReport) error
+	}
 	if cfg.Server == "" {
 		acfg := app.Defaults()
 		acfg.Addr, acfg.DB = "127.0.0.1:0", *dbPath
@@ -77,11 +82,17 @@ Flags (each also AGENTLOOP_<NAME>):
 			return err
 		}
 		cfg.Server = a.URL()
+		db = a.DB
 		fmt.Fprintf(stderr, "engine on %s\n", cfg.Server)
 	}
 	rep, err := check.Run(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if link, err := storeReport(ctx, db, cfg, rep); err != nil {
+		fmt.Fprintf(stderr, "the report was not stored: %v\n", err)
+	} else {
+		fmt.Fprintf(stderr, "report card: %s\n", link)
 	}
 	if *junit != "" {
 		f, err := os.Create(*junit)
@@ -109,4 +120,31 @@ Flags (each also AGENTLOOP_<NAME>):
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d checks failed", rep.Failed, len(rep.Results))}
 	}
 	return nil
+}
+
+// storeReport keeps the report: in the in-process engine's store (its
+// permalink then serves once `agentloop serve` opens the same --db), or
+// on --server through POST /api/checks. It returns the permalink.
+func storeReport(ctx context.Context, db interface {
+	SaveCheckReport(context.Context, *store.CheckReport) error
+}, cfg check.Config, rep *check.Report) (string, error) {
+	if db != nil {
+		rec, err := check.Record(rep)
+		if err != nil {
+			return "", err
+		}
+		if err := db.SaveCheckReport(ctx, rec); err != nil {
+			return "", err
+		}
+		return "/check/" + rec.ID + " (serve --db with this database to open it)", nil
+	}
+	var info struct {
+		ID  string `json:"id"`
+		URL string `json:"url"`
+	}
+	if err := cfg.Call(ctx, http.MethodPost, "/api/checks", rep, &info); err != nil {
+		return "", err
+	}
+	rep.ID = info.ID
+	return cfg.Server + info.URL, nil
 }
