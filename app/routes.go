@@ -38,6 +38,7 @@ func (a *App) routes() *echo.Echo {
 		Runs:         web.StoreRuns(a.DB),
 		Workloads:    a.DB,
 		Checks:       a.DB,
+		Gauntlet:     gauntlet{a.Shared},
 		Log:          a.log,
 		KeyRequired:  a.cfg.APIKey != "",
 		Inspector:    a.Inspector,

@@ -230,3 +230,56 @@ func get(t *testing.T, url string, status int) string {
 	}
 	return string(b)
 }
+
+// TestLiveCheckGradesAClientPointedByHand: /check arms one check at a
+// time in a scope of the caller's own (arming the next disarms the
+// previous drill), and grades the scope's requests as they arrive.
+func TestLiveCheckGradesAClientPointedByHand(t *testing.T) {
+	t.Parallel()
+	a := apptest.Start(t)
+	cfg := check.Config{Server: a.URL()}
+	ctx := context.Background()
+	if page := get(t, a.URL()+"/check", http.StatusOK); !strings.Contains(page, `value="honours-retry-after"`) {
+		t.Fatal("/check offers no check")
+	}
+	type live struct {
+		Check, Scope, Drill string
+		BaseURL             string `json:"base_url"`
+		DrillID             string `json:"drill_id"`
+		ToolTurns           int    `json:"tool_turns"`
+	}
+	var first, second live
+	if err := cfg.Call(ctx, http.MethodPost, "/api/checks/live", map[string]string{"check": check.SurvivesDropMidStream}, &first); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Call(ctx, http.MethodPost, "/api/checks/live", map[string]string{"check": check.HonoursRetryAfter}, &second); err != nil {
+		t.Fatal(err)
+	}
+	if second.BaseURL != a.URL()+"/scope/"+second.Scope+"/v1" || second.Drill != "http-429" || second.ToolTurns < 3 {
+		t.Fatalf("armed %+v", second)
+	}
+	if err := cfg.Call(ctx, http.MethodGet, "/api/drills/"+first.DrillID, nil, nil); err == nil {
+		t.Fatal("the first check's drill is still armed")
+	}
+	grade := func() check.Result {
+		var g struct{ Result check.Result }
+		if err := cfg.Call(ctx, http.MethodGet, "/api/checks/live/"+second.Scope+"?check="+second.Check+"&drill="+second.DrillID, nil, &g); err != nil {
+			t.Fatal(err)
+		}
+		return g.Result
+	}
+	if r := grade(); r.Verdict != check.NotExercised {
+		t.Fatalf("before any request: %s", r.Verdict)
+	}
+	cmd := exec.Command(refclient(t), "-transport", "http", "-mistakes", "no-backoff")
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+second.BaseURL, "OPENAI_API_KEY=sk-x")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the client: %v\n%s", err, out)
+	}
+	if r := grade(); r.Verdict != check.Fail || !strings.Contains(r.Reason, "before the 1200 ms") {
+		t.Fatalf("after the client: %s (%s)", r.Verdict, r.Reason)
+	}
+	if err := cfg.Call(ctx, http.MethodPost, "/api/checks/live", map[string]string{"check": "nope"}, nil); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("an unknown check: %v", err)
+	}
+}

@@ -58,6 +58,12 @@ type Options struct {
 	IdleLimit time.Duration
 }
 
+// WithDefaults is o with each setting left out at its default.
+func (o Options) WithDefaults() Options {
+	o.defaults()
+	return o
+}
+
 func (o *Options) defaults() {
 	if o.FallbackDeadline <= 0 {
 		o.FallbackDeadline = 10 * time.Second
@@ -77,8 +83,10 @@ func (o *Options) defaults() {
 // finishes first, so the drill hits a continuation.
 const drillTurn = 1
 
-// toolTurns is K of a check's scope: at least the drill's turn + 2, so
+// ToolTurns is K of the check's scope: at least the drill's turn + 2, so
 // the session goes on past the drill (docs/protocol.md, "Scopes").
+func (c *Check) ToolTurns() int { return toolTurns(c, Options{}) }
+
 func toolTurns(c *Check, o Options) int {
 	if c.ID == ReconnectsAtConnectionLimit {
 		return idleTurns

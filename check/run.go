@@ -243,9 +243,14 @@ func (cfg Config) settledTraces(ctx context.Context, id string) ([]api.Trace, er
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	traces := last.Traces
+	return Ordered(last.Traces), nil
+}
+
+// Ordered sorts traces in the order their requests arrived, which
+// grading reads them in (the engine hands them over as they end).
+func Ordered(traces []api.Trace) []api.Trace {
 	slices.SortStableFunc(traces, func(a, b api.Trace) int { return cmp.Compare(a.StartedUnixNS, b.StartedUnixNS) })
-	return traces, nil
+	return traces
 }
 
 // Call sends a JSON request to the server's API and decodes its answer.

@@ -80,6 +80,9 @@ type Deps struct {
 	// Checks stores agentloop check's report cards (/api/checks,
 	// /check/{id}); nil leaves them out.
 	Checks CheckDB
+	// Gauntlet lets /check grade a client pointed at the server by hand;
+	// nil leaves it out.
+	Gauntlet Gauntlet
 	// Identify says who sent a request; nil takes the address (AddressOf).
 	Identify Identify
 	// Budget, when set, holds the request bodies the playground reads.
@@ -108,16 +111,18 @@ type Playground struct {
 	// preset is the home page's ready-made race.
 	preset rollout.Config
 
-	inspector Inspector
-	workloads WorkloadDB
-	checks    CheckDB
-	identify  Identify
-	budget    Budget
-	windows   inference.Windows
-	cancels   cancelTokens
-	stopFeed  chan struct{} // closed by Shutdown: the inspector's feed stops
-	stopOnce  sync.Once
-	feedDone  chan struct{}
+	inspector  Inspector
+	workloads  WorkloadDB
+	checks     CheckDB
+	gauntlet   Gauntlet
+	liveChecks liveChecks
+	identify   Identify
+	budget     Budget
+	windows    inference.Windows
+	cancels    cancelTokens
+	stopFeed   chan struct{} // closed by Shutdown: the inspector's feed stops
+	stopOnce   sync.Once
+	feedDone   chan struct{}
 
 	mu    sync.Mutex
 	conns map[*liveConn]struct{}
@@ -136,7 +141,7 @@ func New(d Deps) *Playground {
 	if d.HomePreset != nil {
 		p.preset = *d.HomePreset
 	}
-	p.checks = d.Checks
+	p.checks, p.gauntlet = d.Checks, d.Gauntlet
 	p.identify = d.Identify
 	if p.identify == nil {
 		p.identify = AddressOf
@@ -188,6 +193,9 @@ func (p *Playground) Register(e *echo.Echo) {
 	}
 	if p.checks != nil {
 		p.registerChecks(e)
+	}
+	if p.gauntlet != nil {
+		p.registerCheckLive(e)
 	}
 }
 
