@@ -3,6 +3,7 @@ package check_test
 import (
 	"bytes"
 	"context"
+	"encoding/xml"
 	"io"
 	"net/http"
 	"os"
@@ -281,5 +282,62 @@ func TestLiveCheckGradesAClientPointedByHand(t *testing.T) {
 	}
 	if err := cfg.Call(ctx, http.MethodPost, "/api/checks/live", map[string]string{"check": "nope"}, nil); err == nil || !strings.Contains(err.Error(), "400") {
 		t.Fatalf("an unknown check: %v", err)
+	}
+}
+
+// TestAClientWithoutToolsIsNotExercised: a client that offers no
+// function tool finishes at once, before any drill fires, and every check
+// says so instead of passing.
+func TestAClientWithoutToolsIsNotExercised(t *testing.T) {
+	t.Parallel()
+	rep := gauntlet(t, check.RecoversPreviousResponseNotFound+","+check.SurvivesDropMidStream+","+check.ContinuationSendsNewItems, "-no-tools")
+	for _, r := range rep.Results {
+		if r.Verdict != check.NotExercised || !strings.Contains(r.Reason, "no function tool") {
+			t.Errorf("%s: %s (%s)", r.ID, r.Verdict, r.Reason)
+		}
+	}
+}
+
+// TestJUnitHasOneCasePerCheck: a fail is a <failure> with its evidence, a
+// not_exercised a <skipped>, a pass neither.
+func TestJUnitHasOneCasePerCheck(t *testing.T) {
+	rep := &check.Report{Object: "check.report", Client: []string{"c"}, Failed: 1, Passed: 1, NotExercised: 1, Results: []check.Result{
+		{ID: check.HonoursRetryAfter, Verdict: check.Fail, Reason: "too soon", Evidence: []check.Evidence{{Turn: 2, Event: "429"}}},
+		{ID: check.StoreFalseConsistency, Verdict: check.Pass, Reason: "fine"},
+		{ID: check.OneResponseInFlight, Verdict: check.NotExercised, Reason: "no continuation"}}}
+	var b bytes.Buffer
+	if err := check.WriteJUnit(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Skipped  int `xml:"skipped,attr"`
+			Cases    []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+				Skipped *struct{} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	s := doc.Suites[0]
+	if s.Tests != 3 || s.Failures != 1 || s.Skipped != 1 || len(s.Cases) != 3 {
+		t.Fatalf("suite %+v", s)
+	}
+	if c := s.Cases[0]; c.Name != check.HonoursRetryAfter || c.Failure == nil || c.Failure.Message != "too soon" || !strings.Contains(c.Failure.Text, "turn 2: 429") {
+		t.Errorf("the failed case: %+v", c)
+	}
+	if c := s.Cases[1]; c.Failure != nil || c.Skipped != nil {
+		t.Errorf("the passed case: %+v", c)
+	}
+	if c := s.Cases[2]; c.Skipped == nil || c.Failure != nil {
+		t.Errorf("the not exercised case: %+v", c)
 	}
 }

@@ -48,11 +48,12 @@ func main() {
 	mistakes := flag.String("mistakes", "", "the field's mistakes to make, comma-separated, or all: resend, flat-errors, replay, no-backoff, no-fallback, chain-unstored")
 	transport := flag.String("transport", "ws", "ws (falls back to http when the upgrade is refused) or http")
 	toolTime := flag.Duration("tool-time", 0, "how long the tool takes per call")
+	noTools := flag.Bool("no-tools", false, "offer no tool: the model answers at once")
 	flag.Parse()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	c := &client{base: strings.TrimRight(os.Getenv("OPENAI_BASE_URL"), "/"), key: os.Getenv("OPENAI_API_KEY"),
-		mistakes: mistakeSet(*mistakes), http: *transport == "http", toolTime: *toolTime, cacheKey: "refclient-" + hex.EncodeToString(b[:])}
+		mistakes: mistakeSet(*mistakes), http: *transport == "http", toolTime: *toolTime, cacheKey: "refclient-" + hex.EncodeToString(b[:]), noTools: *noTools}
 	c.history = []json.RawMessage{json.RawMessage(`{"role":"user","content":"List the files in the repository, then summarize them."}`)}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -90,7 +91,7 @@ const tools = `[{"type":"function","name":"list_files","description":"Lists the 
 type client struct {
 	base, key, cacheKey string
 	mistakes            map[string]bool
-	http                bool
+	http, noTools       bool
 	toolTime            time.Duration
 
 	history []json.RawMessage // the whole conversation
@@ -211,8 +212,10 @@ func (c *client) body() []byte {
 	if prev != "" && !(c.mistakes["resend"] && !c.http) {
 		input = c.pending // the mistake over a WebSocket: the whole history again
 	}
-	req := map[string]any{"model": "instant", "input": input, "tools": json.RawMessage(tools), "store": store,
-		"prompt_cache_key": c.cacheKey}
+	req := map[string]any{"model": "instant", "input": input, "store": store, "prompt_cache_key": c.cacheKey}
+	if !c.noTools {
+		req["tools"] = json.RawMessage(tools)
+	}
 	if prev != "" {
 		req["previous_response_id"] = prev
 	}
