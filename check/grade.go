@@ -101,6 +101,17 @@ func endNS(t *api.Trace) int64 {
 	return t.StartedUnixNS + end
 }
 
+// answeredNS is when a response's terminal event could first have
+// reached the client: the end of finalize, which comes before the
+// terminal event (docs/decisions.md, "Finalize"), not of a modelled stage
+// after it; the end of its spans when it has none.
+func answeredNS(t *api.Trace) int64 {
+	if s, ok := t.Span(api.StageFinalize); ok {
+		return t.StartedUnixNS + s.StartNS + s.DurationNS
+	}
+	return endNS(t)
+}
+
 // offeredTools says the client ever offered a function tool, so K could
 // keep its session going.
 func offeredTools(r *Observed) bool {
@@ -411,7 +422,7 @@ func gradeInFlight(r *Observed) Result {
 			continue
 		}
 		seen++
-		if endNS(&r.Traces[p]) > t.StartedUnixNS {
+		if answeredNS(&r.Traces[p]) > t.StartedUnixNS {
 			return verdict(Fail, "the client sent a continuation before the response it names had ended",
 				evidence(r, p, "named response: "+describe(&r.Traces[p])), evidence(r, i, describe(t)))
 		}
