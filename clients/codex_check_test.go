@@ -3,6 +3,7 @@ package clients
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,7 +32,7 @@ var codexCard = map[string]check.Verdict{
 // codexCheckArgs is the README's command line ("Grade your client"):
 // Codex's provider takes its URL from its config, so {base_url} goes in a
 // -c override.
-func codexCheckArgs(work string) []string {
+func codexCheckArgs(work string, transport codexTransport) []string {
 	return []string{"exec", "--json", "--skip-git-repo-check", "--ephemeral", "-C", work,
 		"-c", `model="instant"`, "-c", `model_provider="agentloop"`,
 		"-c", `approval_policy="never"`, "-c", `sandbox_mode="read-only"`,
@@ -39,7 +40,7 @@ func codexCheckArgs(work string) []string {
 		"-c", `model_providers.agentloop.base_url="{base_url}"`,
 		"-c", `model_providers.agentloop.env_key="OPENAI_API_KEY"`,
 		"-c", `model_providers.agentloop.wire_api="responses"`,
-		"-c", `model_providers.agentloop.supports_websockets=true`,
+		"-c", fmt.Sprintf("model_providers.agentloop.supports_websockets=%t", bool(transport)),
 		codexPrompt}
 }
 
@@ -47,6 +48,21 @@ func codexCheckArgs(work string) []string {
 // README's command line does, and holds it to its recorded card.
 func TestCodexReportCard(t *testing.T) {
 	t.Parallel()
+	gradeCodex(t, webSocketMode, check.All, codexCard)
+}
+
+// TestCodexReportCardOverHTTP grades Codex over HTTP on the 429 a
+// WebSocket client never meets: it waits at least the hinted delay.
+func TestCodexReportCardOverHTTP(t *testing.T) {
+	t.Parallel()
+	gradeCodex(t, httpOnly, []*check.Check{check.Lookup(check.HonoursRetryAfter)},
+		map[string]check.Verdict{check.HonoursRetryAfter: check.Pass})
+}
+
+// gradeCodex runs the gauntlet's checks on Codex over transport and holds
+// each verdict to card.
+func gradeCodex(t *testing.T, transport codexTransport, checks []*check.Check, card map[string]check.Verdict) {
+	t.Helper()
 	codex := findCodex(t)
 	if codex.version != "0.171.0" {
 		t.Skipf("the card is recorded for Codex CLI 0.171.0, not %s", codex.version)
@@ -59,16 +75,16 @@ func TestCodexReportCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, progress bytes.Buffer
-	rep, err := check.Run(context.Background(), check.Config{Server: eng.app.URL(), Command: append([]string{codex.path}, codexCheckArgs(work)...),
-		Env: env, Checks: check.All, TimeLimit: codexTimeout, ClientOutput: &out, Progress: &progress})
+	rep, err := check.Run(context.Background(), check.Config{Server: eng.app.URL(), Command: append([]string{codex.path}, codexCheckArgs(work, transport)...),
+		Env: env, Checks: checks, TimeLimit: codexTimeout, ClientOutput: &out, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var card bytes.Buffer
-	check.WriteText(&card, rep)
-	t.Logf("%s\n%s", progress.String(), card.String())
+	var text bytes.Buffer
+	check.WriteText(&text, rep)
+	t.Logf("%s\n%s", progress.String(), text.String())
 	for _, r := range rep.Results {
-		if want := codexCard[r.ID]; r.Verdict != want {
+		if want := card[r.ID]; r.Verdict != want {
 			for _, ev := range r.Evidence {
 				t.Log(ev.String())
 			}
