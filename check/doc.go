@@ -16,6 +16,11 @@
 // nature); K keeps the session going past the drill's turn.
 //
 // Run speaks to the server over HTTP only (/api/scopes, /api/drills), so
-// it grades against a server in this process or a remote one alike.
-// report.go writes the report as text, JSON and JUnit XML.
+// it grades against a server in this process or a remote one alike; the
+// playground's /check grades one check live with the same Grade
+// functions. report.go writes the report as text, JSON and JUnit XML;
+// record.go turns it into the store's record and reads a posted one
+// back strictly. The reference client the tests grade, one that does each
+// thing right and, with -mistakes, the field's mistakes, is
+// check/internal/refclient.
 package check
