@@ -21,6 +21,9 @@ type Observed struct {
 	StartedUnixNS int64
 	EndedUnixNS   int64
 	Options       Options
+	// Live says the client may still be running (the playground's
+	// /check): what it has not done yet is not_exercised, not a fail.
+	Live bool
 }
 
 // Result is one check's verdict with its evidence.
@@ -59,6 +62,16 @@ func evidence(r *Observed, i int, event string) Evidence {
 
 func verdict(v Verdict, reason string, ev ...Evidence) Result {
 	return Result{Verdict: v, Reason: reason, Evidence: ev}
+}
+
+// unfinished is the verdict on a client that has not done what the
+// check waits for: a fail once it has exited, not_exercised while it may
+// still be running (Observed.Live).
+func unfinished(r *Observed, reason string, ev ...Evidence) Result {
+	if r.Live {
+		return verdict(NotExercised, "not yet: "+reason, ev...)
+	}
+	return verdict(Fail, reason, ev...)
 }
 
 // describe says what the engine saw of a request.
@@ -183,7 +196,7 @@ func gradeRecovery(r *Observed, i int, needNewSession bool) Result {
 	ev := []Evidence{evidence(r, i, describe(failed))}
 	n := i + 1
 	if n >= len(r.Traces) {
-		return verdict(Fail, "the client gave up: no request followed the error", ev...)
+		return unfinished(r, "the client gave up: no request followed the error", ev...)
 	}
 	next := &r.Traces[n]
 	ev = append(ev, evidence(r, n, describe(next)))
@@ -202,7 +215,7 @@ func gradeRecovery(r *Observed, i int, needNewSession bool) Result {
 	}
 	f := finishedAfter(r, i)
 	if f < 0 {
-		return verdict(Fail, "the client never finished the task after the error", ev...)
+		return unfinished(r, "the client never finished the task after the error", ev...)
 	}
 	ev = append(ev, evidence(r, f, describe(&r.Traces[f])))
 	return verdict(Pass, "the client recovered with its full context and finished the task", ev...)
@@ -238,7 +251,7 @@ func gradeWrapped(r *Observed) Result {
 		}
 	}
 	if i+1 >= len(r.Traces) {
-		return verdict(Fail, "the client stopped after the error frame instead of acting on its code", ev...)
+		return unfinished(r, "the client stopped after the error frame instead of acting on its code", ev...)
 	}
 	return verdict(Pass, "the client acted on the nested code: its next request started over", append(ev, evidence(r, i+1, describe(&r.Traces[i+1])))...)
 }
@@ -280,7 +293,7 @@ func gradeReconnects(r *Observed) Result {
 		if last >= 0 && answered(&r.Traces[last]) {
 			return verdict(NotExercised, "the client had finished the task when the connection reached its limit", ev...)
 		}
-		return verdict(Fail, "the client did not reconnect after the server closed its connection", ev...)
+		return unfinished(r, "the client did not reconnect after the server closed its connection", ev...)
 	}
 	t := &r.Traces[next]
 	ev = append(ev, evidence(r, next, "first request after the close: "+describe(t)))
@@ -298,7 +311,7 @@ func gradeReconnects(r *Observed) Result {
 	}
 	fin := finishedAfter(r, next-1)
 	if fin < 0 {
-		return verdict(Fail, "the client reconnected but never finished the task", ev...)
+		return unfinished(r, "the client reconnected but never finished the task", ev...)
 	}
 	return verdict(Pass, "the client reconnected and continued with its full context", append(ev, evidence(r, fin, describe(&r.Traces[fin])))...)
 }
@@ -316,7 +329,7 @@ func gradeRetryAfter(r *Observed) Result {
 	ev := []Evidence{{Turn: i + 1, Transport: r.Traces[i].Transport, Session: r.Traces[i].Session,
 		Event: fmt.Sprintf("answered 429 with retry-after-ms %d (Retry-After %d s)", want.Milliseconds(), int((want+time.Second-1)/time.Second)), AtUnixNS: end}}
 	if i+1 >= len(r.Traces) {
-		return verdict(Fail, "the client gave up after the 429", ev...)
+		return unfinished(r, "the client gave up after the 429", ev...)
 	}
 	waited := time.Duration(r.Traces[i+1].StartedUnixNS - end)
 	ev = append(ev, evidence(r, i+1, fmt.Sprintf("retried after %d ms: %s", waited.Milliseconds(), describe(&r.Traces[i+1]))))
@@ -324,7 +337,7 @@ func gradeRetryAfter(r *Observed) Result {
 		return verdict(Fail, fmt.Sprintf("the client retried after %d ms, before the %d ms the server asked for", waited.Milliseconds(), want.Milliseconds()), ev...)
 	}
 	if f := finishedAfter(r, i); f < 0 {
-		return verdict(Fail, "the client waited but never finished the task", ev...)
+		return unfinished(r, "the client waited but never finished the task", ev...)
 	}
 	return verdict(Pass, fmt.Sprintf("the client waited %d ms (asked: %d ms) and finished", waited.Milliseconds(), want.Milliseconds()), ev...)
 }
@@ -357,7 +370,7 @@ func gradeFallback(r *Observed) Result {
 			return verdict(Pass, fmt.Sprintf("the client fell back to HTTP after %s and finished in time", plural(refusals, "refused upgrade")), ev...)
 		}
 	}
-	return verdict(Fail, fmt.Sprintf("the client never finished over HTTP after %s", plural(refusals, "refused upgrade")), ev...)
+	return unfinished(r, fmt.Sprintf("the client never finished over HTTP after %s", plural(refusals, "refused upgrade")), ev...)
 }
 
 func gradeDrop(r *Observed) Result {
@@ -377,7 +390,7 @@ func gradeDrop(r *Observed) Result {
 	}
 	f := finishedAfter(r, i)
 	if f < 0 {
-		return verdict(Fail, "the client never finished the task after the drop", ev...)
+		return unfinished(r, "the client never finished the task after the drop", ev...)
 	}
 	return verdict(Pass, "the client finished the task after the drop without replaying the dropped request", append(ev, evidence(r, f, describe(&r.Traces[f])))...)
 }

@@ -122,7 +122,7 @@ func (p *Playground) gradeLiveCheck(c echo.Context) error {
 		return api.Errorf(http.StatusNotFound, "", api.CodeNotFound, "No scope '%s' of yours.", c.Param("scope"))
 	}
 	o := &check.Observed{Scope: sc.ID, ToolTurns: sc.ToolTurns, Traces: check.Ordered(sc.Traces), Options: check.Options{}.WithDefaults(),
-		StartedUnixNS: sc.CreatedUnixNS}
+		StartedUnixNS: sc.CreatedUnixNS, Live: true}
 	if id := c.QueryParam("drill"); id != "" {
 		dr, ok := p.gauntlet.Drill(id)
 		if !ok || dr.Scope != sc.ID {
