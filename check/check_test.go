@@ -123,11 +123,6 @@ func TestReferenceClientOverWebSocket(t *testing.T) {
 		rep := gauntlet(t, check.ContinuationSendsNewItems, "-transport", "ws", "-mistakes", "resend")
 		want(t, rep, map[string]check.Verdict{check.ContinuationSendsNewItems: check.Fail})
 	})
-	t.Run("pipeline", func(t *testing.T) {
-		t.Parallel()
-		rep := gauntlet(t, check.OneResponseInFlight+","+check.ContinuationSendsNewItems, "-transport", "ws", "-mistakes", "pipeline")
-		want(t, rep, map[string]check.Verdict{check.OneResponseInFlight: check.Fail, check.ContinuationSendsNewItems: check.Pass})
-	})
 	t.Run("mistakes", func(t *testing.T) {
 		t.Parallel()
 		rep := gauntlet(t, strings.TrimPrefix(wsChecks, check.ContinuationSendsNewItems+","), "-transport", "ws", "-tool-time", "200ms",

@@ -17,9 +17,12 @@
 //   - no-fallback: it keeps retrying a refused upgrade instead of falling
 //     back to HTTP;
 //   - chain-unstored: over HTTP it chains to responses it created with
-//     store:false;
-//   - pipeline: on a WebSocket it sends the next create as soon as a
-//     function call is done, naming the response still in flight.
+//     store:false.
+//
+// It makes no one-response-in-flight mistake: against an engine this
+// fast, a continuation sent before the terminal event is read still
+// arrives after the response ended, so the engine cannot see it
+// (check's grade_test.go tests that grading on traces instead).
 //
 // -transport picks ws (WebSocket, falling back to HTTP when the upgrade
 // is refused) or http. The tests of package check build and grade it.
@@ -47,7 +50,7 @@ import (
 )
 
 func main() {
-	mistakes := flag.String("mistakes", "", "the field's mistakes to make, comma-separated, or all: resend, flat-errors, replay, no-backoff, no-fallback, chain-unstored, pipeline")
+	mistakes := flag.String("mistakes", "", "the field's mistakes to make, comma-separated, or all: resend, flat-errors, replay, no-backoff, no-fallback, chain-unstored")
 	transport := flag.String("transport", "ws", "ws (falls back to http when the upgrade is refused) or http")
 	toolTime := flag.Duration("tool-time", 0, "how long the tool takes per call")
 	noTools := flag.Bool("no-tools", false, "offer no tool: the model answers at once")
@@ -66,7 +69,7 @@ func main() {
 }
 
 // allMistakes are the mistakes -mistakes all makes.
-var allMistakes = []string{"resend", "flat-errors", "replay", "no-backoff", "no-fallback", "chain-unstored", "pipeline"}
+var allMistakes = []string{"resend", "flat-errors", "replay", "no-backoff", "no-fallback", "chain-unstored"}
 
 func mistakeSet(list string) map[string]bool {
 	set := map[string]bool{}
@@ -101,10 +104,6 @@ type client struct {
 	prev    string
 	ws      *websocket.Conn
 	retries int // the mistakes' blind retries
-	// The pipeline mistake: the response in flight, and whether the
-	// next create already went out.
-	inFlight string
-	sent     bool
 }
 
 // outcome is how one request ended.
@@ -115,7 +114,6 @@ type outcome struct {
 	code    string // the error's code, as this client reads it
 	retryMS int    // the hint of a 429 or 503
 	broken  bool   // the connection or stream ended without a terminal event
-	handled bool   // its output was taken before it ended (pipeline)
 }
 
 func (c *client) run(ctx context.Context) error {
@@ -127,7 +125,7 @@ func (c *client) run(ctx context.Context) error {
 		if err := c.handle(ctx, o); err != nil {
 			return err
 		}
-		if o.respID != "" && !o.failed && !o.broken && !o.handled {
+		if o.respID != "" && !o.failed && !o.broken {
 			done := c.took(o)
 			if done {
 				return nil
@@ -247,9 +245,7 @@ func (c *client) send(ctx context.Context) (outcome, error) {
 			return c.sendHTTP(ctx)
 		}
 	}
-	if c.sent {
-		c.sent = false // pipelined: the create went out already
-	} else if err := c.ws.Write(ctx, websocket.MessageText, c.body()); err != nil {
+	if err := c.ws.Write(ctx, websocket.MessageText, c.body()); err != nil {
 		return outcome{broken: true}, nil
 	}
 	for {
@@ -257,47 +253,10 @@ func (c *client) send(ctx context.Context) (outcome, error) {
 		if err != nil {
 			return outcome{broken: true}, nil
 		}
-		if c.mistakes["pipeline"] && c.pipeline(ctx, b) {
-			continue
-		}
 		if o, done := c.event(b); done {
-			if c.sent && o.respID != "" && !o.failed {
-				o.handled = true // its call was answered already
-			}
 			return o, nil
 		}
 	}
-}
-
-// pipeline is the mistake of sending the next create as soon as the
-// response's function call is done, naming the response still in flight;
-// true when it took the event.
-func (c *client) pipeline(ctx context.Context, b []byte) bool {
-	var ev struct {
-		Type     string          `json:"type"`
-		Item     json.RawMessage `json:"item"`
-		Response struct{ ID string }
-	}
-	if json.Unmarshal(b, &ev) != nil {
-		return false
-	}
-	switch ev.Type {
-	case "response.created":
-		c.inFlight = ev.Response.ID
-		return false
-	case "response.output_item.done":
-		var item struct{ Type string }
-		_ = json.Unmarshal(ev.Item, &item)
-		if item.Type != "function_call" || c.sent || c.inFlight == "" {
-			return false
-		}
-		c.took(outcome{respID: c.inFlight, output: []json.RawMessage{ev.Item}})
-		if err := c.ws.Write(ctx, websocket.MessageText, c.body()); err == nil {
-			c.sent = true
-		}
-		return true
-	}
-	return false
 }
 
 // dial opens the WebSocket; a refused upgrade falls back to HTTP, or,
