@@ -83,6 +83,9 @@ type Shared struct {
 	// Observer sees every finished or rejected request (session.go);
 	// nil: none. Set it before serving.
 	Observer Observer
+	// ToolTurns gives a scope's tool-turn count K (api.ScopeSpec), which
+	// the policy reads as a request field; nil or 0: the policy as usual.
+	ToolTurns func(scope string) int
 
 	sealers atomic.Pointer[sealerFor] // the Sealer of SealKey (reasoning.go)
 }

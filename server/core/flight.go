@@ -188,15 +188,20 @@ func (fl *Flight) freshFrom() int {
 	return 0
 }
 
-// policyRequest is what the model sees.
-func (fl *Flight) policyRequest() *policy.Request {
+// policyRequest is what the model sees; toolTurns, when set, gives a
+// scope's K (Shared.ToolTurns).
+func (fl *Flight) policyRequest(toolTurns func(scope string) int) *policy.Request {
 	pr := &policy.Request{Tools: fl.resolved.model.tools, ToolChoice: fl.parsed.req.ToolChoiceName(), Seed: fl.parsed.seed, Metadata: fl.parsed.req.Metadata}
 	if fl.parsed.req.Instructions != nil {
 		pr.Instructions = *fl.parsed.req.Instructions
 	}
 	pr.Items = make([]policy.Item, len(fl.built.context))
+	outputs := 0
 	for i := range fl.built.context {
 		it := &fl.built.context[i].Item
+		if it.Type == api.TypeFunctionCallOutput || it.Type == api.TypeCustomToolCallOutput {
+			outputs++
+		}
 		pr.Items[i] = policy.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
 			CallID: it.CallID, Namespace: it.Namespace}
 		switch it.Type {
@@ -212,6 +217,12 @@ func (fl *Flight) policyRequest() *policy.Request {
 	pr.Reasoning = fl.reasoning.on
 	if fl.parsed.req.IgnoreEOS && fl.parsed.req.MaxOutputTokens != nil {
 		pr.ExactTokens = *fl.parsed.req.MaxOutputTokens
+	}
+	if toolTurns != nil && fl.Trace.Scope != "" {
+		pr.ToolTurns = toolTurns(fl.Trace.Scope)
+	}
+	if c := fl.Trace.Chain; c != nil {
+		c.ToolOutputs, c.ToolTurns = outputs, pr.ToolTurns
 	}
 	return pr
 }

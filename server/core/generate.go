@@ -41,7 +41,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	ready := time.Now()
 	g := &fl.stream
 	if req.Generates() {
-		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest()))
+		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest(e.sh.ToolTurns)))
 	}
 	g.matched = e.sh.Prefix.Match(fl.parsed.partition, fl.rendered.tokens)
 	e.sh.Metrics.prefixLookup(len(fl.rendered.tokens), g.matched)

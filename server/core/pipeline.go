@@ -85,6 +85,12 @@ func (e *Engine) decode(_ context.Context, fl *Flight) (StageResult, *api.Error)
 	}
 	fl.body = nil
 	fl.parsed.req, fl.parsed.items = req, items
+	fl.Trace.Chain = &api.Chain{PreviousResponseID: req.PreviousResponseID, Store: req.Stored(), InputItems: len(items)}
+	for i := range items {
+		if modelWrote(&items[i]) {
+			fl.Trace.Chain.ModelItems++
+		}
+	}
 	fl.parsed.seed = seedOf(req)
 	if fl.Via.Admit != nil {
 		err = fl.Via.Admit(req)
