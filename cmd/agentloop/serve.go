@@ -47,7 +47,7 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per client address (0 = off)")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of --rate-limit")
 	fs.IntVar(&cfg.ConnLimit, "conn-limit", cfg.ConnLimit, "concurrent connections per client address (0 = off)")
-	fs.Var(drillFlag{&cfg.Drills}, "drill", "arm a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:scope=S], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
+	fs.Var(drillFlag{&cfg.Drills}, "drill", "arm a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION][:status=426|405|404][:scope=S], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
