@@ -80,6 +80,7 @@ type Engines struct {
 // in-flight budget they share: what app serves and enginetest tests.
 func NewEngines(cfg core.Config, sh *Shared) Engines {
 	sh.Budget = core.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
+	sh.States = core.NewStateBudget(cfg.StateBytes, sh.Metrics)
 	engineCfg := func(name string, caches bool) core.Config {
 		c := cfg
 		c.Name = name

@@ -1,6 +1,8 @@
 package core
 
 import (
+	"unsafe"
+
 	"agentloop/api"
 )
 
@@ -50,6 +52,38 @@ func (p *ChainState) Fork() *ChainState {
 	c := *p
 	c.tokens = p.tokens[:len(p.tokens):len(p.tokens)]
 	return &c
+}
+
+// Footprint is the memory a kept state holds, by part, in bytes: what the
+// state budget counts (statebudget.go).
+type Footprint struct {
+	Tokens int // the rendered tokens' ids
+	Text   int // the items' text, arguments, outputs and blobs, and the instructions
+	Items  int // the items' fixed parts: per-item metadata
+}
+
+// Total is every part.
+func (f Footprint) Total() int { return f.Tokens + f.Text + f.Items }
+
+// Footprint measures what p holds for its continuation.
+func (p *ChainState) Footprint() Footprint {
+	f := Footprint{Tokens: cap(p.tokens) * int(unsafe.Sizeof(int(0))), Text: len(p.instructions)}
+	for _, items := range [][]ctxItem{p.context, p.output} {
+		f.Items += cap(items) * int(unsafe.Sizeof(ctxItem{}))
+		for i := range items {
+			it := &items[i].Item
+			f.Text += len(it.ID) + len(it.Raw) + len(it.Output) + len(it.Arguments) + len(it.EncryptedContent) + len(it.CallID) + len(it.Name)
+			f.Items += cap(it.Content) * int(unsafe.Sizeof(api.Part{}))
+			for _, part := range it.Content {
+				f.Text += len(part.Text) + len(part.Raw)
+			}
+			f.Items += cap(it.Summary) * int(unsafe.Sizeof(api.Part{}))
+			for _, part := range it.Summary {
+				f.Text += len(part.Text) + len(part.Raw)
+			}
+		}
+	}
+	return f
 }
 
 // ID is the id of the response this state continues from.

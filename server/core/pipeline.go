@@ -102,7 +102,7 @@ const stepFindParent = "find_parent"
 // there is no connection cache). resolve and load read its answer.
 func (e *Engine) findParent(_ context.Context, fl *Flight) (StageResult, *api.Error) {
 	if fl.Via.Conn != nil {
-		fl.found.parent, fl.found.held = fl.Via.Conn.ParentFor(fl.parsed.req.PreviousResponseID)
+		fl.found.parent, fl.found.held, fl.found.dropped = fl.Via.Conn.ParentFor(fl.parsed.req.PreviousResponseID)
 	}
 	return StageResult{skip: true}, nil
 }
@@ -147,13 +147,20 @@ func (e *Engine) load(ctx context.Context, fl *Flight) (StageResult, *api.Error)
 	}
 	p, n, err := e.hydrate(ctx, id)
 	res := StageResult{items: len(p.contextOrNil()) + len(p.outputOrNil()), bytes: n}
+	if found.dropped {
+		res.note = NoteStateDropped
+	}
 	if err != nil {
 		return res, err
 	}
 	fl.loaded.parent, fl.loaded.bytes = p, n
-	res.note = "store"
+	res.addNote("store")
 	return res, nil
 }
+
+// NoteStateDropped is the load span's note on a continuation whose parent
+// the state budget dropped from its connection's cache (statebudget.go).
+const NoteStateDropped = "connection state dropped by the state budget"
 
 // validate expands item references and checks that every tool output
 // answers a call, over the items that are new to this engine.
