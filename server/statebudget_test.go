@@ -144,7 +144,7 @@ func TestStateBudgetDropsOldestIdleAndClientsRecover(t *testing.T) {
 	one, _ := probe.sh.States.Size()
 
 	traces := newTraceLog()
-	h := newHarness(t, func(c *enginetest.Config) { c.StateBytes = one*5/2; c.Observer = traces })
+	h := newHarness(t, func(c *enginetest.Config) { c.StateBytes = one * 5 / 2; c.Observer = traces })
 	// Each step waits for the engine to keep the response's state, which
 	// it does just after the terminal event.
 	a := newStateSession(t, h, sessionText(1))

@@ -80,9 +80,9 @@ type Shared struct {
 	Budget    *Budget // nil: unbounded
 	// States bounds the connection state both engines keep
 	// (statebudget.go); nil: none counted nor bounded.
-	States *StateBudget
-	Log       *slog.Logger
-	Replica   string // this process's replica id, in traces and metrics
+	States  *StateBudget
+	Log     *slog.Logger
+	Replica string // this process's replica id, in traces and metrics
 	// SealKey seals and opens the reasoning and compaction blobs this
 	// engine hands out (seal). NewShared draws a random one; app replaces
 	// it with the key kept in the store or given by --seal-key.
