@@ -172,6 +172,9 @@ type renderOut struct {
 	// fresh on, and the instructions' (-1 when a parent held them).
 	itemTokens         []int
 	instructionsTokens int
+	// prefixLen is how many of tokens are the instructions' and the
+	// tools', the prefix sessions of one agent share (statepack.go).
+	prefixLen int
 }
 
 // instructionsText is the request's instructions, "" when it has none.

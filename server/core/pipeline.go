@@ -103,6 +103,9 @@ const stepFindParent = "find_parent"
 func (e *Engine) findParent(_ context.Context, fl *Flight) (StageResult, *api.Error) {
 	if fl.Via.Conn != nil {
 		fl.found.parent, fl.found.held, fl.found.dropped = fl.Via.Conn.ParentFor(fl.parsed.req.PreviousResponseID)
+		if fl.found.parent != nil {
+			fl.found.parent.expand() // the cache keeps it packed (statepack.go)
+		}
 	}
 	return StageResult{skip: true}, nil
 }
@@ -182,6 +185,7 @@ func (e *Engine) render(ctx context.Context, fl *Flight) (StageResult, *api.Erro
 	if p != nil && p.tokens != nil && p.model == fl.resolved.model && p.instructions == instructions {
 		fl.rendered.fresh = fl.freshFrom()
 		fl.rendered.itemTokens, fl.rendered.instructionsTokens = make([]int, len(fl.built.context)-fl.rendered.fresh), -1
+		fl.rendered.prefixLen = p.prefixLen
 		fl.rendered.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, fl.parsed.partition, fl.built.context[fl.rendered.fresh:], fl.rendered.itemTokens)
 		res = StageResult{items: len(fl.built.context) - fl.rendered.fresh, tokens: len(fl.rendered.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
@@ -212,6 +216,7 @@ func (e *Engine) renderWhole(ctx context.Context, fl *Flight, instructions strin
 	fl.rendered.instructionsTokens = len(toks)
 	if err == nil {
 		toks = append(toks, fl.resolved.model.toolTokens...)
+		fl.rendered.prefixLen = len(toks)
 		toks, hits, err = e.renderItemsCounted(ctx, toks, fl.parsed.partition, fl.built.context, fl.rendered.itemTokens)
 	}
 	fl.rendered.tokens = toks

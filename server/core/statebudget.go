@@ -21,16 +21,19 @@ type StateBudget struct {
 	max     int64 // 0: no bound (the state is still counted)
 	metrics *Metrics
 
-	mu    sync.Mutex
-	size  int64
-	order list.List // of *HeldState, the most recently used first
+	mu     sync.Mutex
+	size   int64
+	order  list.List         // of *HeldState, the most recently used first
+	shared map[sharedKey]int // the states held per shared part
 }
 
 // HeldState is one state in the budget.
 type HeldState struct {
-	state *ChainState
-	bytes int64
-	el    *list.Element // nil once released or dropped
+	state  *ChainState
+	bytes  int64     // its own
+	key    sharedKey // what it shares, and its bytes
+	shared int64
+	el     *list.Element // nil once released or dropped
 	// drop lets the state go from its holder, if the holder still keeps
 	// it idle; it reports whether it did.
 	drop func() bool
@@ -39,7 +42,7 @@ type HeldState struct {
 // NewStateBudget bounds the connection state to max bytes (0: no bound),
 // exporting its size, its bound and its drops in m.
 func NewStateBudget(max int64, m *Metrics) *StateBudget {
-	b := &StateBudget{max: max, metrics: m}
+	b := &StateBudget{max: max, metrics: m, shared: map[sharedKey]int{}}
 	if m != nil {
 		m.watchStates(b)
 	}
@@ -53,10 +56,17 @@ func (b *StateBudget) Hold(s *ChainState, drop func() bool) *HeldState {
 	if b == nil || s == nil {
 		return nil
 	}
-	h := &HeldState{state: s, bytes: int64(s.Footprint().Total()), drop: drop}
+	f := s.Footprint()
+	h := &HeldState{state: s, bytes: int64(f.Own()), key: s.shared(), shared: int64(f.Shared), drop: drop}
 	b.mu.Lock()
 	h.el = b.order.PushFront(h)
 	b.size += h.bytes
+	if h.key != (sharedKey{}) {
+		if b.shared[h.key] == 0 {
+			b.size += h.shared
+		}
+		b.shared[h.key]++
+	}
 	var victims []*HeldState
 	for b.max > 0 && b.size > b.max {
 		v := b.order.Back().Value.(*HeldState)
@@ -103,6 +113,12 @@ func (b *StateBudget) removeLocked(h *HeldState) {
 	b.order.Remove(h.el)
 	h.el = nil
 	b.size -= h.bytes
+	if h.key != (sharedKey{}) {
+		if b.shared[h.key]--; b.shared[h.key] == 0 {
+			delete(b.shared, h.key)
+			b.size -= h.shared
+		}
+	}
 }
 
 // Size is the bytes held now, and how many states.

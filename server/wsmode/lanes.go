@@ -327,7 +327,8 @@ func (l *lane) forget(id string) {
 	}
 }
 
-// remember makes s lane l's latest response, held in the state budget;
+// remember makes s lane l's latest response, packed and held in the
+// state budget;
 // nil leaves the cache as it is. Holding s may drop other idle states
 // (s's too, when s alone is over the budget): the budget drops them
 // through dropIdle, outside both locks.
@@ -335,6 +336,7 @@ func (ls *lanes) remember(l *lane, s *core.ChainState) {
 	if s == nil {
 		return
 	}
+	s.Pack() // idle from now on: its compact form (server/core/statepack.go)
 	ls.mu.Lock()
 	ls.states.Release(l.held)
 	l.cache, l.held, l.dropped = s, nil, ""
