@@ -70,9 +70,10 @@ func (p *ChainState) expand() {
 	if tp == nil {
 		return
 	}
-	toks := make([]int, 0, tp.n+tp.n/8+256)
-	toks = unpackTokens(toks, tp.prefix.Value(), tp.width)
-	toks = unpackTokens(toks, tp.rest, tp.width)
+	toks := make([]int, tp.n, tp.n+tp.n/8+256)
+	prefix := tp.prefix.Value()
+	unpackString(toks[:tp.prefixLen], prefix, tp.width)
+	unpackBytes(toks[tp.prefixLen:], tp.rest, tp.width)
 	p.tokens, p.instructions, p.packed = toks, tp.instructions.Value(), nil
 }
 
@@ -86,13 +87,32 @@ func packTokens(dst []byte, toks []int, width int) []byte {
 	return dst
 }
 
-func unpackTokens[S ~string | ~[]byte](dst []int, b S, width int) []int {
-	for i := 0; i+width <= len(b); i += width {
-		t := int(b[i]) | int(b[i+1])<<8 | int(b[i+2])<<16
-		if width == 4 {
-			t |= int(b[i+3]) << 24
+// unpackBytes fills dst with the len(dst) tokens packed in b.
+func unpackBytes(dst []int, b []byte, width int) {
+	if width == 3 {
+		b = b[:3*len(dst)]
+		for i := range dst {
+			dst[i] = int(b[3*i]) | int(b[3*i+1])<<8 | int(b[3*i+2])<<16
 		}
-		dst = append(dst, t)
+		return
 	}
-	return dst
+	b = b[:4*len(dst)]
+	for i := range dst {
+		dst[i] = int(b[4*i]) | int(b[4*i+1])<<8 | int(b[4*i+2])<<16 | int(b[4*i+3])<<24
+	}
+}
+
+// unpackString is unpackBytes for the interned prefix, without copying it.
+func unpackString(dst []int, b string, width int) {
+	if width == 3 {
+		b = b[:3*len(dst)]
+		for i := range dst {
+			dst[i] = int(b[3*i]) | int(b[3*i+1])<<8 | int(b[3*i+2])<<16
+		}
+		return
+	}
+	b = b[:4*len(dst)]
+	for i := range dst {
+		dst[i] = int(b[4*i]) | int(b[4*i+1])<<8 | int(b[4*i+2])<<16 | int(b[4*i+3])<<24
+	}
 }
