@@ -204,3 +204,47 @@ func TestStateBudgetReleasesClosedConnections(t *testing.T) {
 	s.c.Close(websocket.StatusNormalClosure, "")
 	wait.Until(t, "no state held", func() bool { b, n := h.sh.States.Size(); return n == 0 && b == 0 })
 }
+
+// TestStateBudgetNeverDropsAResponseInFlight: a continuation takes its
+// parent out of the budget while it runs, so other sessions filling the
+// budget drop each other's idle state, never the one in flight, whose
+// response then becomes its session's state and continues from the cache.
+func TestStateBudgetNeverDropsAResponseInFlight(t *testing.T) {
+	probe := newHarness(t)
+	newStateSession(t, probe, sessionText(9))
+	held(t, probe, 1, "0")
+	one, _ := probe.sh.States.Size()
+
+	traces := newTraceLog()
+	h := newHarness(t, func(c *enginetest.Config) { c.StateBytes = one * 3 / 2; c.Observer = traces })
+	a := newStateSession(t, h, sessionText(1))
+	held(t, h, 1, "0")
+	// a's continuation streams slowly (classic, 65 tokens/s): it is in
+	// flight from its first delta until its terminal event.
+	body, _ := json.Marshal(map[string]any{"type": "response.create", "model": "classic", "store": false,
+		"previous_response_id": a.prev, "input": []json.RawMessage{userItem("Explain the tests at length.")},
+		"instructions": "You are a careful coding agent.", "max_output_tokens": 30, "ignore_eos": true})
+	send(t, a.c, string(body))
+	for ev := readEvent(t, a.c); ev.Type != "response.output_text.delta"; ev = readEvent(t, a.c) {
+		if e := ev.AsError(); e != nil || api.IsTerminal(ev.Type) {
+			t.Fatalf("a's continuation ended before streaming: %+v", ev)
+		}
+	}
+	newStateSession(t, h, sessionText(2))
+	held(t, h, 1, "0")
+	newStateSession(t, h, sessionText(3)) // drops b's, the only idle one
+	held(t, h, 1, "1")
+	var done *api.Event
+	for done = readEvent(t, a.c); !api.IsTerminal(done.Type); done = readEvent(t, a.c) {
+	}
+	if done.Response.Status != "completed" {
+		t.Fatalf("the response in flight ended %s", done.Response.Status)
+	}
+	a.prev = done.Response.ID
+	held(t, h, 1, "2") // a's new state drops c's
+	r, aerr := a.next(t)
+	if aerr != nil {
+		t.Fatalf("the session that was in flight: %v", aerr)
+	}
+	wait.Until(t, "a's next continuation served by the connection cache", func() bool { return loadNote(traces, r.ID) == "connection cache" })
+}
