@@ -63,7 +63,7 @@ func Defaults(name string) Config {
 		Name: name, TokenCache: true, ModelCache: true,
 		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
 		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, Stack: apistack.Lean,
-		InflightRequests: 4096, InflightBytes: 64 << 20, StateBytes: 4 << 30, BackgroundRunning: 64, BackgroundQueued: 16,
+		InflightRequests: 4096, InflightBytes: 64 << 20, StateBytes: 3 << 30, BackgroundRunning: 64, BackgroundQueued: 16,
 	}
 }
 
