@@ -179,9 +179,19 @@ func State(ctx context.Context, cfg StateConfig) (*StateReport, error) {
 	if rep.Opened == 0 {
 		return rep, fmt.Errorf("state: no session opened: %v", rep.ErrorSamples)
 	}
-	held, err := scrapeMetrics(ctx, mc, base+"/metrics", cfg.Header)
-	if err != nil {
-		return nil, fmt.Errorf("state: engine metrics: %w", err)
+	// The engine keeps a response's state just after its terminal event:
+	// give it up to 2 s to hold (or drop) every session's.
+	var held metricsSample
+	for deadline := time.Now().Add(2 * time.Second); ; pause(ctx, 20*time.Millisecond) {
+		held, err = scrapeMetrics(ctx, mc, base+"/metrics", cfg.Header)
+		if err != nil {
+			return nil, fmt.Errorf("state: engine metrics: %w", err)
+		}
+		drops := held.get("agentloop_connection_state_drops_total") - before.get("agentloop_connection_state_drops_total")
+		settled := held.get("agentloop_connection_states") - before.get("agentloop_connection_states") + drops
+		if !held.has("agentloop_connection_states") || settled >= float64(rep.Opened) || time.Now().After(deadline) {
+			break
+		}
 	}
 	n := float64(rep.Opened)
 	if cfg.HeapAfterGC != nil {
