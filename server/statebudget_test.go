@@ -223,7 +223,7 @@ func TestStateBudgetNeverDropsAResponseInFlight(t *testing.T) {
 	// flight from its first delta until its terminal event.
 	body, _ := json.Marshal(map[string]any{"type": "response.create", "model": "classic", "store": false,
 		"previous_response_id": a.prev, "input": []json.RawMessage{userItem("Explain the tests at length.")},
-		"instructions": "You are a careful coding agent.", "max_output_tokens": 30, "ignore_eos": true})
+		"instructions": "You are a careful coding agent.", "max_output_tokens": 45, "ignore_eos": true})
 	send(t, a.c, string(body))
 	for ev := readEvent(t, a.c); ev.Type != "response.output_text.delta"; ev = readEvent(t, a.c) {
 		if e := ev.AsError(); e != nil || api.IsTerminal(ev.Type) {
