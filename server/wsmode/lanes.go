@@ -328,10 +328,9 @@ func (l *lane) forget(id string) {
 }
 
 // remember makes s lane l's latest response, packed and held in the
-// state budget;
-// nil leaves the cache as it is. Holding s may drop other idle states
-// (s's too, when s alone is over the budget): the budget drops them
-// through dropIdle, outside both locks.
+// state budget; nil leaves the cache as it is. Holding s may drop other
+// idle states (s's too, when s alone is over the budget): the budget
+// drops them through dropIdle, outside both locks.
 func (ls *lanes) remember(l *lane, s *core.ChainState) {
 	if s == nil {
 		return
