@@ -87,6 +87,7 @@ type Engines struct {
 func NewEngines(cfg core.Config, sh *Shared) Engines {
 	sh.Observer = scopeObserver{sh.Scopes, sh.Observer}
 	sh.Budget = core.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
+	sh.States = core.NewStateBudget(cfg.StateBytes, sh.Metrics)
 	engineCfg := func(name string, caches bool) core.Config {
 		c := cfg
 		c.Name = name

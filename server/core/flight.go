@@ -80,9 +80,10 @@ type Via struct {
 // methods to the transport's types.
 type Conn interface {
 	// ParentFor is the connection cache's answer to previous_response_id:
-	// the cached response it continues, or nil, and whether the cache held
-	// a response to compare against at all.
-	ParentFor(id string) (parent *ChainState, held bool)
+	// the cached response it continues, or nil, whether the cache held
+	// a response to compare against at all, and whether the state budget
+	// dropped the one it names (statebudget.go).
+	ParentFor(id string) (parent *ChainState, held, dropped bool)
 	// Drop closes the socket at once, with no close frame (the
 	// drop-mid-stream drill).
 	Drop()
@@ -130,6 +131,9 @@ type parentFound struct {
 	// held: the connection cache held a response when asked (a miss is
 	// counted only then).
 	held bool
+	// dropped: the state budget dropped the parent named (its load span
+	// says so, for the inspector).
+	dropped bool
 }
 
 // resolveOut is the resolved model configuration.
@@ -168,6 +172,9 @@ type renderOut struct {
 	// fresh on, and the instructions' (-1 when a parent held them).
 	itemTokens         []int
 	instructionsTokens int
+	// prefixLen is how many of tokens are the instructions' and the
+	// tools', the prefix sessions of one agent share (statepack.go).
+	prefixLen int
 }
 
 // instructionsText is the request's instructions, "" when it has none.
