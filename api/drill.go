@@ -47,6 +47,9 @@ type DrillSpec struct {
 	// Scope, when set, limits the drill to requests of that scope (see
 	// HeaderScope).
 	Scope string `json:"scope,omitempty"`
+	// Status is the status refuse-upgrade answers the handshake with:
+	// 426 (the default), or 405 or 404 as some gateways answer.
+	Status int `json:"status,omitempty"`
 }
 
 // Drill is an armed drill as GET /api/drills lists it.

@@ -130,6 +130,30 @@ type Trace struct {
 	// Shape is what a workload needs of the request and its response:
 	// sizes and kinds, never content (docs/workload.md).
 	Shape *Shape `json:"shape,omitempty"`
+	// Scope is the request's X-Agentloop-Scope (on a WebSocket, the
+	// upgrade's), or the scope of its /scope/{id}/v1 mount; empty without one.
+	Scope string `json:"scope,omitempty"`
+	// Chain is how a create chains, for the report card's grading
+	// (package check); nil for a request that never decoded as one.
+	Chain *Chain `json:"chain,omitempty"`
+}
+
+// Chain is how a create chained: ids and counts, never content.
+type Chain struct {
+	PreviousResponseID string `json:"previous_response_id,omitempty"`
+	// Store is the request's store (true when it left it out).
+	Store bool `json:"store"`
+	// InputItems counts the request's own input items, ModelItems those
+	// of them the model wrote (function and custom tool calls, reasoning,
+	// assistant messages): on a continuation, items the previous response
+	// already holds.
+	InputItems int `json:"input_items"`
+	ModelItems int `json:"model_items"`
+	// ToolOutputs counts the tool outputs in the whole context the model
+	// saw (the parent's included); set once the context is built.
+	ToolOutputs int `json:"tool_outputs"`
+	// ToolTurns is the scope's K the policy read (0: none).
+	ToolTurns int `json:"tool_turns,omitempty"`
 }
 
 // Shape is a request's and its response's sizes, for workloads.

@@ -168,13 +168,14 @@ func bodiless(r *http.Request) bool {
 	return r.ContentLength == 0 && r.Header.Get(echo.HeaderContentType) == ""
 }
 
-// isEnginePath says a path is under an engine (/v1, /baseline/v1).
+// isEnginePath says a path is under an engine (/v1, /baseline/v1, or /v1
+// mounted under a scope, /scope/{id}/v1).
 func isEnginePath(p string) bool {
-	return strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/baseline/v1/")
+	return strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/baseline/v1/") || strings.HasPrefix(p, "/scope/")
 }
 
 func isAPIPath(p string) bool {
-	for _, pre := range []string{"/v1/", "/baseline/v1/", "/api/", "/metrics", "/ui/"} {
+	for _, pre := range []string{"/v1/", "/baseline/v1/", "/scope/", "/api/", "/metrics", "/ui/"} {
 		if strings.HasPrefix(p, pre) || p+"/" == pre {
 			return true
 		}

@@ -42,9 +42,9 @@ func (a *App) sweep(ctx context.Context) {
 	switch {
 	case err != nil && ctx.Err() == nil:
 		a.log.Error("retention sweep", "err", err)
-	case swept.Responses+swept.Runs+swept.Sessions+swept.Workloads > 0:
+	case swept.Responses+swept.Runs+swept.Sessions+swept.Workloads+swept.CheckReports > 0:
 		// Workloads a kept run names stay (store.Backend's Sweep).
 		a.log.Info("retention sweep", "responses", swept.Responses, "runs", swept.Runs, "inspected_sessions", swept.Sessions,
-			"workloads", swept.Workloads, "older_than", a.cfg.Retention)
+			"workloads", swept.Workloads, "check_reports", swept.CheckReports, "older_than", a.cfg.Retention)
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"agentloop/rollout"
@@ -37,6 +38,8 @@ func (a *App) routes() *echo.Echo {
 		}),
 		Runs:         web.StoreRuns(a.DB),
 		Workloads:    a.DB,
+		Checks:       a.DB,
+		Gauntlet:     gauntlet{a.Shared},
 		Log:          a.log,
 		KeyRequired:  a.cfg.APIKey != "",
 		Inspector:    a.Inspector,
@@ -62,7 +65,9 @@ func (a *App) routes() *echo.Echo {
 	clientID := func(c echo.Context) string { return ident(c).ID }
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			if isEnginePath(c.Request().URL.Path) {
+			// The scopes API names a scope's owner as the engine names
+			// a client (server/scope).
+			if p := c.Request().URL.Path; isEnginePath(p) || strings.HasPrefix(p, "/api/scopes") {
 				request.SetClientIdentity(c, clientID)
 			}
 			return next(c)

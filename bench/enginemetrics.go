@@ -38,6 +38,17 @@ func (m metricsSample) sum(name string) float64 {
 	return s
 }
 
+// has says whether the scrape holds a metric, whatever its labels (an
+// older engine lacks some).
+func (m metricsSample) has(name string) bool {
+	for k := range m.values {
+		if k == name || (strings.HasPrefix(k, name) && len(k) > len(name) && k[len(name)] == '{') {
+			return true
+		}
+	}
+	return false
+}
+
 // scrapeMetrics reads the Prometheus text exposition at url.
 func scrapeMetrics(ctx context.Context, c *http.Client, url string, header http.Header) (metricsSample, error) {
 	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)

@@ -141,6 +141,12 @@ func TestCacheLookupsComeFromSpanNotesAndUsage(t *testing.T) {
 		span(api.StageResolve, 1, 0, 0, 0, ""),
 		span(api.StageLoad, 1, 3, 0, 900, "store"),
 		span(api.StageRender, 1, 3, 120, 0, "2 token cache hits"))
+	// A continuation whose state the engine's budget dropped: it fails in
+	// load with previous_response_not_found.
+	dropped := trace("ws:b", TransportWebSocket, 0,
+		span(api.StageResolve, 1, 0, 0, 0, ""),
+		span(api.StageLoad, 1, 0, 0, 0, "connection state dropped by the state budget"))
+	dropped.Usage = nil
 	for _, c := range []struct {
 		tr           *api.Trace
 		hits, misses int
@@ -150,6 +156,7 @@ func TestCacheLookupsComeFromSpanNotesAndUsage(t *testing.T) {
 			{"tokens", true, "appended to the connection's tokens"}, {"prefix", true, "64 of 100 input tokens cached"}}},
 		{miss, 1, 3, []CacheLookup{{"model", false, "resolved anew"}, {"state", false, "loaded from the store"},
 			{"tokens", true, "2 of 3 items from the token cache"}, {"prefix", false, "0 of 100 input tokens cached"}}},
+		{dropped, 0, 2, []CacheLookup{{"model", false, "resolved anew"}, {"state", false, "dropped by the engine's state budget (--state-bytes)"}}},
 	} {
 		tu := turnOf(c.tr, 0)
 		if len(tu.Cache) != len(c.want) {
@@ -162,6 +169,9 @@ func TestCacheLookupsComeFromSpanNotesAndUsage(t *testing.T) {
 		}
 		if s := Summarize([]Turn{tu}, false); s.CacheHits != c.hits || s.CacheMisses != c.misses {
 			t.Fatalf("%s: %d hits, %d misses; want %d, %d", c.tr.Session, s.CacheHits, s.CacheMisses, c.hits, c.misses)
+		}
+		if s := Summarize([]Turn{tu}, false); (s.StateDrops == 1) != (c.tr == dropped) {
+			t.Fatalf("%s: %d state drops", c.tr.Session, s.StateDrops)
 		}
 	}
 }

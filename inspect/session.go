@@ -85,11 +85,14 @@ type CacheLookup struct {
 
 // Summary adds up a session's turns.
 type Summary struct {
-	Turns        int   `json:"turns"`
-	Errors       int   `json:"errors"`
-	Drills       int   `json:"drills"`
-	CacheHits    int   `json:"cache_hits"`
-	CacheMisses  int   `json:"cache_misses"`
+	Turns       int `json:"turns"`
+	Errors      int `json:"errors"`
+	Drills      int `json:"drills"`
+	CacheHits   int `json:"cache_hits"`
+	CacheMisses int `json:"cache_misses"`
+	// StateDrops counts the continuations that found their previous
+	// response dropped by the engine's state budget (--state-bytes).
+	StateDrops   int   `json:"state_drops,omitempty"`
 	InputTokens  int64 `json:"input_tokens"`
 	CachedTokens int64 `json:"cached_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
@@ -126,6 +129,15 @@ func turnOf(t *api.Trace, index int) Turn {
 	return tu
 }
 
+// noteStateDropped is the load span's note on a continuation whose
+// previous response the engine's state budget had dropped
+// (server/core/pipeline.go, NoteStateDropped); stateDroppedNote is the
+// lookup's note the inspector shows.
+const (
+	noteStateDropped = "connection state dropped by the state budget"
+	stateDroppedNote = "dropped by the engine's state budget (--state-bytes)"
+)
+
 // cacheLookups reads which caches served a turn from the notes the
 // pipeline's stages leave on their spans (server/core/pipeline.go).
 func cacheLookups(t *api.Trace) []CacheLookup {
@@ -139,7 +151,10 @@ func cacheLookups(t *api.Trace) []CacheLookup {
 		}
 	}
 	if s, ok := t.Span(api.StageLoad); ok {
-		switch s.Note {
+		if strings.HasPrefix(s.Note, noteStateDropped) {
+			out = append(out, CacheLookup{Cache: "state", Note: stateDroppedNote})
+		}
+		switch strings.TrimPrefix(strings.TrimPrefix(s.Note, noteStateDropped), "; ") {
 		case "connection cache":
 			out = append(out, CacheLookup{Cache: "state", Hit: true, Note: s.Note})
 		case "store":
@@ -187,6 +202,9 @@ func (s *Summary) add(t *Turn, http bool) {
 		s.Drills++
 	}
 	for _, c := range t.Cache {
+		if c.Note == stateDroppedNote {
+			s.StateDrops++
+		}
 		if c.Hit {
 			s.CacheHits++
 		} else {

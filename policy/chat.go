@@ -103,6 +103,9 @@ func chooseTool(req *Request, question string) (Tool, bool) {
 	case "none":
 		return Tool{}, false
 	case "", "auto":
+		if req.ToolTurns > 0 {
+			return keepCalling(req, question)
+		}
 		if trailingOutputs(req.Items) != nil {
 			return Tool{}, false // the outputs are in: answer with them
 		}
@@ -125,6 +128,34 @@ func chooseTool(req *Request, question string) (Tool, bool) {
 		// An unknown forced name is the engine's to reject; behave as "auto".
 		return chooseTool(&Request{Items: req.Items, Tools: req.Tools, ToolChoice: "auto"}, question)
 	}
+}
+
+// keepCalling is a scope's K (Request.ToolTurns): a function tool, the
+// best match for the question else the first, until the context holds K
+// tool outputs; then no call, so the reply answers with the outputs.
+func keepCalling(req *Request, question string) (Tool, bool) {
+	outputs := 0
+	for _, it := range req.Items {
+		if isOutput(it) {
+			outputs++
+		}
+	}
+	if outputs >= req.ToolTurns {
+		return Tool{}, false
+	}
+	var functions []Tool
+	for _, t := range req.Tools {
+		if t.Type == ToolFunction || t.Type == "" {
+			functions = append(functions, t)
+		}
+	}
+	if len(functions) == 0 {
+		return Tool{}, false
+	}
+	if t, ok := bestTool(functions, question, 1); ok {
+		return t, true
+	}
+	return functions[0], true
 }
 
 // pickable are the tools the policy may pick on its own: every one but a

@@ -77,6 +77,12 @@ type Request struct {
 	// Reasoning: the request asks for a reasoning phase (reasoning.effort),
 	// so the reply carries a ReasoningSummary.
 	Reasoning bool
+	// ToolTurns is K, the tool turns of the request's scope (the report
+	// card's, api.ScopeSpec): while the context holds fewer than K tool
+	// outputs, the chat policy calls one of the function tools (the best
+	// match for the task, else the first) instead of answering; 0: as
+	// usual.
+	ToolTurns int
 }
 
 // Output item types.

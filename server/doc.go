@@ -16,6 +16,10 @@
 //   - drill: the fault drills: the registry, its API, and decorators
 //     that enter an engine's stage table, wrap its sink or wrap the
 //     WebSocket handler; the core has no drill call sites.
+//   - scope: the report card's scopes (/api/scopes): each scope's
+//     tool-turn count K, which the core hands the policy through
+//     core.Shared.ToolTurns, and the traces of its requests; the mount
+//     /scope/{id}/v1 is /v1 with the scope header set (routes.go).
 //
 // A transport reaches the core through core.Sink (the events of a
 // response) and, for WebSocket mode, core.Conn (the connection cache and

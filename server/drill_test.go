@@ -173,6 +173,14 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 			t.Fatalf("firings %+v", dr)
 		}
 	})
+	t.Run("refuse-upgrade answers as a gateway does with its status, in its scope", func(t *testing.T) {
+		h := newHarness(t)
+		h.arm(api.DrillSpec{Drill: api.DrillRefuseUpgrade, Status: http.StatusMethodNotAllowed, Scope: "card"})
+		_, resp, err := websocket.Dial(h.ctx(), "ws"+strings.TrimPrefix(h.url, "http")+"/scope/card/v1/responses", nil)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Fatalf("upgrade on the scope's mount: %v %+v", err, resp)
+		}
+	})
 	t.Run("evict-cache forgets the cached response", func(t *testing.T) {
 		h := newHarness(t)
 		h.arm(api.DrillSpec{Drill: api.DrillEvictCache, AfterTurns: 1})

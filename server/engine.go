@@ -9,6 +9,7 @@ import (
 	"agentloop/server/core"
 	"agentloop/server/drill"
 	"agentloop/server/httpapi"
+	"agentloop/server/scope"
 	"agentloop/server/wsmode"
 
 	"github.com/labstack/echo/v4"
@@ -16,10 +17,11 @@ import (
 
 // Shared is what both engines of one process share: the core's parts
 // (one simulated accelerator, the caches, the store, the traces, the
-// metrics) and the armed drills.
+// metrics), the armed drills and the report card's scopes.
 type Shared struct {
 	*core.Shared
 	Drills *drill.Drills
+	Scopes *scope.Scopes
 }
 
 // NewShared builds the shared parts around a store.
@@ -31,7 +33,9 @@ func NewShared(st core.Store, traceRing int, replica string, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	return &Shared{Shared: sh, Drills: drill.NewDrills(sh.Metrics.Registry(), replica)}, nil
+	scopes := scope.New()
+	sh.ToolTurns = scopes.ToolTurns
+	return &Shared{Shared: sh, Drills: drill.NewDrills(sh.Metrics.Registry(), replica), Scopes: scopes}, nil
 }
 
 // Engine is one Responses API engine as it serves: the core, its drills,
@@ -78,8 +82,12 @@ type Engines struct {
 
 // NewEngines builds both engines from one configuration, and the
 // in-flight budget they share: what app serves and enginetest tests.
+//
+// The scopes observe every trace before the observer set on sh (if any).
 func NewEngines(cfg core.Config, sh *Shared) Engines {
+	sh.Observer = scopeObserver{sh.Scopes, sh.Observer}
 	sh.Budget = core.NewBudget(cfg.InflightRequests, cfg.InflightBytes, sh.Metrics)
+	sh.States = core.NewStateBudget(cfg.StateBytes, sh.Metrics)
 	engineCfg := func(name string, caches bool) core.Config {
 		c := cfg
 		c.Name = name
@@ -90,10 +98,39 @@ func NewEngines(cfg core.Config, sh *Shared) Engines {
 	return Engines{Shared: sh, V1: New(engineCfg("v1", true), sh), Baseline: New(engineCfg(api.EngineBaseline, false), sh)}
 }
 
-// Register mounts both engines (/v1, /baseline/v1), the traces and drills
-// APIs under /api, and /metrics on e.
+// scopeObserver hands a trace to the scopes, then to the process's
+// observer.
+type scopeObserver struct {
+	scopes *scope.Scopes
+	next   core.Observer
+}
+
+func (o scopeObserver) ObserveTrace(t *api.Trace) {
+	o.scopes.ObserveTrace(t)
+	if o.next != nil {
+		o.next.ObserveTrace(t)
+	}
+}
+
+func (o scopeObserver) ObserveOpen(session string) {
+	if o.next != nil {
+		o.next.ObserveOpen(session)
+	}
+}
+
+func (o scopeObserver) ObserveClose(session string) {
+	if o.next != nil {
+		o.next.ObserveClose(session)
+	}
+}
+
+// Register mounts both engines (/v1, /baseline/v1), /v1 again under each
+// scope (/scope/{id}/v1, routes.go), the traces, drills and scopes APIs
+// under /api, and /metrics on e.
 func (es Engines) Register(e *echo.Echo) {
 	es.V1.Register(e.Group("/v1"))
+	es.V1.Register(e.Group("/scope/:scope/v1", scoped))
+	scope.Register(e.Group("/api"), es.Shared.Scopes)
 	es.Baseline.Register(e.Group("/baseline/v1"))
 	httpapi.RegisterTraces(e.Group("/api"), es.Shared.Traces)
 	drill.Register(e.Group("/api"), es.Shared.Drills)

@@ -51,3 +51,21 @@ func invalidURL(c echo.Context) error {
 	r := c.Request()
 	return api.Errorf(http.StatusNotFound, "", "", "Invalid URL (%s %s)", r.Method, r.URL.Path)
 }
+
+// scoped is the mount /scope/{id}/v1: the request is /v1's with its
+// X-Agentloop-Scope header set to id, over HTTP and on a WebSocket's
+// upgrade alike (docs/protocol.md, "Scopes"). The path wins over a header
+// the client also sent.
+func scoped(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Param("scope")
+		if id == "" || len(id) > maxScopeID {
+			return api.BadRequest("", api.CodeInvalidValue, "A scope in /scope/{id}/v1 is 1 to %d bytes.", maxScopeID)
+		}
+		c.Request().Header.Set(api.HeaderScope, id)
+		return next(c)
+	}
+}
+
+// maxScopeID bounds a scope named in the path, as the drills bound theirs.
+const maxScopeID = 256

@@ -60,6 +60,13 @@ type Backend interface {
 	ListWorkloads(ctx context.Context, limit int) ([]Workload, error)
 	DeleteWorkload(ctx context.Context, id string) error
 
+	// Report cards of `agentloop check` (README "Grade your client"):
+	// saved once under their id, read by id, listed newest first without
+	// their JSON, swept like runs.
+	SaveCheckReport(ctx context.Context, r *CheckReport) error
+	GetCheckReport(ctx context.Context, id string) (*CheckReport, error)
+	ListCheckReports(ctx context.Context, limit int) ([]CheckReport, error)
+
 	// Conversations (docs/protocol.md "Conversations"): created with their
 	// first items, items appended in order (each item's Key becomes its
 	// position), listed a page at a time, read and deleted by wire id.
@@ -110,6 +117,7 @@ type Swept struct {
 	Workloads       int
 	Conversations   int // idle since the cutoff, with their items
 	Background      int // background responses, with their events
+	CheckReports    int // report cards of agentloop check
 }
 
 // RetentionBatch is how many rows one sweep transaction deletes at most, so

@@ -1,5 +1,6 @@
 // Package web is the playground: the pages (home, race, explorer, runs,
-// docs, login, the inspector's /inspect), the run JSON API (/api/runs), the
+// docs, login, the inspector's /inspect, a report card's /check/{id}),
+// the report cards of agentloop check (/api/checks), the run JSON API (/api/runs), the
 // inspector's session API (/api/sessions), the live feeds of running races
 // (/ui/runs/{id}/live) and of the inspector (/ui/inspect/…), fanned out to
 // every page by one hub, which runs overlapped a run

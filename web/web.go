@@ -77,6 +77,12 @@ type Deps struct {
 	// Workloads stores workloads (/api/workloads, a run's workload_id);
 	// nil leaves them out.
 	Workloads WorkloadDB
+	// Checks stores agentloop check's report cards (/api/checks,
+	// /check/{id}); nil leaves them out.
+	Checks CheckDB
+	// Gauntlet lets /check grade a client pointed at the server by hand;
+	// nil leaves it out.
+	Gauntlet Gauntlet
 	// Identify says who sent a request; nil takes the address (AddressOf).
 	Identify Identify
 	// Budget, when set, holds the request bodies the playground reads.
@@ -105,15 +111,18 @@ type Playground struct {
 	// preset is the home page's ready-made race.
 	preset rollout.Config
 
-	inspector Inspector
-	workloads WorkloadDB
-	identify  Identify
-	budget    Budget
-	windows   inference.Windows
-	cancels   cancelTokens
-	stopFeed  chan struct{} // closed by Shutdown: the inspector's feed stops
-	stopOnce  sync.Once
-	feedDone  chan struct{}
+	inspector  Inspector
+	workloads  WorkloadDB
+	checks     CheckDB
+	gauntlet   Gauntlet
+	liveChecks liveChecks
+	identify   Identify
+	budget     Budget
+	windows    inference.Windows
+	cancels    cancelTokens
+	stopFeed   chan struct{} // closed by Shutdown: the inspector's feed stops
+	stopOnce   sync.Once
+	feedDone   chan struct{}
 
 	mu    sync.Mutex
 	conns map[*liveConn]struct{}
@@ -132,6 +141,7 @@ func New(d Deps) *Playground {
 	if d.HomePreset != nil {
 		p.preset = *d.HomePreset
 	}
+	p.checks, p.gauntlet = d.Checks, d.Gauntlet
 	p.identify = d.Identify
 	if p.identify == nil {
 		p.identify = AddressOf
@@ -180,6 +190,12 @@ func (p *Playground) Register(e *echo.Echo) {
 	}
 	if p.workloads != nil {
 		p.registerWorkloads(e)
+	}
+	if p.checks != nil {
+		p.registerChecks(e)
+	}
+	if p.gauntlet != nil {
+		p.registerCheckLive(e)
 	}
 }
 

@@ -30,6 +30,7 @@ var benchmarks = []struct {
 	{"overhead", runBenchOverhead},
 	{"load", runBenchLoad},
 	{"floor", runBenchFloor},
+	{"state", runBenchState},
 	{"matrix", runBenchMatrix},
 	{"sweep", runBenchSweep},
 	{"calibrate", runBenchCalibrate},

@@ -27,6 +27,9 @@ func TestDrillFlagParsesRepeatsAndEnvironment(t *testing.T) {
 	if len(cfg.Drills) != 2 || cfg.Drills[0] != want[0] || cfg.Drills[1] != want[1] {
 		t.Fatalf("drills %+v", cfg.Drills)
 	}
+	if s, err := parseDrill("refuse-upgrade:status=404"); err != nil || s.Status != 404 || formatDrill(s) != "refuse-upgrade:after=0:times=1:status=404" {
+		t.Fatalf("refuse-upgrade's status: %+v %v", s, err)
+	}
 	cfg = app.Defaults()
 	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
 	serverFlags(fs, &cfg)
@@ -58,6 +61,10 @@ func TestDrillFlagRefusesBadSpecs(t *testing.T) {
 		"stall:lifetime=2s":                    "after_ms applies to connection-limit only",
 		"connection-limit:lifetime=2s:after=1": "not both",
 		"connection-limit:lifetime=61m":        "after_ms must be between 1 and 3600000",
+		// refuse-upgrade's status
+		"stall:status=405":          "status applies to refuse-upgrade only",
+		"refuse-upgrade:status=500": "426, 405 or 404",
+		"refuse-upgrade:status=x":   "status",
 	} {
 		_, err := parseDrill(spec)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -68,7 +75,7 @@ func TestDrillFlagRefusesBadSpecs(t *testing.T) {
 
 func FuzzDrillFlag(f *testing.F) {
 	for _, s := range []string{"evict-cache", "evict-cache:after=2", "stall:after=1:times=2:for=2s:scope=k", "http-503:for=1500ms",
-		"x:y", ":", "stall:for=", "refuse-upgrade:times=99999999999999999999"} {
+		"x:y", ":", "stall:for=", "refuse-upgrade:times=99999999999999999999", "refuse-upgrade:status=405:scope=card"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {

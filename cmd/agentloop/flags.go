@@ -143,7 +143,7 @@ func (f stackFlag) Set(v string) error {
 	return nil
 }
 
-// drillFlag arms a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION][:scope=S].
+// drillFlag arms a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION][:scope=S][:status=N].
 // It is repeatable; one value (the environment variable's) may hold
 // several, comma-separated.
 type drillFlag struct{ v *[]api.DrillSpec }
@@ -182,7 +182,7 @@ func parseDrill(v string) (api.DrillSpec, error) {
 		key, val, ok := strings.Cut(p, "=")
 		key = strings.TrimSpace(key)
 		if !ok || seen[key] {
-			return s, fmt.Errorf("drill %q: want NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION][:scope=S], each option once", v)
+			return s, fmt.Errorf("drill %q: want NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION][:scope=S][:status=N], each option once", v)
 		}
 		seen[key] = true
 		var err error
@@ -208,13 +208,15 @@ func parseDrill(v string) (api.DrillSpec, error) {
 				err = errors.New("must be at least 1ms")
 			}
 			s.AfterMS = d.Milliseconds()
+		case "status": // refuse-upgrade's answer: 426, 405 or 404
+			s.Status, err = strconv.Atoi(strings.TrimSpace(val))
 		case "scope":
 			s.Scope = val
 			if strings.TrimSpace(val) == "" {
 				err = errors.New("is empty; leave it out for a drill on the whole server")
 			}
 		default:
-			return s, fmt.Errorf("drill %q: unknown option %q (after, times, for, lifetime, scope)", v, key)
+			return s, fmt.Errorf("drill %q: unknown option %q (after, times, for, lifetime, scope, status)", v, key)
 		}
 		if err != nil {
 			return s, fmt.Errorf("drill %q: %s: %v", v, key, err)
@@ -271,6 +273,9 @@ func parseLaneDrill(v string) (rollout.LaneDrill, error) {
 	if s.Scope != "" {
 		return rollout.LaneDrill{}, fmt.Errorf("drill %q: a race scopes each drill to its lane; leave out scope", v)
 	}
+	if s.Status != 0 {
+		return rollout.LaneDrill{}, fmt.Errorf("drill %q: a race refuses upgrades with 426; leave out status", v)
+	}
 	return rollout.LaneDrill{Drill: s.Drill, Lane: lane, AfterTurns: s.AfterTurns, Times: s.Times, DurationMS: s.DurationMS, AfterMS: s.AfterMS}, nil
 }
 
@@ -281,6 +286,9 @@ func formatDrill(s api.DrillSpec) string {
 	}
 	if s.AfterMS > 0 {
 		out += ":lifetime=" + (time.Duration(s.AfterMS) * time.Millisecond).String()
+	}
+	if s.Status != 0 {
+		out += ":status=" + strconv.Itoa(s.Status)
 	}
 	if s.Scope != "" {
 		out += ":scope=" + s.Scope

@@ -41,6 +41,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runBench(ctx, args, getenv, stdout, stderr)
 	case "workload":
 		return runWorkload(ctx, args, getenv, stdout, stderr)
+	case "check":
+		return runCheck(ctx, args, getenv, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage())
 		return nil
@@ -58,6 +60,7 @@ Usage:
   agentloop bench NAME [flags]     benchmark the engine; NAME is one of
                                    ` + benchmarkNames() + `
   agentloop workload import FILE   turn a Codex CLI session file into a workload
+  agentloop check [flags] -- CMD   grade a Responses API client: a report card of drills
   agentloop <command> --help       flags of a command
 
 Every flag can also be set by an environment variable: AGENTLOOP_ plus the

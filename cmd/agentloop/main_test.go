@@ -216,7 +216,7 @@ func TestUsageNamesEveryBenchmark(t *testing.T) {
 	if err == nil {
 		t.Fatal("bench without a benchmark ran")
 	}
-	for _, b := range []string{"overhead", "load", "floor", "matrix", "sweep", "calibrate", "sensitivity"} {
+	for _, b := range []string{"overhead", "load", "floor", "state", "matrix", "sweep", "calibrate", "sensitivity"} {
 		if !strings.Contains(help.String(), b) || !strings.Contains(stderr.String(), b) || !strings.Contains(err.Error(), b) {
 			t.Errorf("%s: usage %q, bench's usage %q, its error %q", b, help.String(), stderr.String(), err)
 		}

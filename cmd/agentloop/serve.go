@@ -44,10 +44,11 @@ func serverFlags(fs *flag.FlagSet, cfg *app.Config) {
 	fs.IntVar(&cfg.BackgroundRunning, "background-running", cfg.BackgroundRunning, "background responses each engine generates at once; later ones wait queued (0 = no bound)")
 	fs.IntVar(&cfg.BackgroundQueued, "background-queued", cfg.BackgroundQueued, "background responses a client may have queued, across replicas, before 429 (0 = no bound)")
 	fs.Var(byteSize{&cfg.InflightBytes}, "inflight-bytes", "create body bytes in flight across both engines before 503 + Retry-After (0 = no bound)")
+	fs.Var(byteSize{&cfg.StateBytes}, "state-bytes", "connection state (the WebSocket caches' previous responses) held across both engines; past it the least recently used idle session's state is dropped (0 = no bound; docs/capacity.md, \"The cost of state\")")
 	fs.Float64Var(&cfg.RateLimit, "rate-limit", cfg.RateLimit, "requests per second per client address (0 = off)")
 	fs.IntVar(&cfg.RateBurst, "rate-burst", cfg.RateBurst, "burst of --rate-limit")
 	fs.IntVar(&cfg.ConnLimit, "conn-limit", cfg.ConnLimit, "concurrent connections per client address (0 = off)")
-	fs.Var(drillFlag{&cfg.Drills}, "drill", "arm a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:scope=S], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
+	fs.Var(drillFlag{&cfg.Drills}, "drill", "arm a fault drill at start: NAME[:after=N][:times=K][:for=DURATION][:lifetime=DURATION][:status=426|405|404][:scope=S], repeatable (README \"Test your client's recovery\"): "+strings.Join(api.DrillNames, ", "))
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -9,7 +9,9 @@
 //
 // The files form layers, each using only those beneath it: the leaves
 // (caches, traces, metrics, the budget, safety); then what a flight
-// carries (chain.go, stream.go, flight.go); the engine (engine.go); the
+// carries (chain.go, stream.go, flight.go), with a kept state's compact
+// form while the connection cache holds it idle (statepack.go) and the one
+// memory budget for all connection state (statebudget.go); the engine (engine.go); the
 // stage runner and the stages (stages.go, render.go, stack.go,
 // pipeline.go, reasoning.go); then generation (prototype.go, generate.go); and the
 // hooks (hooks.go), where the layers above add stages, wrap the sink and

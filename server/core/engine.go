@@ -43,6 +43,10 @@ type Config struct {
 	// a client's queued ones; past it, 429 (background.go). 0: no bound.
 	BackgroundRunning int
 	BackgroundQueued  int
+	// StateBytes bounds the connection state both engines keep for
+	// continuations (statebudget.go); past it the least recently used
+	// idle session's state is dropped. 0: no bound.
+	StateBytes int64
 
 	MaxBody      int64
 	WSReadLimit  int64
@@ -59,7 +63,7 @@ func Defaults(name string) Config {
 		Name: name, TokenCache: true, ModelCache: true,
 		MaxBody: 32 << 20, WSReadLimit: 16 << 20, WSQueue: 64, WSQueueBytes: 64 << 20,
 		WSLifetime: 60 * time.Minute, WriteStall: 30 * time.Second, Stack: apistack.Lean,
-		InflightRequests: 4096, InflightBytes: 64 << 20, BackgroundRunning: 64, BackgroundQueued: 16,
+		InflightRequests: 4096, InflightBytes: 64 << 20, StateBytes: 3 << 30, BackgroundRunning: 64, BackgroundQueued: 16,
 	}
 }
 
@@ -74,8 +78,11 @@ type Shared struct {
 	Traces    *TraceRing
 	Metrics   *Metrics
 	Budget    *Budget // nil: unbounded
-	Log       *slog.Logger
-	Replica   string // this process's replica id, in traces and metrics
+	// States bounds the connection state both engines keep
+	// (statebudget.go); nil: none counted nor bounded.
+	States  *StateBudget
+	Log     *slog.Logger
+	Replica string // this process's replica id, in traces and metrics
 	// SealKey seals and opens the reasoning and compaction blobs this
 	// engine hands out (seal). NewShared draws a random one; app replaces
 	// it with the key kept in the store or given by --seal-key.
@@ -83,6 +90,9 @@ type Shared struct {
 	// Observer sees every finished or rejected request (session.go);
 	// nil: none. Set it before serving.
 	Observer Observer
+	// ToolTurns gives a scope's tool-turn count K (api.ScopeSpec), which
+	// the policy reads as a request field; nil or 0: the policy as usual.
+	ToolTurns func(scope string) int
 
 	sealers atomic.Pointer[sealerFor] // the Sealer of SealKey (reasoning.go)
 }

@@ -80,9 +80,10 @@ type Via struct {
 // methods to the transport's types.
 type Conn interface {
 	// ParentFor is the connection cache's answer to previous_response_id:
-	// the cached response it continues, or nil, and whether the cache held
-	// a response to compare against at all.
-	ParentFor(id string) (parent *ChainState, held bool)
+	// the cached response it continues, or nil, whether the cache held
+	// a response to compare against at all, and whether the state budget
+	// dropped the one it names (statebudget.go).
+	ParentFor(id string) (parent *ChainState, held, dropped bool)
 	// Drop closes the socket at once, with no close frame (the
 	// drop-mid-stream drill).
 	Drop()
@@ -130,6 +131,9 @@ type parentFound struct {
 	// held: the connection cache held a response when asked (a miss is
 	// counted only then).
 	held bool
+	// dropped: the state budget dropped the parent named (its load span
+	// says so, for the inspector).
+	dropped bool
 }
 
 // resolveOut is the resolved model configuration.
@@ -168,6 +172,9 @@ type renderOut struct {
 	// fresh on, and the instructions' (-1 when a parent held them).
 	itemTokens         []int
 	instructionsTokens int
+	// prefixLen is how many of tokens are the instructions' and the
+	// tools', the prefix sessions of one agent share (statepack.go).
+	prefixLen int
 }
 
 // instructionsText is the request's instructions, "" when it has none.
@@ -188,15 +195,20 @@ func (fl *Flight) freshFrom() int {
 	return 0
 }
 
-// policyRequest is what the model sees.
-func (fl *Flight) policyRequest() *policy.Request {
+// policyRequest is what the model sees; toolTurns, when set, gives a
+// scope's K (Shared.ToolTurns).
+func (fl *Flight) policyRequest(toolTurns func(scope string) int) *policy.Request {
 	pr := &policy.Request{Tools: fl.resolved.model.tools, ToolChoice: fl.parsed.req.ToolChoiceName(), Seed: fl.parsed.seed, Metadata: fl.parsed.req.Metadata}
 	if fl.parsed.req.Instructions != nil {
 		pr.Instructions = *fl.parsed.req.Instructions
 	}
 	pr.Items = make([]policy.Item, len(fl.built.context))
+	outputs := 0
 	for i := range fl.built.context {
 		it := &fl.built.context[i].Item
+		if it.Type == api.TypeFunctionCallOutput || it.Type == api.TypeCustomToolCallOutput {
+			outputs++
+		}
 		pr.Items[i] = policy.Item{Type: it.Type, Role: it.Role, Name: it.Name, Arguments: it.Arguments,
 			CallID: it.CallID, Namespace: it.Namespace}
 		switch it.Type {
@@ -212,6 +224,12 @@ func (fl *Flight) policyRequest() *policy.Request {
 	pr.Reasoning = fl.reasoning.on
 	if fl.parsed.req.IgnoreEOS && fl.parsed.req.MaxOutputTokens != nil {
 		pr.ExactTokens = *fl.parsed.req.MaxOutputTokens
+	}
+	if toolTurns != nil && fl.Trace.Scope != "" {
+		pr.ToolTurns = toolTurns(fl.Trace.Scope)
+	}
+	if c := fl.Trace.Chain; c != nil {
+		c.ToolOutputs, c.ToolTurns = outputs, pr.ToolTurns
 	}
 	return pr
 }

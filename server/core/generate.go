@@ -41,7 +41,7 @@ func (e *Engine) Generate(ctx context.Context, fl *Flight, out Sink) Outcome {
 	ready := time.Now()
 	g := &fl.stream
 	if req.Generates() {
-		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest()))
+		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest(e.sh.ToolTurns)))
 	}
 	g.matched = e.sh.Prefix.Match(fl.parsed.partition, fl.rendered.tokens)
 	e.sh.Metrics.prefixLookup(len(fl.rendered.tokens), g.matched)
@@ -239,8 +239,9 @@ func fail(resp *api.Response, msg string) *api.Error {
 // continuation builds the state a continuation needs, context and output with
 // their tokens, and returns it with the number of output tokens rendered.
 func (e *Engine) continuation(fl *Flight, output []ctxItem) (*ChainState, int) {
-	state := &ChainState{id: fl.response.ID, response: fl.response, context: fl.built.context, output: output,
-		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructionsText(), tokens: fl.rendered.tokens}
+	state := &ChainState{id: fl.response.ID, createdAt: fl.response.CreatedAt, context: fl.built.context, output: output,
+		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructionsText(), tokens: fl.rendered.tokens,
+		prefixLen: fl.rendered.prefixLen}
 	if len(output) == 0 {
 		return state, 0
 	}
@@ -294,7 +295,7 @@ func (e *Engine) persist(ctx context.Context, fl *Flight, state *ChainState, sna
 		}
 		return out
 	}
-	rec := &store.Response{ID: state.id, CreatedAt: state.response.CreatedAt, Model: fl.parsed.req.Model,
+	rec := &store.Response{ID: state.id, CreatedAt: state.createdAt, Model: fl.parsed.req.Model,
 		PreviousResponseID: fl.parsed.req.PreviousResponseID, Snapshot: snapshot, Tools: fl.parsed.req.Tools,
 		Context: toStore(state.context, true), InputStart: fl.built.inputStart, Output: toStore(state.output, false),
 		RenderedTokens: len(state.tokens)}

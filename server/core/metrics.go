@@ -30,6 +30,7 @@ type Metrics struct {
 	outTokens   prometheus.Counter
 	prefixQuery prometheus.Counter
 	prefixHit   prometheus.Counter
+	stateDrops  prometheus.Counter
 }
 
 // NewMetrics registers the engine's metrics in a fresh registry.
@@ -66,6 +67,8 @@ func NewMetrics(replica string) *Metrics {
 			Help: "Requests refused with 503 because the in-flight budget was spent."}),
 		stalls: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_write_stall_aborts_total",
 			Help: "Connections aborted because a write stalled past the limit."}),
+		stateDrops: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_connection_state_drops_total",
+			Help: "Idle sessions whose connection state the state budget (--state-bytes) dropped; their next continuation gets previous_response_not_found."}),
 		outTokens: prometheus.NewCounter(prometheus.CounterOpts{Name: "agentloop_generation_tokens_total",
 			Help: "Output tokens streamed."}),
 	}
@@ -75,7 +78,7 @@ func NewMetrics(replica string) *Metrics {
 	}
 	m.registerer = reg
 	reg.MustRegister(m.requests, m.ttft, m.tpot, m.e2e, m.stages, m.cache, m.itl, m.running, m.waiting, m.connections, m.stalls, m.busy,
-		m.outTokens, m.prefixQuery, m.prefixHit,
+		m.outTokens, m.prefixQuery, m.prefixHit, m.stateDrops,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -112,6 +115,21 @@ func (c *slotsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(sl.Held), name, "held")
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(sl.Queued), name, "queued")
 	}
+}
+
+// watchStates exports the state budget's size, states and bound, read at
+// scrape time.
+func (m *Metrics) watchStates(b *StateBudget) {
+	m.registerer.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentloop_connection_state_bytes",
+			Help: "Bytes of connection state (each WebSocket lane's latest response, kept for its continuation) held idle, as the state budget counts them."},
+			func() float64 { n, _ := b.Size(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentloop_connection_states",
+			Help: "Connection states held idle."},
+			func() float64 { _, n := b.Size(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agentloop_connection_state_budget_bytes",
+			Help: "The state budget (--state-bytes); 0: no bound."},
+			func() float64 { return float64(b.Max()) }))
 }
 
 // Registry is where the metrics are registered, for their handler and

@@ -85,6 +85,12 @@ func (e *Engine) decode(_ context.Context, fl *Flight) (StageResult, *api.Error)
 	}
 	fl.body = nil
 	fl.parsed.req, fl.parsed.items = req, items
+	fl.Trace.Chain = &api.Chain{PreviousResponseID: req.PreviousResponseID, Store: req.Stored(), InputItems: len(items)}
+	for i := range items {
+		if modelWrote(&items[i]) {
+			fl.Trace.Chain.ModelItems++
+		}
+	}
 	fl.parsed.seed = seedOf(req)
 	if fl.Via.Admit != nil {
 		err = fl.Via.Admit(req)
@@ -102,7 +108,10 @@ const stepFindParent = "find_parent"
 // there is no connection cache). resolve and load read its answer.
 func (e *Engine) findParent(_ context.Context, fl *Flight) (StageResult, *api.Error) {
 	if fl.Via.Conn != nil {
-		fl.found.parent, fl.found.held = fl.Via.Conn.ParentFor(fl.parsed.req.PreviousResponseID)
+		fl.found.parent, fl.found.held, fl.found.dropped = fl.Via.Conn.ParentFor(fl.parsed.req.PreviousResponseID)
+		if fl.found.parent != nil {
+			fl.found.parent.expand() // the cache keeps it packed (statepack.go)
+		}
 	}
 	return StageResult{skip: true}, nil
 }
@@ -147,13 +156,20 @@ func (e *Engine) load(ctx context.Context, fl *Flight) (StageResult, *api.Error)
 	}
 	p, n, err := e.hydrate(ctx, id)
 	res := StageResult{items: len(p.contextOrNil()) + len(p.outputOrNil()), bytes: n}
+	if found.dropped {
+		res.note = NoteStateDropped
+	}
 	if err != nil {
 		return res, err
 	}
 	fl.loaded.parent, fl.loaded.bytes = p, n
-	res.note = "store"
+	res.addNote("store")
 	return res, nil
 }
+
+// NoteStateDropped is the load span's note on a continuation whose parent
+// the state budget dropped from its connection's cache (statebudget.go).
+const NoteStateDropped = "connection state dropped by the state budget"
 
 // validate expands item references and checks that every tool output
 // answers a call, over the items that are new to this engine.
@@ -175,6 +191,7 @@ func (e *Engine) render(ctx context.Context, fl *Flight) (StageResult, *api.Erro
 	if p != nil && p.tokens != nil && p.model == fl.resolved.model && p.instructions == instructions {
 		fl.rendered.fresh = fl.freshFrom()
 		fl.rendered.itemTokens, fl.rendered.instructionsTokens = make([]int, len(fl.built.context)-fl.rendered.fresh), -1
+		fl.rendered.prefixLen = p.prefixLen
 		fl.rendered.tokens, hits, err = e.renderItemsCounted(ctx, p.tokens, fl.parsed.partition, fl.built.context[fl.rendered.fresh:], fl.rendered.itemTokens)
 		res = StageResult{items: len(fl.built.context) - fl.rendered.fresh, tokens: len(fl.rendered.tokens) - len(p.tokens), note: "appended to cached tokens"}
 	} else {
@@ -205,6 +222,7 @@ func (e *Engine) renderWhole(ctx context.Context, fl *Flight, instructions strin
 	fl.rendered.instructionsTokens = len(toks)
 	if err == nil {
 		toks = append(toks, fl.resolved.model.toolTokens...)
+		fl.rendered.prefixLen = len(toks)
 		toks, hits, err = e.renderItemsCounted(ctx, toks, fl.parsed.partition, fl.built.context, fl.rendered.itemTokens)
 	}
 	fl.rendered.tokens = toks

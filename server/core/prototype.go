@@ -97,7 +97,7 @@ func (e *Engine) resume(ctx context.Context, fl *Flight, st *streamer) (inferenc
 		}
 		fl.seg.input += fl.rendered.freshTokens
 		ready := time.Now()
-		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest()))
+		g.items, g.total, g.truncated = e.plan(fl, e.sh.Policy.Respond(fl.policyRequest(e.sh.ToolTurns)))
 		job := inference.Job{Profile: fl.resolved.model.profile, PrefillTokens: fl.rendered.freshTokens, OutputTokens: g.total,
 			JitterSeed: jitterSeed(fl), Resumed: true, ReasoningTokens: g.reasoning()}
 		return job, ready, true

@@ -11,18 +11,18 @@ import (
 type Trace struct {
 	api.Trace
 	start   time.Time
-	segment int    // the prototype's segment being recorded; spans carry it
-	scope   string // the request's X-Agentloop-Scope header (on a WebSocket, the upgrade's)
+	segment int // the prototype's segment being recorded; spans carry it
 }
 
-// SetScope records the request's X-Agentloop-Scope header.
-func (t *Trace) SetScope(scope string) { t.scope = scope }
+// SetScope records the request's X-Agentloop-Scope header (on a
+// WebSocket, the upgrade's).
+func (t *Trace) SetScope(scope string) { t.Scope = scope }
 
 // ScopeOf is a request's scope: its X-Agentloop-Scope header, else its
 // prompt_cache_key (partition).
 func (t *Trace) ScopeOf(partition string) string {
-	if t.scope != "" {
-		return t.scope
+	if t.Scope != "" {
+		return t.Scope
 	}
 	return partition
 }

@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,6 +98,12 @@ func Check(s *api.DrillSpec) *api.Error {
 	}
 	if err := checkAfterMS(s); err != nil {
 		return err
+	}
+	switch {
+	case s.Status != 0 && s.Drill != api.DrillRefuseUpgrade:
+		return api.BadRequest("status", api.CodeUnsupportedParameter, "status applies to refuse-upgrade only.")
+	case s.Status != 0 && s.Status != http.StatusUpgradeRequired && s.Status != http.StatusMethodNotAllowed && s.Status != http.StatusNotFound:
+		return api.BadRequest("status", api.CodeInvalidValue, "status must be 426, 405 or 404.")
 	}
 	if s.Scope != "" && strings.TrimSpace(s.Scope) == "" {
 		return emptyScope()

@@ -121,6 +121,8 @@ func TestCheckDrillNamesTheParameter(t *testing.T) {
 		{api.DrillSpec{Drill: api.DrillEvictCache, DurationMS: 5}, "duration_ms"},
 		{api.DrillSpec{Drill: api.DrillStall, DurationMS: -5}, "duration_ms"},
 		{api.DrillSpec{Drill: api.DrillStall, Scope: string(make([]byte, 300))}, "scope"},
+		{api.DrillSpec{Drill: api.DrillStall, Status: 405}, "status"},
+		{api.DrillSpec{Drill: api.DrillRefuseUpgrade, Status: 500}, "status"},
 	} {
 		s := c.spec
 		err := Check(&s)

@@ -68,7 +68,8 @@ func (d *Drills) fireOn(hook drillHook, fl *core.Flight) *api.Drill {
 	return dr
 }
 
-// RefuseUpgrade is refuse-upgrade: the handshake gets 426. after_turns
+// RefuseUpgrade is refuse-upgrade: the handshake gets 426, or the
+// drill's status (405 or 404, as some gateways answer). after_turns
 // counts the upgrade attempts of the scope.
 func RefuseUpgrade(d *Drills, e *core.Engine, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -76,14 +77,20 @@ func RefuseUpgrade(d *Drills, e *core.Engine, next echo.HandlerFunc) echo.Handle
 		if d.idle() || !request.IsUpgrade(r) {
 			return next(c)
 		}
-		dr := d.fire(hookUpgrade, "", api.AgentloopHeader(r, api.HeaderScope), api.DrillFiring{Upgrade: true})
+		scope := api.AgentloopHeader(r, api.HeaderScope)
+		dr := d.fire(hookUpgrade, "", scope, api.DrillFiring{Upgrade: true})
 		if dr == nil {
 			return next(c)
 		}
 		fl := e.NewFlight("websocket", time.Now(), nil)
 		t := fl.Trace
+		t.SetScope(scope)
 		t.Session, t.Client, t.Drill = request.HTTPClientSessionKey(r, ""), request.ClientOf(r), dr.Drill
-		err := drillError(api.Errorf(http.StatusUpgradeRequired, "", api.CodeWebSocketUpgradeRefused,
+		status := dr.Status
+		if status == 0 {
+			status = http.StatusUpgradeRequired
+		}
+		err := drillError(api.Errorf(status, "", api.CodeWebSocketUpgradeRefused,
 			"WebSocket mode is not available: send the request over HTTP (POST /responses)."), dr.Drill)
 		e.Observe(t, err)
 		return err

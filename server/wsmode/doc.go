@@ -5,5 +5,7 @@
 // the message rules (wsmessages.go), the engine's registry of open
 // connections with its stall watchdog (conns.go), a connection's limit
 // (limit.go) and steering its responses in flight (steer.go). A lane is
-// the core's Conn and its sink.
+// the core's Conn and its sink; its latest response is kept packed and
+// held in the process's state budget (lanes.go, remember), which may drop
+// it while it is idle.
 package wsmode

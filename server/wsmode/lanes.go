@@ -34,7 +34,11 @@ type lane struct {
 	ls    *lanes
 	queue *wsQueue
 	cache *core.ChainState // the lane's latest response; under lanes.mu
-	out   laneSink
+	held  *core.HeldState  // cache's place in the state budget; under lanes.mu
+	// dropped is the id of the latest response the state budget dropped
+	// from cache, until the lane keeps another; under lanes.mu.
+	dropped string
+	out     laneSink
 }
 
 // lanes is a connection's lanes and what they share.
@@ -43,6 +47,7 @@ type lanes struct {
 	sock   socket
 	proto  bool // a prototype connection: one lane, the default
 	handle func(*lane, wsEntry)
+	states *core.StateBudget // the process's budget for connection state; nil: none
 	def    *lane
 	bound  *queueBound   // the hard bound on entries queued over all lanes
 	active chan struct{} // one token per running response
@@ -72,8 +77,8 @@ type socket interface {
 
 // newLanes returns a connection's lanes, which run each queued entry with
 // handle, on the lane's goroutine.
-func newLanes(ctx context.Context, sock socket, proto bool, bound *queueBound, handle func(*lane, wsEntry)) *lanes {
-	ls := &lanes{ctx: ctx, sock: sock, proto: proto, handle: handle, bound: bound,
+func newLanes(ctx context.Context, sock socket, proto bool, bound *queueBound, states *core.StateBudget, handle func(*lane, wsEntry)) *lanes {
+	ls := &lanes{ctx: ctx, sock: sock, proto: proto, handle: handle, bound: bound, states: states,
 		active: make(chan struct{}, api.MaxActiveResponses), stop: make(chan struct{})}
 	ls.def = ls.newLane("")
 	ls.def.queue.onDemand = true
@@ -261,36 +266,52 @@ func (l *lane) named(req *api.CreateRequest) *api.Error {
 
 // ParentFor is the connection cache's answer to a create on lane l that
 // continues id (docs/protocol.md, "WebSocket mode", "`stream_id` lanes"):
-//   - l's own latest response, taken out of the cache for the request:
-//     the request extends it in place, then replaces it with its own
-//     response, or on failure leaves it evicted;
+//   - l's own latest response, taken out of the cache (and out of the
+//     state budget) for the request: the request extends it in place,
+//     then replaces it with its own response, or on failure leaves it
+//     evicted;
 //   - another lane's latest response, as a fork: a copy whose call ids and
 //     tokens the request extends without touching the other lane's, which
 //     keeps its parent whatever the fork's outcome;
 //   - otherwise nil: a miss (the store, or previous_response_not_found).
 //
 // held says whether there was a response to compare against: l's own, or
-// the fork's.
-func (l *lane) ParentFor(id string) (parent *core.ChainState, held bool) {
+// the fork's, or one the state budget dropped; dropped says the budget
+// dropped the response id names (docs/capacity.md, "The cost of state").
+func (l *lane) ParentFor(id string) (parent *core.ChainState, held, dropped bool) {
 	ls := l.ls
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if id == "" {
-		return nil, l.cache != nil
+		return nil, l.cache != nil, false
 	}
 	if c := l.cache; c != nil && c.ID() == id {
-		l.cache = nil
-		return c, true
+		ls.states.Release(l.held)
+		l.cache, l.held = nil, nil
+		return c, true, false
 	}
-	if c := ls.def.cache; l != ls.def && c != nil && c.ID() == id {
-		return c.Fork(), true
-	}
-	for _, o := range ls.named {
+	for _, o := range ls.all() {
 		if c := o.cache; o != l && c != nil && c.ID() == id {
-			return c.Fork(), true
+			ls.states.Touch(o.held)
+			return c.Fork(), true, false
 		}
 	}
-	return nil, l.cache != nil
+	for _, o := range ls.all() {
+		if o.dropped == id {
+			return nil, true, true
+		}
+	}
+	return nil, l.cache != nil, false
+}
+
+// all is the connection's lanes, the default first; under ls.mu.
+func (ls *lanes) all() []*lane {
+	out := make([]*lane, 0, 1+len(ls.named))
+	out = append(out, ls.def)
+	for _, o := range ls.named {
+		out = append(out, o)
+	}
+	return out
 }
 
 // forget evicts l's latest response if a failed continuation named it
@@ -301,18 +322,55 @@ func (l *lane) forget(id string) {
 	l.ls.mu.Lock()
 	defer l.ls.mu.Unlock()
 	if c := l.cache; id != "" && c != nil && c.ID() == id {
-		l.cache = nil
+		l.ls.states.Release(l.held)
+		l.cache, l.held = nil, nil
 	}
 }
 
-// remember makes s lane l's latest response; nil leaves the cache as it is.
+// remember makes s lane l's latest response, packed and held in the
+// state budget; nil leaves the cache as it is. Holding s may drop other
+// idle states (s's too, when s alone is over the budget): the budget
+// drops them through dropIdle, outside both locks.
 func (ls *lanes) remember(l *lane, s *core.ChainState) {
 	if s == nil {
 		return
 	}
+	s.Pack() // idle from now on: its compact form (server/core/statepack.go)
 	ls.mu.Lock()
-	l.cache = s
+	ls.states.Release(l.held)
+	l.cache, l.held, l.dropped = s, nil, ""
 	ls.mu.Unlock()
+	h := ls.states.Hold(s, func() bool { return ls.dropIdle(l, s) })
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if l.cache == s {
+		l.held = h
+	} else {
+		ls.states.Release(h) // taken or dropped meanwhile
+	}
+}
+
+// dropIdle is the state budget dropping s from lane l: only if l still
+// keeps it idle (a continuation that took it runs on).
+func (ls *lanes) dropIdle(l *lane, s *core.ChainState) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if l.cache != s {
+		return false
+	}
+	l.cache, l.held, l.dropped = nil, nil, s.ID()
+	return true
+}
+
+// releaseStates takes every lane's state out of the state budget: the
+// connection has ended, and its lanes with it.
+func (ls *lanes) releaseStates() {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, l := range ls.all() {
+		ls.states.Release(l.held)
+		l.cache, l.held = nil, nil
+	}
 }
 
 // laneSink is a lane's sink: it frames the lane's events into the

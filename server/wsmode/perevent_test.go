@@ -41,7 +41,7 @@ func TestPerEventPathAllocatesNothing(t *testing.T) {
 // from the streamer to the batch, and nothing after it.
 func laneStream(laneID string) (*lane, *core.TextStream) {
 	wc := &wsConn{out: &batchConn{Conn: discardConn{}, writing: new(atomic.Int64)}, cancel: func() {}}
-	ls := newLanes(context.Background(), wc, false, newQueueBound(16), nil)
+	ls := newLanes(context.Background(), wc, false, newQueueBound(16), nil, nil)
 	l := ls.def
 	if laneID != "" {
 		l = ls.newLane(laneID)

@@ -83,7 +83,7 @@ func (s *Server) Handle(c echo.Context) error {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	wc := &wsConn{s: s, e: e, c: conn, out: hj.conn, writing: hj.writing, ctx: ctx, cancel: cancel,
 		stack: stack, proto: isPrototype(r), sessionKey: request.NewWSClientSessionKey(), client: request.ClientOf(r), scope: api.AgentloopHeader(r, api.HeaderScope)}
-	wc.lanes = newLanes(ctx, wc, wc.proto, newQueueBound(max(4*cfg.WSQueue, 16)), wc.handle)
+	wc.lanes = newLanes(ctx, wc, wc.proto, newQueueBound(max(4*cfg.WSQueue, 16)), e.Shared().States, wc.handle)
 	if !s.track(wc) {
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		cancel()
@@ -104,6 +104,7 @@ func (s *Server) Handle(c echo.Context) error {
 	defer wc.startLimit(cfg.WSLifetime)()
 	wc.read()
 	wc.end(endGone)
+	wc.lanes.releaseStates() // the lanes have halted: nothing takes or keeps state now
 	return nil
 }
 

@@ -118,6 +118,7 @@ func Run(t *testing.T, h Harness) {
 		{"SweepDeletesIdleInspectSessionsWithTheirTurns", testSweepDeletesIdleInspectSessionsWithTheirTurns},
 		{"Workloads", testWorkloads},
 		{"WorkloadReferences", testWorkloadReferences},
+		{"CheckReports", testCheckReports},
 		{"Conversations", testConversations},
 		{"ConversationPaging", testConversationPaging},
 		{"SweepDeletesIdleConversations", testSweepDeletesIdleConversations},

@@ -86,6 +86,10 @@ func (s *Store) sweeps() []Sweep {
 			ORDER BY created_at LIMIT ?`),
 			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM workloads WHERE id = ? AND NOT ` + workloadNamed("workloads.id")),
 			Count: func(w *store.Swept) *int { return &w.Workloads }},
+		// Report cards are kept like runs.
+		{What: "check reports", Select: s.q(`SELECT id FROM check_reports WHERE created_at < ? ORDER BY created_at LIMIT ?`),
+			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM check_reports WHERE id = ?`),
+			Count: func(w *store.Swept) *int { return &w.CheckReports }},
 		// A conversation goes with its items (ON DELETE CASCADE) once idle.
 		{What: "conversations", Select: s.q(`SELECT id FROM conversations WHERE updated_at < ? ORDER BY updated_at LIMIT ?`),
 			Cutoff: unixNano, Delete: deleteBy(`DELETE FROM conversations WHERE id = ?`),

@@ -1,0 +1,58 @@
+package core
+
+import (
+	"testing"
+)
+
+// TestStateBudgetDropsTheLeastRecentlyUsed: past the bound, the oldest
+// state goes first; a touched one goes after the others; a released one
+// (taken by a continuation) is never dropped; a drop its holder refuses
+// (the state is in use again) is not counted.
+func TestStateBudgetDropsTheLeastRecentlyUsed(t *testing.T) {
+	m := NewMetrics("")
+	state := func(n int) *ChainState { return &ChainState{tokens: make([]int, 0, n)} }
+	one := state(10).Footprint().Total()
+	b := NewStateBudget(int64(3*one), m)
+	var dropped []string
+	hold := func(name string, keep bool) *HeldState {
+		return b.Hold(state(10), func() bool { dropped = append(dropped, name); return !keep })
+	}
+	// a's holder will refuse its drop: a is in use again by then.
+	a, _, c := hold("a", true), hold("b", false), hold("c", false)
+	b.Touch(a)       // a is used: b is now the least recently used
+	b.Release(c)     // c is taken by a continuation: out of the budget
+	hold("d", false) // 3 held: a, b, d
+	hold("e", true)  // drops b
+	hold("f", false) // drops a, whose holder refuses (in use again)
+	if want := []string{"b", "a"}; len(dropped) != 2 || dropped[0] != want[0] || dropped[1] != want[1] {
+		t.Fatalf("dropped %v, want %v", dropped, want)
+	}
+	if got := gathered(t, m, "agentloop_connection_state_drops_total"); got != 1 {
+		t.Fatalf("%v drops counted, want 1", got)
+	}
+	if size, n := b.Size(); n != 3 || size != int64(3*one) {
+		t.Fatalf("%d states of %d bytes held, want 3 of %d", n, size, 3*one)
+	}
+	var none *StateBudget
+	none.Release(none.Hold(state(1), nil)) // no budget: nothing held
+}
+
+// gathered is the value of a metric with one series.
+func gathered(t *testing.T, m *Metrics, name string) float64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name {
+			mt := f.GetMetric()[0]
+			if c := mt.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return mt.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no %s among the metrics", name)
+	return 0
+}
