@@ -93,9 +93,10 @@ func want(t *testing.T, rep *check.Report, verdicts map[string]check.Verdict) {
 
 const wsChecks = check.ContinuationSendsNewItems + "," + check.RecoversPreviousResponseNotFound + "," + check.ReconnectsAtConnectionLimit + "," +
 	check.HandlesConnectionLimitError + "," + check.FallsBackWhenUpgradeRefused + "," + check.SurvivesDropMidStream + "," +
-	check.ReadsWrappedErrorFrames + "," + check.OneResponseInFlight + "," + check.HonoursRetryAfter
+	check.ReadsWrappedErrorFrames + "," + check.OneResponseInFlight + "," + check.HonoursRetryAfter + "," + check.ContinuesTheNewestResponse
 
-const httpChecks = check.HonoursRetryAfter + "," + check.StoreFalseConsistency + "," + check.SurvivesDropMidStream + "," + check.OneResponseInFlight
+const httpChecks = check.HonoursRetryAfter + "," + check.StoreFalseConsistency + "," + check.SurvivesDropMidStream + "," + check.OneResponseInFlight + "," +
+	check.ContinuesTheNewestResponse
 
 func TestReferenceClientOverWebSocket(t *testing.T) {
 	t.Parallel()
@@ -111,6 +112,7 @@ func TestReferenceClientOverWebSocket(t *testing.T) {
 			check.SurvivesDropMidStream:            check.Pass,
 			check.ReadsWrappedErrorFrames:          check.Pass,
 			check.OneResponseInFlight:              check.Pass,
+			check.ContinuesTheNewestResponse:       check.Pass,
 			// A WebSocket client never meets the HTTP 429.
 			check.HonoursRetryAfter: check.NotExercised,
 		})
@@ -122,6 +124,11 @@ func TestReferenceClientOverWebSocket(t *testing.T) {
 		t.Parallel()
 		rep := gauntlet(t, check.ContinuationSendsNewItems, "-transport", "ws", "-mistakes", "resend")
 		want(t, rep, map[string]check.Verdict{check.ContinuationSendsNewItems: check.Fail})
+	})
+	t.Run("stale-parent", func(t *testing.T) {
+		t.Parallel()
+		rep := gauntlet(t, check.ContinuesTheNewestResponse, "-transport", "ws", "-mistakes", "stale-parent")
+		want(t, rep, map[string]check.Verdict{check.ContinuesTheNewestResponse: check.Fail})
 	})
 	t.Run("mistakes", func(t *testing.T) {
 		t.Parallel()
@@ -148,11 +155,17 @@ func TestReferenceClientOverHTTP(t *testing.T) {
 		t.Parallel()
 		rep := gauntlet(t, httpChecks, "-transport", "http")
 		want(t, rep, map[string]check.Verdict{
-			check.HonoursRetryAfter:     check.Pass,
-			check.StoreFalseConsistency: check.Pass,
-			check.SurvivesDropMidStream: check.Pass,
-			check.OneResponseInFlight:   check.Pass,
+			check.HonoursRetryAfter:          check.Pass,
+			check.StoreFalseConsistency:      check.Pass,
+			check.SurvivesDropMidStream:      check.Pass,
+			check.OneResponseInFlight:        check.Pass,
+			check.ContinuesTheNewestResponse: check.Pass,
 		})
+	})
+	t.Run("stale-parent", func(t *testing.T) {
+		t.Parallel()
+		rep := gauntlet(t, check.ContinuesTheNewestResponse, "-transport", "http", "-mistakes", "stale-parent")
+		want(t, rep, map[string]check.Verdict{check.ContinuesTheNewestResponse: check.Fail})
 	})
 	t.Run("mistakes", func(t *testing.T) {
 		t.Parallel()

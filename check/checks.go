@@ -20,6 +20,7 @@ const (
 	ReadsWrappedErrorFrames          = "reads-wrapped-error-frames"
 	OneResponseInFlight              = "one-response-in-flight"
 	StoreFalseConsistency            = "store-false-consistency"
+	ContinuesTheNewestResponse       = "continues-the-newest-response"
 )
 
 // Verdicts.
@@ -135,6 +136,11 @@ var All = []*Check{
 		Grade: gradeInFlight},
 	{ID: StoreFalseConsistency, Passes: "never chains over HTTP to a response it created with store:false",
 		Grade: gradeStoreFalse},
+	// A client that kept one "last response id" per connection resumed an
+	// older branch after its tool results; the hosted API answers that
+	// continuation without complaint, with the newer turns silently lost.
+	{ID: ContinuesTheNewestResponse, Passes: "never continues a response that already has a continuation (an older branch of its own conversation)",
+		Grade: gradeNewest},
 }
 
 // IDs lists the checks' ids in order.

@@ -479,3 +479,33 @@ func plural(n int, noun string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }
+
+// gradeNewest fails a continuation that names a response which an earlier
+// request had already continued successfully: the client went back to an
+// older branch of its conversation, and the turns after that response are
+// lost to the model. A retry after a failed continuation names the same
+// response again and is not a fault; neither are chains that run side by
+// side, each continuing its own newest response.
+func gradeNewest(r *Observed) Result {
+	continuedBy := map[string]int{} // a response → the request that continued it successfully
+	seen := 0
+	for i := range r.Traces {
+		t := &r.Traces[i]
+		if t.Chain == nil || t.Chain.PreviousResponseID == "" {
+			continue
+		}
+		prev := t.Chain.PreviousResponseID
+		seen++
+		if j, ok := continuedBy[prev]; ok {
+			return verdict(Fail, "the client continued a response it had already continued: it resumed an older branch, and the turns after it were lost",
+				evidence(r, j, "the earlier continuation: "+describe(&r.Traces[j])), evidence(r, i, describe(t)))
+		}
+		if t.Error == "" && t.Drill == "" && t.ResponseID != "" {
+			continuedBy[prev] = i
+		}
+	}
+	if seen == 0 {
+		return verdict(NotExercised, "the client sent no continuation (previous_response_id)")
+	}
+	return verdict(Pass, fmt.Sprintf("all %d continuations named a response not yet continued", seen))
+}

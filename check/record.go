@@ -15,7 +15,7 @@ import (
 	"agentloop/store"
 )
 
-// MaxReportBytes bounds a report posted to POST /api/checks: ten checks'
+// MaxReportBytes bounds a report posted to POST /api/checks: a card's
 // evidence is a few kilobytes.
 const MaxReportBytes = 1 << 20
 

@@ -17,7 +17,9 @@
 //   - no-fallback: it keeps retrying a refused upgrade instead of falling
 //     back to HTTP;
 //   - chain-unstored: over HTTP it chains to responses it created with
-//     store:false.
+//     store:false;
+//   - stale-parent: once, its "last response id" lags a turn behind, so a
+//     continuation names the response before the newest (an older branch).
 //
 // It makes no one-response-in-flight mistake: against an engine this
 // fast, a continuation sent before the terminal event is read still
@@ -50,7 +52,7 @@ import (
 )
 
 func main() {
-	mistakes := flag.String("mistakes", "", "the field's mistakes to make, comma-separated, or all: resend, flat-errors, replay, no-backoff, no-fallback, chain-unstored")
+	mistakes := flag.String("mistakes", "", "the field's mistakes to make, comma-separated, or all: resend, flat-errors, replay, no-backoff, no-fallback, chain-unstored, stale-parent")
 	transport := flag.String("transport", "ws", "ws (falls back to http when the upgrade is refused) or http")
 	toolTime := flag.Duration("tool-time", 0, "how long the tool takes per call")
 	noTools := flag.Bool("no-tools", false, "offer no tool: the model answers at once")
@@ -69,7 +71,7 @@ func main() {
 }
 
 // allMistakes are the mistakes -mistakes all makes.
-var allMistakes = []string{"resend", "flat-errors", "replay", "no-backoff", "no-fallback", "chain-unstored"}
+var allMistakes = []string{"resend", "flat-errors", "replay", "no-backoff", "no-fallback", "chain-unstored", "stale-parent"}
 
 func mistakeSet(list string) map[string]bool {
 	set := map[string]bool{}
@@ -102,6 +104,8 @@ type client struct {
 	history []json.RawMessage // the whole conversation
 	pending []json.RawMessage // the items since prev
 	prev    string
+	older   string // the response before prev (for the stale-parent mistake)
+	staled  bool   // the stale-parent mistake was made (once)
 	ws      *websocket.Conn
 	retries int // the mistakes' blind retries
 }
@@ -140,7 +144,7 @@ func (c *client) run(ctx context.Context) error {
 func (c *client) took(o outcome) bool {
 	c.history = append(c.history, o.output...)
 	c.pending = nil
-	c.prev = o.respID
+	c.older, c.prev = c.prev, o.respID
 	calls := 0
 	for _, it := range o.output {
 		var item struct {
@@ -200,7 +204,7 @@ func (c *client) handle(ctx context.Context, o outcome) error {
 }
 
 // newChain drops the chain: the next request carries the whole history.
-func (c *client) newChain() { c.prev, c.pending = "", nil }
+func (c *client) newChain() { c.prev, c.older, c.pending = "", "", nil }
 
 func (c *client) closeWS() {
 	if c.ws != nil {
@@ -220,6 +224,11 @@ func (c *client) body() []byte {
 	req := map[string]any{"model": "instant", "input": input, "store": store, "prompt_cache_key": c.cacheKey}
 	if !c.noTools {
 		req["tools"] = json.RawMessage(tools)
+	}
+	if prev != "" && c.older != "" && c.mistakes["stale-parent"] && !c.staled {
+		// The mistake, once: a "last response id" that lagged a turn behind
+		// names the response before the newest, with only the new items.
+		prev, c.staled = c.older, true
 	}
 	if prev != "" {
 		req["previous_response_id"] = prev
