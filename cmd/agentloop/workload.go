@@ -13,9 +13,23 @@ import (
 	"agentloop/workload"
 )
 
-// runWorkload is `agentloop workload import FILE`: a Codex CLI session
-// file (the rollout JSONL under $CODEX_HOME/sessions) tokenized locally
-// with the engine's tokenizer, written as a workload (docs/workload.md).
+// importers are the recordings `agentloop workload import --from` reads,
+// by name (docs/workload.md, "Importing recordings").
+var importers = map[string]func(io.Reader, workload.Counter) (*workload.Workload, error){
+	"codex":                    workload.ImportCodex,
+	"asciinema-mini-swe-agent": workload.ImportMiniSWEAgentCast,
+	"swe-agent":                workload.ImportSWEAgent,
+	"atif":                     workload.ImportATIF,
+	"claude-code":              workload.ImportClaudeCode,
+}
+
+// importerNames lists importers' names in the order the usage gives them.
+const importerNames = "codex, asciinema-mini-swe-agent, swe-agent, atif, claude-code"
+
+// runWorkload is `agentloop workload import [--from KIND] FILE`: a
+// recorded session (by default a Codex CLI session file, the rollout JSONL
+// under $CODEX_HOME/sessions) tokenized locally with the engine's
+// tokenizer, written as a workload (docs/workload.md).
 func runWorkload(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "import" {
 		fmt.Fprint(stderr, "Usage: agentloop workload import [flags] FILE\n")
@@ -23,8 +37,10 @@ func runWorkload(_ context.Context, args []string, getenv func(string) string, s
 	}
 	fs := flag.NewFlagSet("agentloop workload import", flag.ContinueOnError)
 	out := fs.String("o", "", "write the workload to this file instead of standard output")
+	from := fs.String("from", "codex", "what FILE is: "+importerNames)
+	name := fs.String("description", "", "name the recording (its run and trial, or its path in its source) at the head of the workload's description")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: agentloop workload import [flags] FILE\n\nReads a Codex CLI %s session file (the rollout JSONL under $CODEX_HOME/sessions), tokenizes it locally with the engine's tokenizer\nand prints its workload (docs/workload.md): counts, sizes and tool times, never content.\n\nFlags:\n", workload.CodexVersion)
+		fmt.Fprintf(fs.Output(), "Usage: agentloop workload import [flags] FILE\n\nReads a recorded agent session (--from: a Codex CLI %s session file by default; an asciinema recording of mini-swe-agent,\na SWE-agent .traj, an ATIF trajectory or a Claude Code session JSONL), tokenizes it locally with the engine's tokenizer\nand prints its workload (docs/workload.md): counts, sizes and tool times, never content.\n\nFlags:\n", workload.CodexVersion)
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args[1:], getenv, stderr); err != nil {
@@ -33,6 +49,10 @@ func runWorkload(_ context.Context, args []string, getenv func(string) string, s
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return fmt.Errorf("agentloop workload import takes one FILE")
+	}
+	imp, ok := importers[*from]
+	if !ok {
+		return fmt.Errorf("agentloop workload import: --from %q; expected one of %s", *from, importerNames)
 	}
 	f, err := os.Open(fs.Arg(0))
 	if err != nil {
@@ -43,9 +63,12 @@ func runWorkload(_ context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
-	w, err := workload.ImportCodex(f, tok.Count)
+	w, err := imp(f, tok.Count)
 	if err != nil {
 		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+	}
+	if *name != "" {
+		w.Description = workload.Cut(*name+"; "+w.Description, workload.MaxDescriptionLen)
 	}
 	if *out == "" {
 		return w.Encode(stdout)
