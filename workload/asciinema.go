@@ -166,7 +166,7 @@ func ImportMiniSWEAgentCast(r io.Reader, count Counter) (*Workload, error) {
 	if model != "" {
 		desc += ", " + model
 	}
-	w.Describe(desc, "; asciinema: tool time from a command's printing to its output's end, no usage")
+	w.Describe(desc, "; asciinema: tool time from a command's printing to its output's end")
 	normalize(w)
 	Fit(w)
 	if err := w.Validate(); err != nil {

@@ -49,7 +49,7 @@ func importers() []importCase {
 			{Input: []Input{in(tool, 2)}, OutputTokens: 9, Calls: []Call{{5}}, ToolTimeMs: 1500},
 			{Input: []Input{in(tool, 3)}, OutputTokens: 2, Calls: []Call{{1}}},
 		}},
-		describes: []string{"no timestamps", "execution_time"},
+		describes: []string{"no timestamps: tool time is its execution_time"},
 	}, {
 		name: "ATIF", file: "testdata/atif-v1.4.json",
 		importer: func(b []byte) (*Workload, error) { return ImportATIF(bytes.NewReader(b), words) },
@@ -184,4 +184,16 @@ func FuzzImportATIF(f *testing.F) {
 
 func FuzzImportClaudeCode(f *testing.F) {
 	fuzzImport(f, "testdata/claude-code.jsonl", func(b []byte) (*Workload, error) { return ImportClaudeCode(bytes.NewReader(b), words) })
+}
+
+// TestImportSWEAgentWithoutTimes: a trajectory without execution_time
+// says in its description that it has no tool times.
+func TestImportSWEAgentWithoutTimes(t *testing.T) {
+	w, err := ImportSWEAgent(strings.NewReader(`{"history":[{"role":"user","content":"a b"},{"role":"assistant","content":"c","action":"ls"},{"role":"user","content":"d"},{"role":"assistant","content":"e"}]}`), words)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(w.Description, "no timestamps, no tool times") || w.Turns[0].ToolTimeMs != 0 || w.Turns[1].Input[0].Kind != KindToolOutput {
+		t.Errorf("%+v", w)
+	}
 }

@@ -128,11 +128,11 @@ func ImportSWEAgent(r io.Reader, count Counter) (*Workload, error) {
 		w.Turns[i].ToolTimeMs = min(sec*1000, MaxToolTimeMs)
 		timed++
 	}
-	note := "; no timestamps: tool time is SWE-agent's execution_time, no usage"
+	note := "; no timestamps: tool time is its execution_time"
 	if timed == 0 {
-		note = "; no timestamps and no execution_time: no tool times, no usage"
+		note = "; no timestamps, no tool times"
 	}
-	w.Describe("SWE-agent trajectory", note)
+	w.Describe("SWE-agent", note)
 	normalize(w)
 	Fit(w)
 	if err := w.Validate(); err != nil {

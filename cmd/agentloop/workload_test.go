@@ -101,3 +101,17 @@ func TestWorkloadImportFrom(t *testing.T) {
 		t.Errorf("unknown kind: %v", err)
 	}
 }
+
+// TestWorkloadCorpus: agentloop workload corpus prints the shape of the
+// corpus the binary carries, per agent and in all.
+func TestWorkloadCorpus(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"workload", "corpus"}, func(string) string { return "" }, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mini-swe-agent 1.7.0, anthropic/claude-sonnet-4-20250514: ", "SWE-agent, ", "all: ", "final context (tokens)", "tool time (ms)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+}
