@@ -30,8 +30,10 @@ type corpusSession struct {
 	Turns        int    `json:"turns"`
 	FinalContext int    `json:"final_context"`
 	Run          string `json:"run"`
-	// Saving[reading][speed] is ws against http-optimized, re-costed.
-	Saving map[string]map[int]float64 `json:"saving"`
+	// Saving[reading][speed] is ws against http-optimized, re-costed;
+	// SavingVsHTTP the same against http, when --lanes races it.
+	Saving       map[string]map[int]float64 `json:"saving"`
+	SavingVsHTTP map[string]map[int]float64 `json:"saving_vs_http,omitempty"`
 }
 
 // corpusCheck compares a race run for real with its re-costing.
@@ -60,6 +62,7 @@ func runBenchCorpus(ctx context.Context, args []string, getenv func(string) stri
 	check := fs.Int("check", 0, "also race this many sessions for real at each of --check-speeds, and compare with their re-costing")
 	checkSpeeds := fs.String("check-speeds", "1000,4000", "the speeds of --check")
 	limit := fs.Int("limit", 0, "race only the first N sessions (0: all)")
+	laneFlag := fs.String("lanes", rollout.LaneHTTPOptimized+","+rollout.LaneWS, "the lanes: http-optimized and ws, and http where asked")
 	asJSON := fs.Bool("json", false, "print JSON instead of tables")
 	db := fs.String("db", "", "the store (default: a temporary SQLite file)")
 	fs.Usage = func() {
@@ -101,7 +104,16 @@ func runBenchCorpus(ctx context.Context, args []string, getenv func(string) stri
 	}
 	defer stop()
 	runner := rollout.NewRunner(a.URL(), a.DB, slog.New(slog.DiscardHandler))
-	lanes := []string{rollout.LaneHTTPOptimized, rollout.LaneWS}
+	lanes := splitList(*laneFlag)
+	withHTTP := slices.Contains(lanes, rollout.LaneHTTP)
+	for _, l := range lanes {
+		if l != rollout.LaneHTTP && l != rollout.LaneHTTPOptimized && l != rollout.LaneWS {
+			return fmt.Errorf("--lanes: %q; bench corpus races %s, %s and %s", l, rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS)
+		}
+	}
+	if !slices.Contains(lanes, rollout.LaneHTTPOptimized) || !slices.Contains(lanes, rollout.LaneWS) {
+		return fmt.Errorf("--lanes: %q must hold %s and %s", *laneFlag, rollout.LaneHTTPOptimized, rollout.LaneWS)
+	}
 	// The race's stack models every stage the readings' presets do, so
 	// each re-costs from its work.
 	raced := apistack.HostedPostSprint
@@ -120,14 +132,23 @@ func runBenchCorpus(ctx context.Context, args []string, getenv func(string) stri
 			return err
 		}
 		r := corpusSession{File: s.File, Turns: len(w.Turns), FinalContext: finalContext(w), Run: id, Saving: map[string]map[int]float64{}}
+		if withHTTP {
+			r.SavingVsHTTP = map[string]map[int]float64{}
+		}
 		for _, rd := range apistack.HostedReadings {
 			r.Saving[rd.Reading] = map[int]float64{}
+			if withHTTP {
+				r.SavingVsHTTP[rd.Reading] = map[int]float64{}
+			}
 			for _, v := range tps {
 				tot, err := corpus.Recost(rec, rd.Preset, inference.ProfileFor(api.CustomModelPrefix+strconv.Itoa(v)), w, fixed)
 				if err != nil {
 					return fmt.Errorf("%s: %w", s.File, err)
 				}
 				r.Saving[rd.Reading][v] = corpus.Saving(tot[rollout.LaneHTTPOptimized], tot[rollout.LaneWS])
+				if withHTTP {
+					r.SavingVsHTTP[rd.Reading][v] = corpus.Saving(tot[rollout.LaneHTTP], tot[rollout.LaneWS])
+				}
 			}
 		}
 		results = append(results, r)
@@ -243,15 +264,29 @@ func corpusChecks(ctx context.Context, runner *rollout.Runner, db rollout.RunRea
 
 func printCorpusBench(out io.Writer, results []corpusSession, speeds []int, checks []corpusCheck, racedIn time.Duration) {
 	fmt.Fprintf(out, "%d sessions raced once (instant, lanes one after another, no tool time) in %s; re-costed at each speed and reading\n\n", len(results), racedIn.Round(time.Second))
-	fmt.Fprintln(out, "share WebSocket mode saves against http-optimized: median (p10, p90)")
-	fmt.Fprintf(out, "| reading | %s |\n|---|%s\n", joinInts(speeds, " tok/s | ")+" tok/s", strings.Repeat("---|", len(speeds)))
-	for _, rd := range apistack.HostedReadings {
-		var cells []string
-		for _, v := range speeds {
-			sv := savings(results, rd.Reading, v, func(corpusSession) bool { return true })
-			cells = append(cells, fmt.Sprintf("%.0f%% (%.0f%%, %.0f%%)", 100*corpus.Percentile(sv, .5), 100*corpus.Percentile(sv, .1), 100*corpus.Percentile(sv, .9)))
+	for _, against := range []string{rollout.LaneHTTPOptimized, rollout.LaneHTTP} {
+		if against == rollout.LaneHTTP && (len(results) == 0 || results[0].SavingVsHTTP == nil) {
+			continue
 		}
-		fmt.Fprintf(out, "| %s (%s) | %s |\n", rd.Reading, rd.Preset.Preset, strings.Join(cells, " | "))
+		fmt.Fprintf(out, "share WebSocket mode saves against %s: median (p10, p90)\n", against)
+		fmt.Fprintf(out, "| reading | %s |\n|---|%s\n", joinInts(speeds, " tok/s | ")+" tok/s", strings.Repeat("---|", len(speeds)))
+		for _, rd := range apistack.HostedReadings {
+			var cells []string
+			for _, v := range speeds {
+				var sv []float64
+				for _, s := range results {
+					m := s.Saving
+					if against == rollout.LaneHTTP {
+						m = s.SavingVsHTTP
+					}
+					sv = append(sv, m[rd.Reading][v])
+				}
+				slices.Sort(sv)
+				cells = append(cells, fmt.Sprintf("%.0f%% (%.0f%%, %.0f%%)", 100*corpus.Percentile(sv, .5), 100*corpus.Percentile(sv, .1), 100*corpus.Percentile(sv, .9)))
+			}
+			fmt.Fprintf(out, "| %s (%s) | %s |\n", rd.Reading, rd.Preset.Preset, strings.Join(cells, " | "))
+		}
+		fmt.Fprintln(out)
 	}
 	headline := apistack.HostedReadings[0]
 	for _, by := range []struct {
@@ -259,7 +294,7 @@ func printCorpusBench(out io.Writer, results []corpusSession, speeds []int, chec
 		buckets []int
 		of      func(corpusSession) int
 	}{{"turns", turnBuckets, func(s corpusSession) int { return s.Turns }}, {"final context (tokens)", contextBuckets, func(s corpusSession) int { return s.FinalContext }}} {
-		fmt.Fprintf(out, "\nmedian saving against %s, %s reading\n| %s | sessions | %s |\n|---|---|%s\n", by.name, headline.Reading, by.name, joinInts(speeds, " tok/s | ")+" tok/s", strings.Repeat("---|", len(speeds)))
+		fmt.Fprintf(out, "median saving against http-optimized by %s, %s reading\n| %s | sessions | %s |\n|---|---|%s\n", by.name, headline.Reading, by.name, joinInts(speeds, " tok/s | ")+" tok/s", strings.Repeat("---|", len(speeds)))
 		pays := map[int]string{}
 		for b, lo := range by.buckets {
 			hi := -1
@@ -301,11 +336,12 @@ func printCorpusBench(out io.Writer, results []corpusSession, speeds []int, chec
 			}
 			fmt.Fprintf(out, "at %d tok/s the median saving passes 10%% from %s %s on\n", v, by.name, pays[v])
 		}
+		fmt.Fprintln(out)
 	}
 	if len(checks) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "\nre-costing checked against races run for real (%s, recorded tool times)\n| session | tok/s | http-optimized real / re-costed | ws real / re-costed | saving real / re-costed |\n|---|---|---|---|---|\n", apistack.HostedPostSprint.Preset)
+	fmt.Fprintf(out, "re-costing checked against races run for real (%s, recorded tool times)\n| session | tok/s | http-optimized real / re-costed | ws real / re-costed | saving real / re-costed |\n|---|---|---|---|---|\n", apistack.HostedPostSprint.Preset)
 	var worstLane, worstSave float64
 	var laneErrs, saveErrs []float64
 	for _, c := range checks {

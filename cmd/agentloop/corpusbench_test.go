@@ -19,7 +19,7 @@ func TestBenchCorpus(t *testing.T) {
 	getenv := func(string) string { return "" }
 	var out bytes.Buffer
 	args := []string{"bench", "corpus", "--limit", "1", "--speeds", "1000,4000", "--check", "1", "--check-speeds", "4000", "--tool-time", "0",
-		"--json", "--db", filepath.Join(t.TempDir(), "a.db")}
+		"--lanes", "http,http-optimized,ws", "--json", "--db", filepath.Join(t.TempDir(), "a.db")}
 	if err := run(context.Background(), args, getenv, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +34,10 @@ func TestBenchCorpus(t *testing.T) {
 		t.Fatalf("%s", out.String())
 	}
 	for _, rd := range apistack.HostedReadings {
-		s := res.Sessions[0].Saving[rd.Reading]
-		if len(s) != 2 || s[1000] <= -1 || s[1000] >= 1 || s[4000] <= -1 || s[4000] >= 1 {
-			t.Errorf("%s: %v", rd.Reading, s)
+		for _, s := range []map[int]float64{res.Sessions[0].Saving[rd.Reading], res.Sessions[0].SavingVsHTTP[rd.Reading]} {
+			if len(s) != 2 || s[1000] <= -1 || s[1000] >= 1 || s[4000] <= -1 || s[4000] >= 1 {
+				t.Errorf("%s: %v", rd.Reading, s)
+			}
 		}
 	}
 	if c := res.Checks[0]; c.RealMS["ws"] <= 0 || c.RecostMS["ws"] <= 0 || c.RealMS["http-optimized"] <= 0 {
@@ -45,6 +46,8 @@ func TestBenchCorpus(t *testing.T) {
 	for _, c := range []struct{ flag, value, want string }{
 		{"--tool-time", "soon", `--tool-time: "soon"`},
 		{"--speeds", "0", `--speeds: "0"`},
+		{"--lanes", "http,ws", "must hold http-optimized and ws"},
+		{"--lanes", "http-optimized,ws,prototype", `--lanes: "prototype"`},
 	} {
 		err := run(context.Background(), []string{"bench", "corpus", c.flag, c.value}, getenv, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
