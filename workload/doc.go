@@ -11,6 +11,11 @@
 // metadata (ReplyKey) so that the engine's workload policy answers with the
 // recorded sizes.
 //
+// It owns the importers of recorded sessions too (Codex CLI, mini-swe-agent
+// in asciinema, SWE-agent .traj, ATIF, Claude Code): each reads a
+// recording, counts its text with a Counter the caller hands in, and keeps
+// counts and times only.
+//
 // A workload never holds prompt, tool or reply content, so it can be shared.
 // The package imports the standard library only: inspect, rollout, policy,
 // web and cmd all use it.

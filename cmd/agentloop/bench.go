@@ -35,6 +35,7 @@ var benchmarks = []struct {
 	{"sweep", runBenchSweep},
 	{"calibrate", runBenchCalibrate},
 	{"sensitivity", runBenchSensitivity},
+	{"corpus", runBenchCorpus},
 }
 
 // benchmarkNames is "overhead|load|…", for usage and errors.

@@ -59,7 +59,9 @@ Usage:
   agentloop race [flags]           race a scripted rollout over several transports
   agentloop bench NAME [flags]     benchmark the engine; NAME is one of
                                    ` + benchmarkNames() + `
-  agentloop workload import FILE   turn a Codex CLI session file into a workload
+  agentloop workload import FILE   turn a recorded session into a workload (--from: codex,
+                                   asciinema-mini-swe-agent, swe-agent, atif, claude-code)
+  agentloop workload corpus        the shape of the corpus of recorded sessions
   agentloop check [flags] -- CMD   grade a Responses API client: a report card of drills
   agentloop <command> --help       flags of a command
 

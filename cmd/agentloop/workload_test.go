@@ -70,3 +70,48 @@ func TestWorkloadImport(t *testing.T) {
 		t.Fatalf("%v\n%s", err, res.String())
 	}
 }
+
+// TestWorkloadImportFrom: --from picks the importer for each recording
+// the workload package reads, with the engine's tokenizer; --description
+// names the recording at the head of the description; an unknown kind is
+// refused with the list.
+func TestWorkloadImportFrom(t *testing.T) {
+	getenv := func(string) string { return "" }
+	for _, c := range []struct{ from, file, source string }{
+		{"asciinema-mini-swe-agent", "mini-swe-agent-1.7.0.cast", "mini-swe-agent-1.7.0"},
+		{"swe-agent", "swe-agent.traj", "swe-agent"},
+		{"atif", "atif-v1.4.json", "atif:test-agent-0.1"},
+		{"claude-code", "claude-code.jsonl", "claude-code-2.0.1"},
+	} {
+		var out bytes.Buffer
+		args := []string{"workload", "import", "--from", c.from, "--description", "run r1 trial t1", "../../workload/testdata/" + c.file}
+		if err := run(context.Background(), args, getenv, &out, io.Discard); err != nil {
+			t.Fatalf("%s: %v", c.from, err)
+		}
+		w, err := workload.Parse(out.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v", c.from, err)
+		}
+		if w.Source != c.source || !strings.HasPrefix(w.Description, "run r1 trial t1; ") || len(w.Turns) < 2 {
+			t.Errorf("%s: %s", c.from, out.String())
+		}
+	}
+	err := run(context.Background(), []string{"workload", "import", "--from", "aider", "main.go"}, getenv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `--from "aider"`) || !strings.Contains(err.Error(), "claude-code") {
+		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+// TestWorkloadCorpus: agentloop workload corpus prints the shape of the
+// corpus the binary carries, per agent and in all.
+func TestWorkloadCorpus(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"workload", "corpus"}, func(string) string { return "" }, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mini-swe-agent 1.7.0, anthropic/claude-sonnet-4-20250514: ", "SWE-agent, ", "all: ", "final context (tokens)", "tool time (ms)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in:\n%s", want, out.String())
+		}
+	}
+}
