@@ -401,7 +401,8 @@
       cancelBtn.disabled = true;
       try {
         await A.stopRun(runID, "cancel");
-        state.textContent = "Cancelling…";
+        // The feed's last frame may have come first: keep its "Finished".
+        if (!last || !A.terminal.has(last.status)) state.textContent = "Cancelling…";
       } catch (err) {
         A.showError(errorBox, err);
       } finally {
@@ -519,7 +520,7 @@
     document.getElementById("race-stack-doc").href = s.stack_doc || "/docs/stack";
     sameRace(snap.same_race);
     document.getElementById("race-summary-detail").textContent = [s.range, s.medians].filter(Boolean).join(" ");
-    const busy = document.getElementById("race-busy");
+    const busy = document.getElementById("race-machine-busy");
     busy.textContent = s.busy || "";
     busy.hidden = !s.busy;
     const went = document.getElementById("race-time-went");
