@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,13 +87,9 @@ func (p *Playground) getCheckReport(c echo.Context) error {
 
 // listCheckReports is GET /api/checks?limit=: newest first.
 func (p *Playground) listCheckReports(c echo.Context) error {
-	limit := 50
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 1000 {
-			return api.BadRequest("limit", api.CodeInvalidValue, "limit must be between 1 and 1000.")
-		}
-		limit = n
+	limit, err := listLimit(c)
+	if err != nil {
+		return err
 	}
 	list, err := p.checks.ListCheckReports(c.Request().Context(), limit)
 	if err != nil {

@@ -204,13 +204,9 @@ type sessionList struct {
 // listSessions is GET /api/sessions?limit=N: live and recent sessions,
 // the most recently active first, without their turns.
 func (p *Playground) listSessions(c echo.Context) error {
-	limit := 50
-	if v := c.QueryParam("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return api.BadRequest("limit", api.CodeInvalidValue, "limit must be a whole number from 1 to 1000.")
-		}
-		limit = n
+	limit, err := listLimit(c)
+	if err != nil {
+		return err
 	}
 	hideRaces := false
 	switch v := c.QueryParam("races"); v {

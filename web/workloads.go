@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -116,13 +115,9 @@ func (p *Playground) getWorkload(c echo.Context) error {
 
 // listWorkloads is GET /api/workloads?limit=: newest first.
 func (p *Playground) listWorkloads(c echo.Context) error {
-	limit := 50
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 1000 {
-			return api.BadRequest("limit", api.CodeInvalidValue, "limit must be an integer between 1 and 1000.")
-		}
-		limit = n
+	limit, err := listLimit(c)
+	if err != nil {
+		return err
 	}
 	ws, err := p.workloads.ListWorkloads(c.Request().Context(), limit)
 	if err != nil {
