@@ -26,7 +26,7 @@ func TestBenchCorpus(t *testing.T) {
 	}
 	var res struct {
 		Sessions []corpus.SessionResult `json:"sessions"`
-		Checks   []corpus.Check   `json:"checks"`
+		Checks   []corpus.Check         `json:"checks"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatal(err)
