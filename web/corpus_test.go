@@ -1,0 +1,141 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"agentloop/apistack"
+	"agentloop/corpus"
+	"agentloop/workload"
+)
+
+// TestCorpusPage: /corpus shows the reference run's headline, built from
+// its sessions, both charts, a row and a race button per session, and
+// every source's attribution; another speed changes the headline, and a
+// speed it was not re-costed at is refused.
+func TestCorpusPage(t *testing.T) {
+	ref, err := corpus.Reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reading := apistack.HostedReadings[0].Reading
+	headline := func(tps int) string {
+		var sv []float64
+		for _, s := range ref.Sessions {
+			sv = append(sv, s.Saving[reading][tps])
+		}
+		slices.Sort(sv)
+		return fmt.Sprintf("On %d recorded sessions of ", len(sv)) + "%s" +
+			fmt.Sprintf(", WebSocket mode would finish median %s sooner than optimized HTTP (p10 %s, p90 %s) under the %s reading, at %d tokens/s.",
+				pctOf(corpus.Percentile(sv, .5)), pctOf(corpus.Percentile(sv, .1)), pctOf(corpus.Percentile(sv, .9)), reading, tps)
+	}
+	tp := newTestPlayground(t)
+	rec := tp.do(http.MethodGet, "/corpus", "", nil)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/corpus: %d %s", rec.Code, body)
+	}
+	head, tail, ok := strings.Cut(headline(corpusSpeed), "%s")
+	if !ok || !strings.Contains(body, head) || !strings.Contains(body, tail) {
+		t.Errorf("/corpus lacks the headline %q…%q", head, tail)
+	}
+	for _, want := range []string{ref.Date, ref.Command, `href="/corpus"`, `data-testid="corpus-distribution"`, `data-testid="corpus-scatter"`,
+		">turns<", "share WebSocket mode saves against optimized HTTP", corpus.NoLicence, "MIT (its LICENSE)", "laude-institute/terminal-bench-leaderboard"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/corpus lacks %q", want)
+		}
+	}
+	for _, rd := range apistack.HostedReadings {
+		if !strings.Contains(body, `data-testid="corpus-cdf" data-reading="`+rd.Reading+`"`) {
+			t.Errorf("/corpus has no distribution under the %s reading", rd.Reading)
+		}
+	}
+	if n := strings.Count(body, `data-testid="corpus-session"`); n != len(ref.Sessions) {
+		t.Errorf("%d session rows, want %d", n, len(ref.Sessions))
+	}
+	if n := strings.Count(body, `data-testid="corpus-dot"`); n != len(ref.Sessions) {
+		t.Errorf("%d dots, want %d", n, len(ref.Sessions))
+	}
+	for _, s := range ref.Sessions {
+		if !strings.Contains(body, `data-corpus-race data-workload="/api/corpus/`+s.File+`"`) {
+			t.Errorf("%s has no race button", s.File)
+		}
+	}
+	checkCSPSafe(t, body)
+
+	slow := tp.do(http.MethodGet, "/corpus?tps=65", "", nil).Body.String()
+	if _, tail, _ := strings.Cut(headline(65), "%s"); !strings.Contains(slow, tail) || !strings.Contains(slow, `<strong aria-current="page">65 tok/s`) {
+		t.Errorf("/corpus?tps=65 lacks its headline %q", tail)
+	}
+	if rec := tp.do(http.MethodGet, "/corpus?tps=7", "", nil); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "re-costed at") {
+		t.Errorf("/corpus?tps=7: %d, want 400 naming the speeds", rec.Code)
+	}
+}
+
+// TestCorpusWorkload: /api/corpus/{file} serves a session's workload, and
+// nothing else of the corpus.
+func TestCorpusWorkload(t *testing.T) {
+	ref, err := corpus.Reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := newTestPlayground(t)
+	s := ref.Sessions[0]
+	rec := tp.do(http.MethodGet, "/api/corpus/"+s.File, "", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%s: %d %s", s.File, rec.Code, rec.Body.String())
+	}
+	w, err := workload.Parse(rec.Body.Bytes())
+	if err != nil || len(w.Turns) != s.Turns {
+		t.Errorf("%s: %v, turns %v, want %d", s.File, err, w, s.Turns)
+	}
+	for _, bad := range []string{"attribution.tsv", "reference.json", "swe-agent/nope.json", "../go.mod"} {
+		if rec := tp.do(http.MethodGet, "/api/corpus/"+bad, "", nil); rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `"not_found"`) {
+			t.Errorf("/api/corpus/%s: %d %s, want a 404", bad, rec.Code, rec.Body.String())
+		}
+	}
+}
+
+// TestCorpusCharts: the CDF rises step by step to every session, and
+// places a larger saving further right; the scatter places more turns
+// right and a larger saving higher.
+func TestCorpusCharts(t *testing.T) {
+	res := func(file string, turns int, saving float64) corpus.SessionResult {
+		m := map[string]map[int]float64{}
+		for _, rd := range apistack.HostedReadings {
+			m[rd.Reading] = map[int]float64{1000: saving}
+		}
+		return corpus.SessionResult{File: file, Turns: turns, Saving: m}
+	}
+	results := []corpus.SessionResult{res("a", 5, 0.01), res("b", 30, 0.12), res("c", 12, -0.02)}
+	cdf := corpusCDF(results, 1000)
+	if len(cdf.Lines) != len(apistack.HostedReadings) {
+		t.Fatalf("lines %+v", cdf.Lines)
+	}
+	var xs, ys []float64
+	for _, pt := range strings.Fields(cdf.Lines[0].Path) {
+		var x, y float64
+		if _, err := fmt.Sscanf(pt, "%f,%f", &x, &y); err != nil {
+			t.Fatal(err)
+		}
+		xs, ys = append(xs, x), append(ys, y)
+	}
+	if len(xs) != 2*len(results) || !slices.IsSorted(xs) || ys[0] != cdf.Y1 || ys[len(ys)-1] != cdf.Y0 {
+		t.Errorf("the CDF %v,%v does not rise from the bottom to the top in saving order (plot %v to %v)", xs, ys, cdf.Y1, cdf.Y0)
+	}
+	for i := 1; i < len(ys); i++ {
+		if ys[i] > ys[i-1] {
+			t.Errorf("the CDF falls at %d: %v", i, ys)
+		}
+	}
+	sc := corpusScatter(results, apistack.HostedReadings[0].Reading, 1000)
+	if len(sc.Dots) != 3 || !(sc.Dots[1].X > sc.Dots[2].X && sc.Dots[2].X > sc.Dots[0].X) || !(sc.Dots[1].Y < sc.Dots[0].Y && sc.Dots[0].Y < sc.Dots[2].Y) {
+		t.Errorf("scatter %+v", sc.Dots)
+	}
+	if sc.XTitle == "" || sc.YTitle == "" || cdf.XTitle == "" || cdf.YTitle == "" {
+		t.Error("an axis has no title")
+	}
+}
