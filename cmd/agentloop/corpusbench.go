@@ -106,7 +106,7 @@ func runBenchCorpus(ctx context.Context, args []string, getenv func(string) stri
 		if err != nil {
 			return err
 		}
-		r := corpus.SessionResult{File: s.File, Turns: len(w.Turns), FinalContext: finalContext(w), Run: id, Saving: map[string]map[int]float64{}}
+		r := corpus.SessionResult{File: s.File, Turns: len(w.Turns), FinalContext: corpus.FinalContext(w), Run: id, Saving: map[string]map[int]float64{}}
 		if withHTTP {
 			r.SavingVsHTTP = map[string]map[int]float64{}
 		}
@@ -159,15 +159,6 @@ func corpusSpeeds(list, flagName string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// finalContext is every token a session holds at its end.
-func finalContext(w *workload.Workload) int {
-	n := w.InstructionsTokens + w.ToolsTokens
-	for i := range w.Turns {
-		n += w.Turns[i].NewInputTokens() + w.Turns[i].OutputTokens
-	}
-	return n
 }
 
 // corpusChecks races n sessions for real (their recorded tool times, the
