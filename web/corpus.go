@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -12,7 +13,10 @@ import (
 	"agentloop/api"
 	"agentloop/apistack"
 	"agentloop/corpus"
+	"agentloop/inspect"
+	"agentloop/store"
 	"agentloop/views"
+	"agentloop/workload"
 
 	"github.com/labstack/echo/v4"
 )
@@ -62,7 +66,11 @@ func (p *Playground) corpusPage(c echo.Context) error {
 		}
 		tps = n
 	}
-	v, err := corpusView(d.sessions, d.ref, tps)
+	yours, err := p.yourWorkload(c)
+	if err != nil {
+		return err
+	}
+	v, err := corpusView(d.sessions, d.ref, tps, yours)
 	if err != nil {
 		p.log.Error("corpus", "err", err)
 		return p.problem(c, http.StatusInternalServerError, "Corpus unreadable", "The corpus and its reference run disagree: "+err.Error()+".")
@@ -81,6 +89,108 @@ func (p *Playground) corpusWorkload(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, b)
 }
 
+// yours is a workload placed among the corpus, and where it is served
+// (for its race button).
+type yours struct {
+	w    *workload.Workload
+	name string
+	href string
+}
+
+// yourWorkload is the workload /corpus places among the corpus: a stored
+// workload (?workload=, from an upload or a race) or an inspected session
+// (?session=); nil when the page names none.
+func (p *Playground) yourWorkload(c echo.Context) (*yours, error) {
+	ctx := c.Request().Context()
+	switch id, sid := c.QueryParam("workload"), c.QueryParam("session"); {
+	case id != "" && sid != "":
+		return nil, p.problem(c, http.StatusBadRequest, "One workload", "Place a workload or a session, not both.")
+	case id != "":
+		if p.workloads == nil {
+			return nil, p.problem(c, http.StatusNotFound, "Workload not found", "This server stores no workloads.")
+		}
+		sw, err := p.workloads.GetWorkload(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, p.problem(c, http.StatusNotFound, "Workload not found", "There is no workload '"+id+"'.")
+		}
+		if err != nil {
+			return nil, p.storeProblem(c, err, "Could not read the workload", "The workload could not be read")
+		}
+		w, err := workload.Parse(sw.JSON)
+		if err != nil {
+			return nil, p.problem(c, http.StatusUnprocessableEntity, "Workload unreadable", "The stored workload '"+id+"' could not be read: "+err.Error()+".")
+		}
+		return &yours{w: w, name: "Your workload " + id, href: "/api/workloads/" + id}, nil
+	case sid != "":
+		if p.inspector == nil {
+			return nil, p.problem(c, http.StatusNotFound, "Session not found", "This server inspects no sessions.")
+		}
+		s, err := p.inspector.Session(ctx, sid)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, p.problem(c, http.StatusNotFound, "Session not found", "There is no session '"+sid+"'. It may have been swept by retention.")
+		}
+		if err != nil {
+			return nil, p.storeProblem(c, err, "Could not read the session", "The session could not be read")
+		}
+		w, err := inspect.Workload(s)
+		if err != nil {
+			return nil, p.problem(c, http.StatusUnprocessableEntity, "Session not replayable", "Session '"+sid+"' cannot be read as a workload: "+strings.TrimPrefix(err.Error(), "workload: ")+".")
+		}
+		return &yours{w: w, name: "Your session " + sid, href: "/api/sessions/" + sid + "/workload"}, nil
+	}
+	return nil, nil
+}
+
+// percentileOf is where v stands among sorted values, from 0 to 100: the
+// share below it, and half of those equal to it.
+func percentileOf(sorted []float64, v float64) int {
+	if len(sorted) == 0 {
+		return 0
+	}
+	below, equal := 0, 0
+	for _, s := range sorted {
+		switch {
+		case s < v:
+			below++
+		case s == v:
+			equal++
+		}
+	}
+	return int(math.Round(100 * (float64(below) + float64(equal)/2) / float64(len(sorted))))
+}
+
+// ordinal is 1st, 2nd, 3rd, 4th, 11th, 21st…
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
+}
+
+// yoursView places y among the corpus's sessions by turns and final
+// context.
+func yoursView(y *yours, results []corpus.SessionResult) *views.CorpusYours {
+	var turns, ctx []float64
+	for _, r := range results {
+		turns = append(turns, float64(r.Turns))
+		ctx = append(ctx, float64(r.FinalContext))
+	}
+	slices.Sort(turns)
+	slices.Sort(ctx)
+	n, fc := len(y.w.Turns), corpus.FinalContext(y.w)
+	return &views.CorpusYours{Turns: n, WorkloadHref: y.href,
+		Sentence: fmt.Sprintf("%s sits at the %s percentile of turns (%d turns; the corpus's median is %.0f) and the %s of final context (%d tokens; the median is %.0f).",
+			y.name, ordinal(percentileOf(turns, float64(n))), n, corpus.Percentile(turns, .5), ordinal(percentileOf(ctx, float64(fc))), fc, corpus.Percentile(ctx, .5))}
+}
+
 func joinSpeeds(v []int) string {
 	s := make([]string, len(v))
 	for i, n := range v {
@@ -90,7 +200,7 @@ func joinSpeeds(v []int) string {
 }
 
 // corpusView builds the page's model at speed tps.
-func corpusView(sessions []corpus.Session, ref *corpus.Report, tps int) (views.Corpus, error) {
+func corpusView(sessions []corpus.Session, ref *corpus.Report, tps int, y *yours) (views.Corpus, error) {
 	byFile := map[string]corpus.Session{}
 	for _, s := range sessions {
 		byFile[s.File] = s
@@ -119,7 +229,12 @@ func corpusView(sessions []corpus.Session, ref *corpus.Report, tps int) (views.C
 	v.Headline = fmt.Sprintf("On %d recorded sessions of %s, WebSocket mode would finish median %s sooner than optimized HTTP (p10 %s, p90 %s) under the %s reading, at %d tokens/s.",
 		len(sv), strings.Join(agents, " and "), pctOf(corpus.Percentile(sv, .5)), pctOf(corpus.Percentile(sv, .1)), pctOf(corpus.Percentile(sv, .9)), headline, tps)
 	v.Distribution = corpusCDF(ref.Sessions, tps)
-	v.Scatter = corpusScatter(ref.Sessions, headline, tps)
+	yourTurns := 0
+	if y != nil {
+		v.Yours = yoursView(y, ref.Sessions)
+		yourTurns = v.Yours.Turns
+	}
+	v.Scatter = corpusScatter(ref.Sessions, headline, tps, yourTurns)
 	v.Sources = corpusSources(sessions)
 	return v, nil
 }
@@ -197,9 +312,9 @@ func savingTicks(lo, hi float64, x func(float64) float64) []views.ChartTick {
 }
 
 // corpusScatter draws each session's saving under reading against its
-// turns.
-func corpusScatter(results []corpus.SessionResult, reading string, tps int) views.CorpusChart {
-	maxTurns := 10
+// turns, and a line at yourTurns when it is not 0.
+func corpusScatter(results []corpus.SessionResult, reading string, tps int, yourTurns int) views.CorpusChart {
+	maxTurns := max(10, yourTurns)
 	lo, hi := 0.0, 0.05
 	for _, r := range results {
 		maxTurns = max(maxTurns, r.Turns)
@@ -217,6 +332,9 @@ func corpusScatter(results []corpus.SessionResult, reading string, tps int) view
 		frame.XTicks = append(frame.XTicks, views.ChartTick{At: x(t), Label: strconv.Itoa(int(t))})
 	}
 	ch := views.CorpusChart{ChartFrame: frame, XTitle: "turns", YTitle: "saved against optimized HTTP"}
+	if yourTurns > 0 {
+		ch.Marker = &views.CorpusMarker{X: x(float64(yourTurns)), Label: "yours: " + strconv.Itoa(yourTurns) + " turns"}
+	}
 	for _, r := range results {
 		v := r.Saving[reading][tps]
 		ch.Dots = append(ch.Dots, views.CorpusDot{X: x(float64(r.Turns)), Y: y(v),

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"agentloop/apistack"
 	"agentloop/corpus"
+	"agentloop/store"
 	"agentloop/workload"
 )
 
@@ -131,11 +134,95 @@ func TestCorpusCharts(t *testing.T) {
 			t.Errorf("the CDF falls at %d: %v", i, ys)
 		}
 	}
-	sc := corpusScatter(results, apistack.HostedReadings[0].Reading, 1000)
+	sc := corpusScatter(results, apistack.HostedReadings[0].Reading, 1000, 0)
 	if len(sc.Dots) != 3 || !(sc.Dots[1].X > sc.Dots[2].X && sc.Dots[2].X > sc.Dots[0].X) || !(sc.Dots[1].Y < sc.Dots[0].Y && sc.Dots[0].Y < sc.Dots[2].Y) {
 		t.Errorf("scatter %+v", sc.Dots)
 	}
 	if sc.XTitle == "" || sc.YTitle == "" || cdf.XTitle == "" || cdf.YTitle == "" {
 		t.Error("an axis has no title")
+	}
+}
+
+// oneWorkload is a store of one workload.
+type oneWorkload struct{ store.Workload }
+
+func (o oneWorkload) GetWorkload(_ context.Context, id string) (*store.Workload, error) {
+	if id != o.ID {
+		return nil, store.ErrNotFound
+	}
+	return &o.Workload, nil
+}
+func (oneWorkload) SaveWorkload(context.Context, *store.Workload) error { return nil }
+func (oneWorkload) ListWorkloads(context.Context, int) ([]store.Workload, error) {
+	return nil, nil
+}
+func (oneWorkload) DeleteWorkload(context.Context, string) error { return nil }
+
+// TestCorpusPlacesYourWorkload: ?workload= places a stored workload among
+// the corpus by its turns, on the scatter too, with a button to race it;
+// an unknown one is a 404, and a workload and a session at once a 400.
+func TestCorpusPlacesYourWorkload(t *testing.T) {
+	ref, err := corpus.Reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := ref.Sessions[0]
+	for _, s := range ref.Sessions {
+		if s.Turns > longest.Turns {
+			longest = s
+		}
+	}
+	b, err := corpus.Workload(longest.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := newTestPlayground(t, func(d *Deps) { d.Workloads = oneWorkload{store.Workload{ID: "wl_mine", JSON: b}} })
+	rec := tp.do(http.MethodGet, "/corpus?workload=wl_mine", "", nil)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%d %s", rec.Code, body)
+	}
+	n := 0
+	for _, s := range ref.Sessions {
+		if s.Turns < longest.Turns {
+			n++
+		}
+	}
+	if n == len(ref.Sessions)-1 { // the longest alone: at the top
+		if want := fmt.Sprintf("Your workload wl_mine sits at the %s percentile of turns (%d turns;", ordinal(int(math.Round(100*(float64(n)+0.5)/float64(len(ref.Sessions))))), longest.Turns); !strings.Contains(body, want) {
+			t.Errorf("/corpus?workload= lacks %q", want)
+		}
+	}
+	for _, want := range []string{`data-testid="corpus-yours"`, `data-testid="corpus-yours-marker"`, fmt.Sprintf("yours: %d turns", longest.Turns), `data-workload="/api/workloads/wl_mine"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/corpus?workload= lacks %q", want)
+		}
+	}
+	checkCSPSafe(t, body)
+	if rec := tp.do(http.MethodGet, "/corpus?workload=wl_other", "", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("an unknown workload: %d, want 404", rec.Code)
+	}
+	if rec := tp.do(http.MethodGet, "/corpus?workload=wl_mine&session=s", "", nil); rec.Code != http.StatusBadRequest {
+		t.Errorf("a workload and a session: %d, want 400", rec.Code)
+	}
+	if strings.Contains(tp.do(http.MethodGet, "/corpus", "", nil).Body.String(), `data-testid="corpus-yours"`) {
+		t.Error("/corpus places a workload nobody named")
+	}
+}
+
+func TestPercentileOf(t *testing.T) {
+	sorted := []float64{1, 2, 3, 3, 5}
+	for _, c := range []struct {
+		v    float64
+		want int
+	}{{0, 0}, {1, 10}, {3, 60}, {4, 80}, {9, 100}} {
+		if got := percentileOf(sorted, c.v); got != c.want {
+			t.Errorf("percentileOf(%v) = %d, want %d", c.v, got, c.want)
+		}
+	}
+	for n, want := range map[int]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 70: "70th", 100: "100th", 101: "101st"} {
+		if got := ordinal(n); got != want {
+			t.Errorf("ordinal(%d) = %s, want %s", n, got, want)
+		}
 	}
 }

@@ -4,7 +4,6 @@
 "use strict";
 (function () {
   const A = window.agentloop;
-  const errBox = document.querySelector("[data-corpus-race-error]");
   document.addEventListener("click", async (ev) => {
     const btn = ev.target.closest && ev.target.closest("button[data-corpus-race]");
     if (!btn) return;
@@ -16,7 +15,7 @@
       window.location.assign("/race?run=" + encodeURIComponent(id));
     } catch (err) {
       btn.disabled = false;
-      A.showError(errBox, err);
+      A.showError(btn.closest("section").querySelector("[data-corpus-race-error]"), err);
     }
   });
 })();
