@@ -66,8 +66,8 @@ func (p *Playground) corpusPage(c echo.Context) error {
 		}
 		tps = n
 	}
-	yours, err := p.yourWorkload(c)
-	if err != nil {
+	yours, written, err := p.yourWorkload(c)
+	if written || err != nil {
 		return err
 	}
 	v, err := corpusView(d.sessions, d.ref, tps, yours)
@@ -99,46 +99,47 @@ type yours struct {
 
 // yourWorkload is the workload /corpus places among the corpus: a stored
 // workload (?workload=, from an upload or a race) or an inspected session
-// (?session=); nil when the page names none.
-func (p *Playground) yourWorkload(c echo.Context) (*yours, error) {
+// (?session=); nil when the page names none. When it cannot be read, the
+// answer is written (written is true): a problem page.
+func (p *Playground) yourWorkload(c echo.Context) (y *yours, written bool, err error) {
 	ctx := c.Request().Context()
 	switch id, sid := c.QueryParam("workload"), c.QueryParam("session"); {
 	case id != "" && sid != "":
-		return nil, p.problem(c, http.StatusBadRequest, "One workload", "Place a workload or a session, not both.")
+		return nil, true, p.problem(c, http.StatusBadRequest, "One workload", "Place a workload or a session, not both.")
 	case id != "":
 		if p.workloads == nil {
-			return nil, p.problem(c, http.StatusNotFound, "Workload not found", "This server stores no workloads.")
+			return nil, true, p.problem(c, http.StatusNotFound, "Workload not found", "This server stores no workloads.")
 		}
 		sw, err := p.workloads.GetWorkload(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, p.problem(c, http.StatusNotFound, "Workload not found", "There is no workload '"+id+"'.")
+			return nil, true, p.problem(c, http.StatusNotFound, "Workload not found", "There is no workload '"+id+"'.")
 		}
 		if err != nil {
-			return nil, p.storeProblem(c, err, "Could not read the workload", "The workload could not be read")
+			return nil, true, p.storeProblem(c, err, "Could not read the workload", "The workload could not be read")
 		}
 		w, err := workload.Parse(sw.JSON)
 		if err != nil {
-			return nil, p.problem(c, http.StatusUnprocessableEntity, "Workload unreadable", "The stored workload '"+id+"' could not be read: "+err.Error()+".")
+			return nil, true, p.problem(c, http.StatusUnprocessableEntity, "Workload unreadable", "The stored workload '"+id+"' could not be read: "+err.Error()+".")
 		}
-		return &yours{w: w, name: "Your workload " + id, href: "/api/workloads/" + id}, nil
+		return &yours{w: w, name: "Your workload " + id, href: "/api/workloads/" + id}, false, nil
 	case sid != "":
 		if p.inspector == nil {
-			return nil, p.problem(c, http.StatusNotFound, "Session not found", "This server inspects no sessions.")
+			return nil, true, p.problem(c, http.StatusNotFound, "Session not found", "This server inspects no sessions.")
 		}
 		s, err := p.inspector.Session(ctx, sid)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, p.problem(c, http.StatusNotFound, "Session not found", "There is no session '"+sid+"'. It may have been swept by retention.")
+			return nil, true, p.problem(c, http.StatusNotFound, "Session not found", "There is no session '"+sid+"'. It may have been swept by retention.")
 		}
 		if err != nil {
-			return nil, p.storeProblem(c, err, "Could not read the session", "The session could not be read")
+			return nil, true, p.storeProblem(c, err, "Could not read the session", "The session could not be read")
 		}
 		w, err := inspect.Workload(s)
 		if err != nil {
-			return nil, p.problem(c, http.StatusUnprocessableEntity, "Session not replayable", "Session '"+sid+"' cannot be read as a workload: "+strings.TrimPrefix(err.Error(), "workload: ")+".")
+			return nil, true, p.problem(c, http.StatusUnprocessableEntity, "Session not replayable", "Session '"+sid+"' cannot be read as a workload: "+strings.TrimPrefix(err.Error(), "workload: ")+".")
 		}
-		return &yours{w: w, name: "Your session " + sid, href: "/api/sessions/" + sid + "/workload"}, nil
+		return &yours{w: w, name: "Your session " + sid, href: "/api/sessions/" + sid + "/workload"}, false, nil
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // percentileOf is where v stands among sorted values, from 0 to 100: the

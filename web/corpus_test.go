@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentloop/api"
 	"agentloop/apistack"
 	"agentloop/corpus"
 	"agentloop/store"
@@ -199,8 +201,8 @@ func TestCorpusPlacesYourWorkload(t *testing.T) {
 		}
 	}
 	checkCSPSafe(t, body)
-	if rec := tp.do(http.MethodGet, "/corpus?workload=wl_other", "", nil); rec.Code != http.StatusNotFound {
-		t.Errorf("an unknown workload: %d, want 404", rec.Code)
+	if rec := tp.do(http.MethodGet, "/corpus?workload=wl_other", "", nil); rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), `data-testid="corpus-headline"`) {
+		t.Errorf("an unknown workload: %d, want only a 404 page", rec.Code)
 	}
 	if rec := tp.do(http.MethodGet, "/corpus?workload=wl_mine&session=s", "", nil); rec.Code != http.StatusBadRequest {
 		t.Errorf("a workload and a session: %d, want 400", rec.Code)
@@ -224,5 +226,36 @@ func TestPercentileOf(t *testing.T) {
 		if got := ordinal(n); got != want {
 			t.Errorf("ordinal(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+// TestCorpusPlacesAnInspectedSession: the inspector's session page links
+// to /corpus?session=, which places the session; an unknown one is a 404.
+func TestCorpusPlacesAnInspectedSession(t *testing.T) {
+	tp, in := newInspectPlayground(t)
+	for i := range 2 {
+		tr := observedTrace("ws:conn_1", "websocket", int64(i)*1e9)
+		tr.Shape = &api.Shape{InstructionsTokens: 50, Generated: true, New: []api.ShapeItem{{Kind: "user_message", Tokens: 40}}}
+		in.ObserveTrace(tr)
+	}
+	in.Close(context.Background())
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(tp.do(http.MethodGet, "/api/sessions", "", nil).Body.Bytes(), &list); err != nil || len(list.Data) != 1 {
+		t.Fatalf("sessions %+v (%v)", list, err)
+	}
+	id := list.Data[0].ID
+	if body := tp.do(http.MethodGet, "/inspect/"+id, "", nil).Body.String(); !strings.Contains(body, `href="/corpus?session=`+id+`"`) {
+		t.Errorf("/inspect/%s does not link to the corpus", id)
+	}
+	rec := tp.do(http.MethodGet, "/corpus?session="+id, "", nil)
+	if body := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(body, "Your session "+id+" sits at the ") || !strings.Contains(body, "percentile of turns (2 turns;") {
+		t.Errorf("/corpus?session=%s: %d %s", id, rec.Code, body)
+	}
+	if rec := tp.do(http.MethodGet, "/corpus?session=sess_none", "", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("an unknown session: %d, want 404", rec.Code)
 	}
 }
