@@ -321,9 +321,13 @@ func corpusScatter(results []corpus.SessionResult, reading string, tps int, your
 		maxTurns = max(maxTurns, r.Turns)
 		lo, hi = math.Min(lo, r.Saving[reading][tps]), math.Max(hi, r.Saving[reading][tps])
 	}
-	lo, hi = math.Floor(lo*20)/20, math.Ceil(hi*20)/20
+	unit := 0.05
+	if hi-lo > 0.3 { // labels on round tens when the axis is wide
+		unit = 0.1
+	}
+	lo, hi = math.Floor(lo/unit)*unit, math.Ceil(hi/unit)*unit
 	top := float64((maxTurns + 9) / 10 * 10)
-	frame, xAt, y := corpusBox.frame(lo, hi, 0.05, pctOf)
+	frame, xAt, y := corpusBox.frame(lo, hi, unit, pctOf)
 	x := func(turns float64) float64 { return xAt(turns / top) }
 	step := 10.0
 	if top > 60 {
