@@ -113,11 +113,9 @@ func ShapeOf(sessions []Session) Shape {
 	for _, se := range sessions {
 		w := se.Workload
 		turns = append(turns, float64(len(w.Turns)))
-		total := w.InstructionsTokens + w.ToolsTokens
 		timed := false
 		for i := range w.Turns {
 			t := &w.Turns[i]
-			total += t.NewInputTokens() + t.OutputTokens
 			for _, in := range t.Input {
 				if in.Kind == workload.KindToolOutput {
 					outs = append(outs, float64(in.Tokens))
@@ -131,10 +129,20 @@ func ShapeOf(sessions []Session) Shape {
 		if !timed {
 			s.Untimed++
 		}
-		ctx = append(ctx, float64(total))
+		ctx = append(ctx, float64(FinalContext(w)))
 	}
 	s.Turns, s.FinalContext, s.ToolOutput, s.ToolTimeMs = spread(turns), spread(ctx), spread(outs), spread(times)
 	return s
+}
+
+// FinalContext is every token a session holds at its end: its
+// instructions, tools, every input and every output.
+func FinalContext(w *workload.Workload) int {
+	n := w.InstructionsTokens + w.ToolsTokens
+	for i := range w.Turns {
+		n += w.Turns[i].NewInputTokens() + w.Turns[i].OutputTokens
+	}
+	return n
 }
 
 func spread(v []float64) Spread {

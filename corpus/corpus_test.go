@@ -79,3 +79,39 @@ func TestShapeOf(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+// TestReference: the reference run the binary carries is dated, names its
+// command, and raced every session of the corpus, each with its shape.
+func TestReference(t *testing.T) {
+	ref, err := Reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Date == "" || !strings.HasPrefix(ref.Command, "agentloop bench corpus") || len(ref.Speeds()) == 0 {
+		t.Errorf("reference dated %q, made with %q, at speeds %v", ref.Date, ref.Command, ref.Speeds())
+	}
+	if len(ref.Sessions) != len(sessions) {
+		t.Errorf("the reference raced %d sessions, the corpus holds %d", len(ref.Sessions), len(sessions))
+	}
+	for i, r := range ref.Sessions {
+		if i >= len(sessions) {
+			break
+		}
+		s := sessions[i]
+		if r.File != s.File || r.Turns != len(s.Workload.Turns) || r.FinalContext != FinalContext(s.Workload) {
+			t.Errorf("reference session %d: %s, %d turns, %d tokens; the corpus: %s, %d, %d", i, r.File, r.Turns, r.FinalContext, s.File, len(s.Workload.Turns), FinalContext(s.Workload))
+		}
+	}
+	if _, err := Workload(sessions[0].File); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"attribution.tsv", "reference.json", "../corpus.go", "nope.json"} {
+		if _, err := Workload(bad); err == nil {
+			t.Errorf("Workload(%q) served it", bad)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package corpus
+package corpus_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"agentloop/api"
 	"agentloop/apistack"
 	"agentloop/app/apptest"
+	"agentloop/corpus"
 	"agentloop/inference"
 	"agentloop/rollout"
 )
@@ -26,11 +27,11 @@ func TestModelTime(t *testing.T) {
 		{2000, 500, 680 * time.Millisecond},
 		{0, 1000, 1080 * time.Millisecond},
 	} {
-		if got := ModelTime(p, c.uncached, c.output); got != c.want {
+		if got := corpus.ModelTime(p, c.uncached, c.output); got != c.want {
 			t.Errorf("%d uncached, %d out: %v, want %v", c.uncached, c.output, got, c.want)
 		}
 	}
-	if got := ModelTime(inference.ProfileFor(api.ModelInstant), 5000, 500); got != 0 {
+	if got := corpus.ModelTime(inference.ProfileFor(api.ModelInstant), 5000, 500); got != 0 {
 		t.Errorf("instant: %v", got)
 	}
 }
@@ -40,8 +41,8 @@ func TestSaving(t *testing.T) {
 		ref, lane time.Duration
 		want      float64
 	}{{100, 75, 0.25}, {100, 125, -0.25}, {0, 5, 0}} {
-		if got := Saving(c.ref, c.lane); got != c.want {
-			t.Errorf("Saving(%v, %v) = %v, want %v", c.ref, c.lane, got, c.want)
+		if got := corpus.Saving(c.ref, c.lane); got != c.want {
+			t.Errorf("corpus.Saving(%v, %v) = %v, want %v", c.ref, c.lane, got, c.want)
 		}
 	}
 }
@@ -52,7 +53,7 @@ func TestSaving(t *testing.T) {
 // time adds it once between every two turns of each lane (the warm-up has
 // none); a model adds ModelTime for every request, the warm-up included.
 func TestRecostAddsTheModelAndTheTools(t *testing.T) {
-	sessions, err := Load()
+	sessions, err := corpus.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,16 +72,16 @@ func TestRecostAddsTheModelAndTheTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	instant := inference.ProfileFor(api.ModelInstant)
-	same, err := Recost(rec, st, instant, w, 0)
+	same, err := corpus.Recost(rec, st, instant, w, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := Recost(rec, st, instant, w, 1000)
+	tools, err := corpus.Recost(rec, st, instant, w, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spark := inference.ProfileFor(api.ModelSpark)
-	model, err := Recost(rec, st, spark, w, 0)
+	model, err := corpus.Recost(rec, st, spark, w, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestRecostAddsTheModelAndTheTools(t *testing.T) {
 		var modelled time.Duration
 		for _, tu := range rec.Turns {
 			if tu.Lane == l.Lane {
-				modelled += ModelTime(spark, tu.InputTokens-tu.CachedTokens, tu.OutputTokens)
+				modelled += corpus.ModelTime(spark, tu.InputTokens-tu.CachedTokens, tu.OutputTokens)
 			}
 		}
 		raced := time.Duration(l.TotalNS)
@@ -96,7 +97,7 @@ func TestRecostAddsTheModelAndTheTools(t *testing.T) {
 			t.Errorf("%s: raced %v, re-costed %v, with tools %v, with spark %v (+%v)", l.Lane, raced, same[l.Lane], tools[l.Lane], model[l.Lane], modelled)
 		}
 	}
-	if _, err := Recost(rec, apistack.HostedPlain, instant, w, -1); err != nil {
+	if _, err := corpus.Recost(rec, apistack.HostedPlain, instant, w, -1); err != nil {
 		t.Errorf("another reading: %v", err)
 	}
 }

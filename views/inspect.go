@@ -28,7 +28,9 @@ type SessionHead struct {
 	// WorkloadHref serves the session as a workload; RaceConfig is the
 	// race "Race this session" starts with it (JSON, no workload yet).
 	WorkloadHref, RaceConfig string
-	Live                     bool
+	// CorpusHref places the session among the corpus (/corpus?session=).
+	CorpusHref string
+	Live       bool
 	// HTTP says the summary shows the WebSocket estimate.
 	HTTP bool
 	// Legend is the waterfall's groups, as api names them.

@@ -179,8 +179,9 @@ type RunDetail struct {
 	Stages              []Stage
 	Groups              string // as Race.Groups
 	// WorkloadAnswer is a workload race's answer in one sentence
-	// (rollout.WorkloadAnswer); WorkloadHref the workload's permalink.
-	WorkloadAnswer, WorkloadHref string
+	// (rollout.WorkloadAnswer); WorkloadHref the workload's permalink;
+	// CorpusHref places it among the corpus.
+	WorkloadAnswer, WorkloadHref, CorpusHref string
 }
 
 // Field is a labelled value.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -364,5 +365,5 @@ func sessionHead(s *inspect.Session, permalink string) views.SessionHead {
 		Started: fmtTime(started), StartedISO: started.UTC().Format(time.RFC3339),
 		UserAgent: dash(s.Client.UserAgent), Originator: dash(s.Client.Originator), Beta: dash(s.Client.Beta),
 		ExportHref: "/api/sessions/" + s.ID + "/export", Permalink: permalink, HTTP: s.Transport != inspect.TransportWebSocket,
-		WorkloadHref: "/api/sessions/" + s.ID + "/workload", RaceConfig: raceThisSession, Legend: sessionStages}
+		WorkloadHref: "/api/sessions/" + s.ID + "/workload", RaceConfig: raceThisSession, CorpusHref: "/corpus?session=" + url.QueryEscape(s.ID), Legend: sessionStages}
 }

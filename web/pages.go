@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -284,6 +285,7 @@ func (p *Playground) runPage(c echo.Context) error {
 	d.WorkloadAnswer = rollout.WorkloadAnswer(rec.Config, rec.Summary)
 	if rec.Config.WorkloadID != "" {
 		d.WorkloadHref = "/api/workloads/" + rec.Config.WorkloadID
+		d.CorpusHref = "/corpus?workload=" + url.QueryEscape(rec.Config.WorkloadID)
 	}
 	if d.Summary != nil {
 		ids, err := p.overlapping(c.Request().Context(), *rec)

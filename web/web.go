@@ -172,6 +172,8 @@ func (p *Playground) Register(e *echo.Echo) {
 	e.GET("/runs", p.runsPage)
 	e.GET("/runs/:id", p.runPage)
 	e.GET("/sweep", p.sweepPage)
+	e.GET("/corpus", p.corpusPage)
+	e.GET("/api/corpus/*", p.corpusWorkload)
 	e.GET("/static/*", serveStatic)
 	e.GET("/favicon.ico", favicon)
 

@@ -22,31 +22,6 @@ import (
 	"agentloop/workload"
 )
 
-// corpusSession is one session's result in bench corpus: its shape and
-// the share WebSocket mode saves against optimized HTTP, by reading and
-// speed.
-type corpusSession struct {
-	File         string `json:"file"`
-	Turns        int    `json:"turns"`
-	FinalContext int    `json:"final_context"`
-	Run          string `json:"run"`
-	// Saving[reading][speed] is ws against http-optimized, re-costed;
-	// SavingVsHTTP the same against http, when --lanes races it.
-	Saving       map[string]map[int]float64 `json:"saving"`
-	SavingVsHTTP map[string]map[int]float64 `json:"saving_vs_http,omitempty"`
-}
-
-// corpusCheck compares a race run for real with its re-costing.
-type corpusCheck struct {
-	File      string           `json:"file"`
-	Speed     int              `json:"speed"`
-	Run       string           `json:"run"`
-	RealMS    map[string]int64 `json:"real_ms"`
-	RecostMS  map[string]int64 `json:"recost_ms"`
-	RealSave  float64          `json:"real_saving"`
-	RecostSav float64          `json:"recost_saving"`
-}
-
 // Buckets of the saving against turns and against final context.
 var (
 	turnBuckets    = []int{1, 10, 20, 40}
@@ -118,7 +93,7 @@ func runBenchCorpus(ctx context.Context, args []string, getenv func(string) stri
 	// each re-costs from its work.
 	raced := apistack.HostedPostSprint
 	began := time.Now()
-	var results []corpusSession
+	var results []corpus.SessionResult
 	for i, s := range sessions {
 		w := s.Workload
 		cfg := rollout.Config{Profile: api.ModelInstant, Stack: raced, Lanes: lanes, Sequential: true, Repeats: 1,
@@ -131,7 +106,7 @@ func runBenchCorpus(ctx context.Context, args []string, getenv func(string) stri
 		if err != nil {
 			return err
 		}
-		r := corpusSession{File: s.File, Turns: len(w.Turns), FinalContext: finalContext(w), Run: id, Saving: map[string]map[int]float64{}}
+		r := corpus.SessionResult{File: s.File, Turns: len(w.Turns), FinalContext: corpus.FinalContext(w), Run: id, Saving: map[string]map[int]float64{}}
 		if withHTTP {
 			r.SavingVsHTTP = map[string]map[int]float64{}
 		}
@@ -157,7 +132,7 @@ func runBenchCorpus(ctx context.Context, args []string, getenv func(string) stri
 		}
 	}
 	racedIn := time.Since(began)
-	var checks []corpusCheck
+	var checks []corpus.Check
 	if *check > 0 {
 		checks, err = corpusChecks(ctx, runner, a.DB, sessions, results, *check, ctps, fixed)
 		if err != nil {
@@ -167,7 +142,8 @@ func runBenchCorpus(ctx context.Context, args []string, getenv func(string) stri
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"sessions": results, "checks": checks, "raced_seconds": racedIn.Seconds()})
+		return enc.Encode(corpus.Report{Date: time.Now().UTC().Format(time.DateOnly), Command: strings.Join(append([]string{"agentloop bench corpus"}, args...), " "),
+			Sessions: results, Checks: checks, RacedSeconds: racedIn.Seconds()})
 	}
 	printCorpusBench(stdout, results, tps, checks, racedIn)
 	return nil
@@ -185,20 +161,11 @@ func corpusSpeeds(list, flagName string) ([]int, error) {
 	return out, nil
 }
 
-// finalContext is every token a session holds at its end.
-func finalContext(w *workload.Workload) int {
-	n := w.InstructionsTokens + w.ToolsTokens
-	for i := range w.Turns {
-		n += w.Turns[i].NewInputTokens() + w.Turns[i].OutputTokens
-	}
-	return n
-}
-
 // corpusChecks races n sessions for real (their recorded tool times, the
 // post-sprint preset, at each speed) and re-costs their instant races: the
 // sessions with the least model and tool time among those of 8 turns or
 // more, so that the check stays short.
-func corpusChecks(ctx context.Context, runner *rollout.Runner, db rollout.RunReader, sessions []corpus.Session, results []corpusSession, n int, speeds []int, fixed float64) ([]corpusCheck, error) {
+func corpusChecks(ctx context.Context, runner *rollout.Runner, db rollout.RunReader, sessions []corpus.Session, results []corpus.SessionResult, n int, speeds []int, fixed float64) ([]corpus.Check, error) {
 	idx := make([]int, 0, len(sessions))
 	for i, s := range sessions {
 		if len(s.Workload.Turns) >= 8 {
@@ -229,7 +196,7 @@ func corpusChecks(ctx context.Context, runner *rollout.Runner, db rollout.RunRea
 		}
 	}
 	st := apistack.HostedPostSprint
-	var out []corpusCheck
+	var out []corpus.Check
 	for _, i := range idx {
 		s := sessions[i]
 		rec, err := rollout.LoadRun(ctx, db, results[i].Run)
@@ -247,7 +214,7 @@ func corpusChecks(ctx context.Context, runner *rollout.Runner, db rollout.RunRea
 			if err != nil {
 				return nil, err
 			}
-			c := corpusCheck{File: s.File, Speed: v, Run: id, RealMS: map[string]int64{}, RecostMS: map[string]int64{}}
+			c := corpus.Check{File: s.File, Speed: v, Run: id, RealMS: map[string]int64{}, RecostMS: map[string]int64{}}
 			real := map[string]time.Duration{}
 			for _, l := range sum.Lanes {
 				real[l.Lane] = time.Duration(l.TotalNS)
@@ -262,7 +229,7 @@ func corpusChecks(ctx context.Context, runner *rollout.Runner, db rollout.RunRea
 	return out, nil
 }
 
-func printCorpusBench(out io.Writer, results []corpusSession, speeds []int, checks []corpusCheck, racedIn time.Duration) {
+func printCorpusBench(out io.Writer, results []corpus.SessionResult, speeds []int, checks []corpus.Check, racedIn time.Duration) {
 	fmt.Fprintf(out, "%d sessions raced once (instant, lanes one after another, no tool time) in %s; re-costed at each speed and reading\n\n", len(results), racedIn.Round(time.Second))
 	for _, against := range []string{rollout.LaneHTTPOptimized, rollout.LaneHTTP} {
 		if against == rollout.LaneHTTP && (len(results) == 0 || results[0].SavingVsHTTP == nil) {
@@ -292,8 +259,8 @@ func printCorpusBench(out io.Writer, results []corpusSession, speeds []int, chec
 	for _, by := range []struct {
 		name    string
 		buckets []int
-		of      func(corpusSession) int
-	}{{"turns", turnBuckets, func(s corpusSession) int { return s.Turns }}, {"final context (tokens)", contextBuckets, func(s corpusSession) int { return s.FinalContext }}} {
+		of      func(corpus.SessionResult) int
+	}{{"turns", turnBuckets, func(s corpus.SessionResult) int { return s.Turns }}, {"final context (tokens)", contextBuckets, func(s corpus.SessionResult) int { return s.FinalContext }}} {
 		fmt.Fprintf(out, "median saving against http-optimized by %s, %s reading\n| %s | sessions | %s |\n|---|---|%s\n", by.name, headline.Reading, by.name, joinInts(speeds, " tok/s | ")+" tok/s", strings.Repeat("---|", len(speeds)))
 		pays := map[int]string{}
 		for b, lo := range by.buckets {
@@ -301,7 +268,7 @@ func printCorpusBench(out io.Writer, results []corpusSession, speeds []int, chec
 			if b+1 < len(by.buckets) {
 				hi = by.buckets[b+1]
 			}
-			in := func(s corpusSession) bool { v := by.of(s); return v >= lo && (hi < 0 || v < hi) }
+			in := func(s corpus.SessionResult) bool { v := by.of(s); return v >= lo && (hi < 0 || v < hi) }
 			label := fmt.Sprintf("%d+", lo)
 			if hi >= 0 {
 				label = fmt.Sprintf("%d–%d", lo, hi-1)
@@ -363,7 +330,7 @@ func printCorpusBench(out io.Writer, results []corpusSession, speeds []int, chec
 		100*corpus.Percentile(laneErrs, .5), 100*worstLane, 100*corpus.Percentile(saveErrs, .5), 100*worstSave)
 }
 
-func savings(results []corpusSession, reading string, speed int, in func(corpusSession) bool) []float64 {
+func savings(results []corpus.SessionResult, reading string, speed int, in func(corpus.SessionResult) bool) []float64 {
 	var v []float64
 	for _, s := range results {
 		if in(s) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"agentloop/apistack"
+	"agentloop/corpus"
 )
 
 // TestBenchCorpus: bench corpus races a session once and gives its saving
@@ -24,8 +25,8 @@ func TestBenchCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res struct {
-		Sessions []corpusSession `json:"sessions"`
-		Checks   []corpusCheck   `json:"checks"`
+		Sessions []corpus.SessionResult `json:"sessions"`
+		Checks   []corpus.Check         `json:"checks"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		t.Fatal(err)
