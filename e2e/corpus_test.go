@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -40,6 +42,13 @@ func TestCorpusPageRacesASession(t *testing.T) {
 	labelsReadable(t, p, "corpus")
 	axeCheck(t, p, axe, "corpus")
 	screenshot(t, p, "corpus-phone.png")
+
+	// Your own session, from a file: stored, then placed among them.
+	mine := filepath.Join(t.TempDir(), "mine.json")
+	check(t, os.WriteFile(mine, []byte(`{"version":1,"source":"hand","instructions_tokens":10,"tools_tokens":5,"tools":1,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":4}]}`), 0o644), "write a workload file")
+	check(t, p.Locator("#corpus-file").SetInputFiles(mine), "choose the workload file")
+	check(t, expect.Page(p).ToHaveURL(regexp.MustCompile(`/corpus\?workload=`)), "the page reopens with the file's workload")
+	check(t, expect.Locator(p.GetByTestId("corpus-yours")).ToContainText("percentile of turns"), "your session placed among them")
 
 	check(t, p.Locator(`button[data-corpus-race][data-workload="/api/corpus/`+short.File+`"]`).Click(), "race the shortest session")
 	check(t, expect.Page(p).ToHaveURL(regexp.MustCompile(`/race\?run=run_[0-9a-f]+$`)), "the race view follows the race")
