@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"agentloop/api"
 )
@@ -35,6 +36,12 @@ const bigGCPercent = 10
 
 // bigRequest is the body size past which a request's end frees memory.
 const bigRequest = 8 << 20
+
+// freeAgainAfter is when memory is freed a second time after the last big
+// body goes: what held the request a moment longer than its budget share
+// (its handler's frame, its trace and records on their way out) is garbage
+// by then, and an idle server would not collect it for minutes.
+const freeAgainAfter = time.Second
 
 // NewBudget bounds requests and body bytes in flight (0 leaves one
 // unbounded), counting refusals in m.
@@ -115,6 +122,11 @@ func (b *Budget) give(n int) {
 	}
 	b.mu.Unlock()
 	if last && b.freeing.CompareAndSwap(false, true) {
-		go func() { debug.FreeOSMemory(); b.freeing.Store(false) }()
+		go func() {
+			debug.FreeOSMemory()
+			time.Sleep(freeAgainAfter)
+			debug.FreeOSMemory()
+			b.freeing.Store(false)
+		}()
 	}
 }
