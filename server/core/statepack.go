@@ -72,8 +72,8 @@ func (p *ChainState) expand() {
 	}
 	toks := make([]int, tp.n, tp.n+tp.n/8+256)
 	prefix := tp.prefix.Value()
-	unpackString(toks[:tp.prefixLen], prefix, tp.width)
-	unpackBytes(toks[tp.prefixLen:], tp.rest, tp.width)
+	unpack(toks[:tp.prefixLen], prefix, tp.width)
+	unpack(toks[tp.prefixLen:], tp.rest, tp.width)
 	p.tokens, p.instructions, p.packed = toks, tp.instructions.Value(), nil
 }
 
@@ -87,23 +87,9 @@ func packTokens(dst []byte, toks []int, width int) []byte {
 	return dst
 }
 
-// unpackBytes fills dst with the len(dst) tokens packed in b.
-func unpackBytes(dst []int, b []byte, width int) {
-	if width == 3 {
-		b = b[:3*len(dst)]
-		for i := range dst {
-			dst[i] = int(b[3*i]) | int(b[3*i+1])<<8 | int(b[3*i+2])<<16
-		}
-		return
-	}
-	b = b[:4*len(dst)]
-	for i := range dst {
-		dst[i] = int(b[4*i]) | int(b[4*i+1])<<8 | int(b[4*i+2])<<16 | int(b[4*i+3])<<24
-	}
-}
-
-// unpackString is unpackBytes for the interned prefix, without copying it.
-func unpackString(dst []int, b string, width int) {
+// unpack fills dst with the len(dst) tokens packed in b: the session's
+// own bytes, or the interned prefix's string without copying it.
+func unpack[B ~string | ~[]byte](dst []int, b B, width int) {
 	if width == 3 {
 		b = b[:3*len(dst)]
 		for i := range dst {
