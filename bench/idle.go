@@ -68,15 +68,7 @@ func Idle(ctx context.Context, cfg IdleConfig) (*IdleReport, error) {
 		return nil, fmt.Errorf("idle: engine metrics: %w", err)
 	}
 	rep := &IdleReport{Conns: cfg.Conns, SharedProcess: cfg.SharedProcess, RSSBefore: before.get("process_resident_memory_bytes")}
-	var mu sync.Mutex
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		rep.Errors++
-		if len(rep.ErrorSamples) < 3 {
-			rep.ErrorSamples = append(rep.ErrorSamples, err.Error())
-		}
-	}
+	fail := failureCounter(&rep.Errors, &rep.ErrorSamples)
 	conns := make([]*websocket.Conn, cfg.Conns)
 	defer func() {
 		for _, c := range conns {

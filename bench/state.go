@@ -132,15 +132,8 @@ func State(ctx context.Context, cfg StateConfig) (*StateReport, error) {
 	}
 	rep := &StateReport{Sessions: cfg.Sessions, SharedTokens: cfg.SharedTokens, UniqueTokens: cfg.UniqueTokens,
 		SharedProcess: cfg.SharedProcess, RSSBefore: before.get("process_resident_memory_bytes")}
-	var mu sync.Mutex
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		rep.Errors++
-		if len(rep.ErrorSamples) < 3 {
-			rep.ErrorSamples = append(rep.ErrorSamples, err.Error())
-		}
-	}
+	fail := failureCounter(&rep.Errors, &rep.ErrorSamples)
+	var mu sync.Mutex // guards rep.Opened and rep.InputTokens
 	sessions := make([]*stateSession, cfg.Sessions)
 	defer func() {
 		for _, s := range sessions {
