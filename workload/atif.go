@@ -28,12 +28,9 @@ const ATIFMajor = "ATIF-v1."
 // model's answer and the tools' run: the tool time cannot be told from
 // the model's, so the workload has none and its description says so.
 func ImportATIF(r io.Reader, count Counter) (*Workload, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxJSONBytes+1))
+	b, err := readJSONFile(r)
 	if err != nil {
-		return nil, &Error{Message: "reading: " + err.Error()}
-	}
-	if len(b) > maxJSONBytes {
-		return nil, errorf("", "larger than %d bytes", maxJSONBytes)
+		return nil, err
 	}
 	var traj struct {
 		SchemaVersion string `json:"schema_version"`

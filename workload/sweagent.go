@@ -33,12 +33,9 @@ const maxJSONBytes = 256 << 20
 // workload's description says "no tool times". The file has no usage
 // either, so input_tokens are left out.
 func ImportSWEAgent(r io.Reader, count Counter) (*Workload, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxJSONBytes+1))
+	b, err := readJSONFile(r)
 	if err != nil {
-		return nil, &Error{Message: "reading: " + err.Error()}
-	}
-	if len(b) > maxJSONBytes {
-		return nil, errorf("", "larger than %d bytes", maxJSONBytes)
+		return nil, err
 	}
 	var traj struct {
 		History []struct {
@@ -173,4 +170,17 @@ func seconds(raw json.RawMessage) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// readJSONFile reads a whole-file JSON recording (a .traj, an ATIF
+// trajectory), refusing one larger than maxJSONBytes.
+func readJSONFile(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxJSONBytes+1))
+	if err != nil {
+		return nil, &Error{Message: "reading: " + err.Error()}
+	}
+	if len(b) > maxJSONBytes {
+		return nil, errorf("", "larger than %d bytes", maxJSONBytes)
+	}
+	return b, nil
 }
