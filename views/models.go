@@ -303,6 +303,8 @@ type ChartFrame struct {
 	W, H           float64
 	X0, X1, Y0, Y1 float64 // the plot area
 	XTicks, YTicks []ChartTick
+	// XTitle and YTitle name the axes (chartAxes draws a title given).
+	XTitle, YTitle string
 }
 
 // ChartTick is one axis label, and where it stands.

@@ -282,7 +282,8 @@ func corpusCDF(results []corpus.SessionResult, tps int) views.CorpusChart {
 	frame, xAt, y := corpusBox.frame(0, 1, 0.2, func(v float64) string { return pctOf(v) })
 	x := func(v float64) float64 { return xAt((v - lo) / (hi - lo)) }
 	frame.XTicks = savingTicks(lo, hi, x)
-	ch := views.CorpusChart{ChartFrame: frame, XTitle: "share WebSocket mode saves against optimized HTTP", YTitle: "sessions saving at most that"}
+	frame.XTitle, frame.YTitle = "share WebSocket mode saves against optimized HTTP", "sessions saving at most that"
+	ch := views.CorpusChart{ChartFrame: frame}
 	for i, rd := range apistack.HostedReadings {
 		sv := savingsAt(results, rd.Reading, tps)
 		var xs, ys []float64
@@ -336,7 +337,8 @@ func corpusScatter(results []corpus.SessionResult, reading string, tps int, your
 	for t := 0.0; t <= top; t += step {
 		frame.XTicks = append(frame.XTicks, views.ChartTick{At: x(t), Label: strconv.Itoa(int(t))})
 	}
-	ch := views.CorpusChart{ChartFrame: frame, XTitle: "turns", YTitle: "saved against optimized HTTP"}
+	frame.XTitle, frame.YTitle = "turns", "saved against optimized HTTP"
+	ch := views.CorpusChart{ChartFrame: frame}
 	if yourTurns > 0 {
 		ch.Marker = &views.CorpusMarker{X: x(float64(yourTurns)), Label: "yours: " + strconv.Itoa(yourTurns) + " turns"}
 	}
