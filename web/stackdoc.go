@@ -14,6 +14,7 @@ import (
 
 	"agentloop/apistack"
 	"agentloop/docs"
+	"agentloop/rollout"
 	"agentloop/views"
 
 	"github.com/labstack/echo/v4"
@@ -230,11 +231,13 @@ func sensitivityChart(doc ast.Node, src []byte) (*views.SensitivityChart, ast.No
 }
 
 // The sensitivity chart's drawing area, in SVG units: small enough that
-// its 14-unit labels stay readable when a phone scales it down.
-var sensitivityBox = chartBox{w: 420, h: 260, left: 48, right: 12, top: 12, bottom: 36}
+// its 14-unit labels stay readable when a phone scales it down, with room
+// on the right for each parameter's name at its line's end.
+var sensitivityBox = chartBox{w: 480, h: 300, left: 58, right: 184, top: 14, bottom: 52}
 
 // layoutSensitivity places the points: the factors evenly, the saving (in
-// %) from the lowest to the highest point, rounded out to tens.
+// %) from the lowest to the highest point, rounded out to tens; each line
+// gets a colour and dash of its own and its name at its right end.
 func layoutSensitivity(ch *views.SensitivityChart) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, l := range ch.Lines {
@@ -251,10 +254,13 @@ func layoutSensitivity(ch *views.SensitivityChart) {
 	for i, f := range ch.Factors {
 		frame.XTicks = append(frame.XTicks, views.ChartTick{At: x(float64(i) / n), Label: f})
 	}
+	frame.XTitle = "each parameter scaled by (× its preset value)"
+	frame.YTitle = rollout.LaneLabel(rollout.LaneWS) + "'s saving (%)"
 	ch.ChartFrame = frame
+	labels := make([]*views.EndLabel, len(ch.Lines))
 	for i := range ch.Lines {
 		l := &ch.Lines[i]
-		l.Class = fmt.Sprintf("series-%d", i%8)
+		l.Class = fmt.Sprintf("series-%d", i%chartSeries)
 		xs, ys := make([]float64, len(l.Points)), make([]float64, len(l.Points))
 		for j := range l.Points {
 			p := &l.Points[j]
@@ -262,5 +268,9 @@ func layoutSensitivity(ch *views.SensitivityChart) {
 			xs[j], ys[j] = p.X, p.Y
 		}
 		l.Path = polyline(xs, ys)
+		last := l.Points[len(l.Points)-1]
+		l.EndLabel = views.EndLabel{Label: l.Name, EndX: last.X, EndY: last.Y}
+		labels[i] = &l.EndLabel
 	}
+	endLabels(labels, frame.X1+endLabelIndent, frame.Y0, frame.Y1)
 }
