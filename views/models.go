@@ -359,6 +359,9 @@ type ChartTick struct {
 type SensitivityChart struct {
 	Factors []string
 	Lines   []SensitivityLine
+	// Together says which lines lie on one another (the same saving at
+	// every factor), "" when none do.
+	Together string
 	ChartFrame
 }
 

@@ -303,7 +303,7 @@ func sweepSettings(rows []SweepSetting) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if len(rows) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"The reference sweep's settings beside the one-click race's\"><table class=\"reflow sweep-settings\" data-testid=\"sweep-settings\"><caption>The reference sweep's settings beside the one-click race's</caption> <thead><tr><th scope=\"col\">Setting</th><th scope=\"col\">Reference sweep</th><th scope=\"col\">One-click race</th><th scope=\"col\">Why they differ</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<h3 id=\"sweep-settings-title\">The reference sweep's settings beside the one-click race's</h3><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-labelledby=\"sweep-settings-title\"><table class=\"reflow sweep-settings\" data-testid=\"sweep-settings\" aria-labelledby=\"sweep-settings-title\"><thead><tr><th scope=\"col\">Setting</th><th scope=\"col\">Reference sweep</th><th scope=\"col\">One-click race</th><th scope=\"col\">Why they differ</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -227,7 +227,48 @@ func sensitivityChart(doc ast.Node, src []byte) (*views.SensitivityChart, ast.No
 		return nil, nil
 	}
 	layoutSensitivity(ch)
+	ch.Together = together(ch.Lines)
 	return ch, table
+}
+
+// together says which lines have the same saving at every factor, so lie
+// on one another: "a, b and c lie on one another (47% at every factor)".
+func together(lines []views.SensitivityLine) string {
+	key := func(l views.SensitivityLine) string {
+		var b strings.Builder
+		for _, p := range l.Points {
+			fmt.Fprintf(&b, "%d:%g ", p.Index, p.Saved)
+		}
+		return b.String()
+	}
+	var groups [][]views.SensitivityLine
+	for _, l := range lines {
+		i := slices.IndexFunc(groups, func(g []views.SensitivityLine) bool { return key(g[0]) == key(l) })
+		if i < 0 {
+			groups = append(groups, nil)
+			i = len(groups) - 1
+		}
+		groups[i] = append(groups[i], l)
+	}
+	var out []string
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		names := make([]string, len(g))
+		for i, l := range g {
+			names[i] = l.Name
+		}
+		s := andList(names) + " lie on one another"
+		if flat := slices.IndexFunc(g[0].Points, func(p views.SensitivityPoint) bool { return p.Saved != g[0].Points[0].Saved }) < 0; flat {
+			s += " (" + strconv.FormatFloat(g[0].Points[0].Saved, 'f', -1, 64) + "% at every factor)"
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, "; ") + "."
 }
 
 // The sensitivity chart's drawing area, in SVG units: small enough that

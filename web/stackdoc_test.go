@@ -15,6 +15,7 @@ import (
 	"agentloop/apistack"
 	"agentloop/docs"
 	"agentloop/static"
+	"agentloop/views"
 )
 
 // TestStackDocRendersTheMarkdown: /docs/stack is docs/stack.md rendered,
@@ -192,6 +193,31 @@ func TestSensitivityLinesStandApart(t *testing.T) {
 	for _, want := range []string{">each parameter scaled by (× its preset value)</text>", `transform="rotate(-90)">WebSocket&#39;s saving (%)</text>`} {
 		if !strings.Contains(chart, want) {
 			t.Errorf("the chart lacks the axis title %q", want)
+		}
+	}
+}
+
+// TestTogetherNamesTheLinesOnOneAnother: lines with the same saving at
+// every factor are named together, with their value when they are flat; a
+// line alone is not named.
+func TestTogetherNamesTheLinesOnOneAnother(t *testing.T) {
+	line := func(name string, saved ...float64) views.SensitivityLine {
+		l := views.SensitivityLine{Name: name}
+		for i, v := range saved {
+			l.Points = append(l.Points, views.SensitivityPoint{Index: i, Saved: v})
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		lines []views.SensitivityLine
+		want  string
+	}{
+		{[]views.SensitivityLine{line("a", 47, 47), line("b", 48, 47), line("c", 47, 47), line("d", 47, 47)}, "a, c and d lie on one another (47% at every factor)."},
+		{[]views.SensitivityLine{line("a", 40, 50), line("b", 40, 50), line("c", 1, 2), line("d", 1, 2)}, "a and b lie on one another; c and d lie on one another."},
+		{[]views.SensitivityLine{line("a", 40, 50), line("b", 41, 50)}, ""},
+	} {
+		if got := together(tc.lines); got != tc.want {
+			t.Errorf("together = %q, want %q", got, tc.want)
 		}
 	}
 }

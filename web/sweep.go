@@ -395,7 +395,7 @@ func (ref sweepReference) against(race rollout.Config) []views.SweepSetting {
 					onlyRace = append(onlyRace, rollout.LaneLabel(l))
 				}
 			}
-			r.Why = "The sweep races " + rollout.LaneLabel(rollout.LaneHTTPOptimized) + ", which its shares are measured against, first, then the lanes it compares with it."
+			r.Why = "The sweep races " + rollout.LaneLabel(rollout.LaneHTTPOptimized) + " first, since its shares are measured against it, then only the lanes it compares with it."
 			if len(onlyRef) > 0 {
 				r.Why += " Only the sweep races " + andList(onlyRef) + "."
 			}
@@ -430,9 +430,10 @@ func sweepSeries(v views.Sweep) []views.SweepSeries {
 		if !slices.Contains(lanes, lane) {
 			continue
 		}
-		text := "The share of " + base + "'s time this lane saves. It talks to the engine this way: " + rollout.LaneHow(lane) + "."
+		text := "The share of " + base + "'s time it saves: " + rollout.LaneHow(lane) + "."
 		if lane == rollout.LanePrototype {
-			text += " It is the first design of WebSocket mode, opt-in with a beta header: one response that pauses after each tool call and resumes when the tool's output is appended. The hosted API does not offer it; it shows how much more a resumed response could save."
+			text = "The first design of WebSocket mode, which the hosted API does not offer: one response that pauses at each tool call and resumes when its output is appended (" +
+				rollout.LaneHow(lane) + "). It shows how much more a resumed response could save."
 		}
 		out = append(out, views.SweepSeries{Name: rollout.LaneLabel(lane), Class: "sweep-" + lane, Text: text})
 	}
@@ -440,23 +441,22 @@ func sweepSeries(v views.Sweep) []views.SweepSeries {
 		preset, ok := apistack.Preset(st)
 		text := "The engine alone: nothing is modelled around the model."
 		if !ok || preset.Modelled() {
-			text = "The engine plus the modelled work of a hosted API around the model (a safety classifier, service hops, stored state, billing)"
+			text = "The engine plus a hosted API's modelled work around the model (classifier, hops, stored state, billing)"
 			if r := apistack.Reading(st); r != "" {
 				text += ", fitted under the " + r + " reading"
 			}
-			text += ". The stack document says where each figure comes from."
+			text += "."
 		}
 		out = append(out, views.SweepSeries{Name: st + " stack", Text: text})
 	}
-	out = append(out, views.SweepSeries{Name: base, Text: "Not drawn: it is the line at 0%, the lane each share is measured against. It talks to the engine this way: " +
-		rollout.LaneHow(rollout.LaneHTTPOptimized) + "."})
+	out = append(out, views.SweepSeries{Name: base, Text: "The line at 0%, which each share is measured against: " + rollout.LaneHow(rollout.LaneHTTPOptimized) + "."})
 	return out
 }
 
 // The chart's drawing area, in SVG units: narrow enough that its 14-unit
 // labels stay readable on a phone, with room on the right for each lane's
 // name at its line's end.
-var sweepBox = chartBox{w: 440, h: 300, left: 58, right: 110, top: 14, bottom: 52}
+var sweepBox = chartBox{w: 420, h: 300, left: 58, right: 110, top: 14, bottom: 52}
 
 // The speed axis's ends, in tokens/s (log scale).
 const sweepMinTPS, sweepMaxTPS = 50.0, 5000.0

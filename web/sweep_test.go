@@ -161,7 +161,7 @@ func TestSweepPageShowsTheReference(t *testing.T) {
 	for _, want := range []string{`data-testid="sweep-reference"`, "Reference sweep, " + ref.Date, "agentloop bench sweep", `data-testid="sweep-legend"`,
 		"unlimited bandwidth", ">decode speed (tokens/s, log scale)</text>", ">saved vs HTTP optimized (%)</text>",
 		`class="end-label"`, `>WebSocket</text>`, `>Prototype</text>`, `data-testid="sweep-series"`, `data-testid="sweep-settings"`,
-		"It is the first design of WebSocket mode", "hosted-post-sprint stack", "lean stack", `data-testid="sweep-empty"`} {
+		"The first design of WebSocket mode", "hosted-post-sprint stack", "lean stack", `data-testid="sweep-empty"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("a fresh /sweep lacks %q", want)
 		}
