@@ -70,11 +70,39 @@ func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
 		if _, err := p.GetByTestId("sensitivity-chart").Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "sensitivity-desktop"+suffix+".png"))}); err != nil {
 			t.Errorf("screenshot of the sensitivity chart: %v", err)
 		}
+		axeCheck(t, p, axe, "docs/stack"+suffix)
 		goTo(t, p, a.URL()+"/sweep")
 		referenceFirst(t, p)
 		chartTextReadable(t, p, "sweep at 1440 px"+suffix, 14)
 		axeCheck(t, p, axe, "sweep"+suffix)
 		screenshot(t, p, "sweep-desktop"+suffix+".png")
+	}
+	focusedHeadingDrawsNoBox(t, p)
+}
+
+// focusedHeadingDrawsNoBox: a heading a script focuses (tabindex="-1",
+// as the race focuses its Result) draws no box after a click, and is
+// underlined, still without a box, after a key press.
+func focusedHeadingDrawsNoBox(t *testing.T, p playwright.Page) {
+	t.Helper()
+	focusStyle := `() => {
+		const h = document.getElementById("sweep-yours-title");
+		h.setAttribute("tabindex", "-1");
+		h.focus();
+		const s = getComputedStyle(h);
+		return [document.activeElement === h, s.outlineStyle, s.textDecorationLine];
+	}`
+	check(t, p.Locator("main summary").First().Click(), "click a control")
+	v, err := p.Evaluate(focusStyle)
+	check(t, err, "focus the heading after a click")
+	if got := v.([]any); got[0] != true || got[1] != "none" || got[2] != "none" {
+		t.Errorf("after a click, a focused heading (focused, outline, underline) = %v, want [true none none]", got)
+	}
+	check(t, p.Keyboard().Press("Shift"), "press a key")
+	v, err = p.Evaluate(focusStyle)
+	check(t, err, "focus the heading after a key")
+	if got := v.([]any); got[0] != true || got[1] != "none" || got[2] != "underline" {
+		t.Errorf("after a key, a focused heading (focused, outline, underline) = %v, want [true none underline]", got)
 	}
 }
 
