@@ -263,15 +263,6 @@ func loadReferenceSweep() (sweepReference, error) {
 	return ref, err
 }
 
-// referenceSweep charts the reference sweep the binary carries.
-func referenceSweep() (*views.SweepReference, error) {
-	ref, err := loadReferenceSweep()
-	if err != nil {
-		return nil, err
-	}
-	return ref.view(), nil
-}
-
 // view charts the reference's passed cells.
 func (ref sweepReference) view() *views.SweepReference {
 	var pts []sweepPoint

@@ -152,7 +152,8 @@ func TestSweepSeriesJoinOnlyEqualSettings(t *testing.T) {
 // axes titled, its lines named at their ends and explained in words, its
 // settings beside the one-click race's; then "your runs", empty.
 func TestSweepPageShowsTheReference(t *testing.T) {
-	ref, err := referenceSweep()
+	loaded, err := loadReferenceSweep()
+	ref := loaded.view()
 	if err != nil || len(ref.Charts) == 0 || ref.Date == "" || ref.Command == "" {
 		t.Fatalf("reference %+v, %v", ref, err)
 	}
