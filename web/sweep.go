@@ -340,61 +340,51 @@ func (ref sweepReference) against(race rollout.Config) []views.SweepSetting {
 		raceStack = apistack.Lean
 	}
 	set := ref.Settings
+	stackWhy := "The sweep draws the engine alone and with the modelled hosted API stack, to show what the API's own work adds; the race runs one stack"
+	if slices.Contains(stacks, raceStack.String()) {
+		stackWhy += ", whose chart is the one titled " + raceStack.String() + "."
+	} else {
+		stackWhy += ", which the sweep did not race."
+	}
+	var onlyRef, onlyRace []string
+	for _, l := range set.Lanes {
+		if !slices.Contains(race.Lanes, l) {
+			onlyRef = append(onlyRef, rollout.LaneLabel(l))
+		}
+	}
+	for _, l := range race.Lanes {
+		if !slices.Contains(set.Lanes, l) {
+			onlyRace = append(onlyRace, rollout.LaneLabel(l))
+		}
+	}
+	lanesWhy := "The sweep races " + rollout.LaneLabel(rollout.LaneHTTPOptimized) + " first, since its shares are measured against it, then only the lanes it compares with it."
+	if len(onlyRef) > 0 {
+		lanesWhy += " Only the sweep races " + andList(onlyRef) + "."
+	}
+	if len(onlyRace) > 0 {
+		lanesWhy += " Only the race races " + andList(onlyRace) + "."
+	}
+	// Each row with why it would differ; Why stays only where it does.
 	rows := []views.SweepSetting{
-		{Name: "Scenario", Reference: andList(scenarios), Race: sweepScenario(race)},
+		{Name: "Scenario", Reference: andList(scenarios), Race: sweepScenario(race),
+			Why: "Another scenario sends another history, so its shares differ from the chart's."},
 		{Name: "Model speed", Reference: set.Profile + "'s prefill and time to first token, decoding at " + andList(speedList) + " tokens/s",
-			Race: race.Profile + " as it is, decoding at " + strconv.FormatFloat(raceTPS, 'f', -1, 64) + " tokens/s"},
-		{Name: "API stack", Reference: andList(stacks), Race: raceStack.String()},
-		{Name: "Round trip", Reference: fmtMs(set.RTTMS), Race: fmtMs(race.RTTms)},
-		{Name: "Tool time per call", Reference: fmtMs(set.ToolTimeMS), Race: fmtMs(race.ToolTimeMs)},
-		{Name: "Bandwidth", Reference: bandwidth(set.BandwidthKbps), Race: bandwidth(race.BandwidthKbps)},
-		{Name: "Lanes, in order", Reference: strings.Join(laneLabels(set.Lanes), ", "), Race: strings.Join(laneLabels(race.Lanes), ", ")},
-		{Name: "Lanes run", Reference: lanesRun(set.Sequential), Race: lanesRun(race.Sequential)},
+			Race: race.Profile + " as it is, decoding at " + strconv.FormatFloat(raceTPS, 'f', -1, 64) + " tokens/s",
+			Why:  "The sweep changes only the decode speed, to show how the share moves with it; the race runs one model as it is, at one point of the speed axis."},
+		{Name: "API stack", Reference: andList(stacks), Race: raceStack.String(), Why: stackWhy},
+		{Name: "Round trip", Reference: fmtMs(set.RTTMS), Race: fmtMs(race.RTTms),
+			Why: "The sweep leaves the network out, so that only the API's work and the model's speed remain. A round trip adds about the same time to every lane's turns, so the race's shares are smaller than the chart's at the same speed."},
+		{Name: "Tool time per call", Reference: fmtMs(set.ToolTimeMS), Race: fmtMs(race.ToolTimeMs),
+			Why: "Tool time is the agent's own work between turns, the same on every lane: the sweep leaves it out, so its shares are larger than the race's."},
+		{Name: "Bandwidth", Reference: bandwidth(set.BandwidthKbps), Race: bandwidth(race.BandwidthKbps),
+			Why: "A limited bandwidth slows most the lanes that resend the whole history, so it moves the shares."},
+		{Name: "Lanes, in order", Reference: strings.Join(laneLabels(set.Lanes), ", "), Race: strings.Join(laneLabels(race.Lanes), ", "), Why: lanesWhy},
+		{Name: "Lanes run", Reference: lanesRun(set.Sequential), Race: lanesRun(race.Sequential),
+			Why: "Lanes that run together share the machine's cores, so the sweep never counts such a run."},
 	}
 	for i := range rows {
-		r := &rows[i]
-		if r.Reference == r.Race {
-			continue
-		}
-		switch r.Name {
-		case "Scenario":
-			r.Why = "Another scenario sends another history, so its shares differ from the chart's."
-		case "Model speed":
-			r.Why = "The sweep changes only the decode speed, to show how the share moves with it; the race runs one model as it is, at one point of the speed axis."
-		case "API stack":
-			r.Why = "The sweep draws the engine alone and with the modelled hosted API stack, to show what the API's own work adds; the race runs one stack"
-			if slices.Contains(stacks, raceStack.String()) {
-				r.Why += ", whose chart is the one titled " + raceStack.String() + "."
-			} else {
-				r.Why += ", which the sweep did not race."
-			}
-		case "Round trip":
-			r.Why = "The sweep leaves the network out, so that only the API's work and the model's speed remain. A round trip adds about the same time to every lane's turns, so the race's shares are smaller than the chart's at the same speed."
-		case "Tool time per call":
-			r.Why = "Tool time is the agent's own work between turns, the same on every lane: the sweep leaves it out, so its shares are larger than the race's."
-		case "Bandwidth":
-			r.Why = "A limited bandwidth slows most the lanes that resend the whole history, so it moves the shares."
-		case "Lanes, in order":
-			var onlyRef, onlyRace []string
-			for _, l := range set.Lanes {
-				if !slices.Contains(race.Lanes, l) {
-					onlyRef = append(onlyRef, rollout.LaneLabel(l))
-				}
-			}
-			for _, l := range race.Lanes {
-				if !slices.Contains(set.Lanes, l) {
-					onlyRace = append(onlyRace, rollout.LaneLabel(l))
-				}
-			}
-			r.Why = "The sweep races " + rollout.LaneLabel(rollout.LaneHTTPOptimized) + " first, since its shares are measured against it, then only the lanes it compares with it."
-			if len(onlyRef) > 0 {
-				r.Why += " Only the sweep races " + andList(onlyRef) + "."
-			}
-			if len(onlyRace) > 0 {
-				r.Why += " Only the race races " + andList(onlyRace) + "."
-			}
-		case "Lanes run":
-			r.Why = "Lanes that run together share the machine's cores, so the sweep never counts such a run."
+		if rows[i].Reference == rows[i].Race {
+			rows[i].Why = ""
 		}
 	}
 	return rows
