@@ -127,11 +127,16 @@ func TestRaceInterruptedIsStoredAsInterrupted(t *testing.T) {
 func TestNormalizeRejectsBadConfigs(t *testing.T) {
 	for _, c := range []rollout.Config{
 		{Scenario: "nope"}, {Profile: "turbo"}, {Lanes: []string{"carrier-pigeon"}}, {Lanes: []string{"ws", "ws"}},
-		{RTTms: -1}, {Repeats: 100}, {ToolTimeMs: 1e9},
+		{RTTms: -1}, {Repeats: 100}, {ToolTimeMs: 1e9}, {Sequential: true, TakeTurns: true},
 	} {
 		if err := rollout.Normalize(&c); err == nil || err.Status != 400 {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+	// Two lane orders at once: the error names take_turns.
+	both := rollout.Config{Sequential: true, TakeTurns: true}
+	if err := rollout.Normalize(&both); err == nil || err.Param != "take_turns" {
+		t.Errorf("sequential and take_turns: %v", err)
 	}
 	c := rollout.Config{}
 	if err := rollout.Normalize(&c); err != nil || len(c.Lanes) != 4 || c.Repeats != 1 || c.Profile != "spark" {
