@@ -136,3 +136,42 @@ func TestLanesTakingTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestLanesTakingTurnsCancel: a take-turns race of two repeats, cancelled
+// in its second, ends as interrupted, with no lane left waiting for the
+// baton; the first repeat's lanes passed.
+func TestLanesTakingTurnsCancel(t *testing.T) {
+	t.Parallel()
+	a := apptest.Start(t)
+	runner := rollout.NewRunner(a.URL(), a.DB, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := rollout.Config{Scenario: "quick-fix", Profile: "instant", Lanes: []string{rollout.LaneHTTPOptimized, rollout.LaneWS},
+		Seed: 1, TakeTurns: true, Repeats: 2}
+	id, _, err := runner.Run(ctx, cfg, func(s rollout.Snapshot) {
+		for _, l := range s.Lanes {
+			if l.Repeat == 1 && l.Turn >= 2 {
+				cancel()
+			}
+		}
+	})
+	if err == nil {
+		t.Fatal("the cancelled race ended without an error")
+	}
+	rec, err := rollout.LoadRun(context.Background(), a.DB, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != rollout.StatusInterrupted {
+		t.Fatalf("status %s, want interrupted", rec.Status)
+	}
+	first := map[string]bool{}
+	for _, turn := range rec.Turns {
+		if turn.Repeat == 0 && turn.Error == "" && len(turn.Calls) == 0 && turn.Index >= 0 {
+			first[turn.Lane] = true // the repeat's last turn: its final answer
+		}
+	}
+	if len(first) != len(cfg.Lanes) {
+		t.Errorf("lanes that finished the first repeat: %v, want %v", first, cfg.Lanes)
+	}
+}

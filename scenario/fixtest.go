@@ -35,13 +35,13 @@ var fulfilTierFix = edit{
 // quickFix is fix-failing-test in a short session, for a class: the same
 // repository, bugs, tools and success check, but the agent reads only what
 // the failures point at (no exploring beyond), so the conversation stays
-// at about a fifth of the full one and a race of it ends in seconds.
+// under half the full one and a race of it ends in seconds.
 func quickFix() *Scenario {
 	s := fixFailingTest()
 	s.Name = "quick-fix"
 	s.Title = "fulfil, a short session (Go order-fulfilment service)"
 	s.Description = "fix-failing-test in a short session for a class: the agent reads only what the failing tests point at, " +
-		"fixes both pricing bugs and re-runs go test; about half the turns and a fifth of the context."
+		"fixes both pricing bugs and re-runs go test; about half the turns and under half the context."
 	s.Short = true
 	s.plan = func(a *agent) { planFulfil(a, 0, 0, 0) }
 	return s
