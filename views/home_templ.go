@@ -110,7 +110,7 @@ func HomePage(p Page, h Home) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</span></div><p id=\"start-error\" class=\"error\" role=\"alert\" hidden></p><p>Showing it to a class? <a href=\"/race?present\" data-testid=\"present-link\">Presenter mode</a> runs this same race in large type for a projector, with keys to start, reset, replay and step through the turns.</p><p class=\"muted\">Or choose your own settings on the <a href=\"/race\">race page</a>, send requests by hand in the <a href=\"/explorer\">explorer</a>, or point an SDK at this server (<a href=\"/docs\">docs</a>).</p></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</span></div><p id=\"start-error\" class=\"error\" role=\"alert\" hidden></p><p>Showing it to a class? <a href=\"/race?present\" data-testid=\"present-link\">Presenter mode</a> runs a short session of this race in large type for a projector, the four lanes taking turns so that all of them move at once, with keys to start, reset, replay and step through the turns.</p><p class=\"muted\">Or choose your own settings on the <a href=\"/race\">race page</a>, send requests by hand in the <a href=\"/explorer\">explorer</a>, or point an SDK at this server (<a href=\"/docs\">docs</a>).</p></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

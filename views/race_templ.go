@@ -54,7 +54,7 @@ func RacePage(p Page, r Race) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<p class=\"muted present-link\">For a class: <a href=\"/race?present\" data-testid=\"present-link\">presenter mode</a>, large type for a projector, with the home page's race.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<p class=\"muted present-link\">For a class: <a href=\"/race?present\" data-testid=\"present-link\">presenter mode</a>, large type for a projector, with a short race whose lanes take turns.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
