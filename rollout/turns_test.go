@@ -124,9 +124,9 @@ func TestBatonWaitsForEveryLane(t *testing.T) {
 	b.begin()
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
-	ft.advance(time.Second) // a waits: its own clock stays at 0
+	ft.advance(time.Second) // a waits, its own clock stays at 0; b works a second
 	go func() { stopped <- b.take(ctx) }()
-	if err := <-got; err != nil { // both at 0: a, first in the lanes' order
+	if err := <-got; err != nil { // a is behind
 		t.Fatal(err)
 	}
 	if own := a.own(ft.now()); own != 0 {
