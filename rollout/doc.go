@@ -6,9 +6,8 @@
 // real bytes, and records every turn's timing merged with the engine's
 // trace. The race runs lanes side by side, one after another, or taking
 // turns (turns.go: at once, one step at a time, each lane on its own
-// clock), and stores
-// everything through the RunStore interface (either store backend, in a
-// process). A race hands its live snapshots to one
+// clock), and stores everything through the RunStore interface (either
+// store backend, in a process). A race hands its live snapshots to one
 // observer; fanning them out to readers is the caller's.
 //
 // rollout owns the race's sentences (headline.go): the headline, the split
