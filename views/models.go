@@ -40,6 +40,8 @@ type Home struct {
 	// Preset is the ready-made race's config as JSON, posted by the button.
 	Preset      string
 	PresetLabel string
+	// Estimate says how long the ready-made race will take ("about 85 s").
+	Estimate string
 	// Stack is the ready-made race's preset and Reading its reading.
 	Stack, Reading string
 }
@@ -54,6 +56,12 @@ type Race struct {
 	Seed       string
 	Repeats    string
 	Sequential bool
+	// TakeTurns: the lanes run at once, one request at a time, each on
+	// its own clock.
+	TakeTurns bool
+	// Estimate says how long presenter mode's race will take ("about 20
+	// s"), shown by its start button.
+	Estimate string
 	// Stacks are the stack select's choices; StackParams one input per
 	// stack parameter, filled from the selected stack; StackPresets the
 	// presets' parameters as JSON, for the script to refill them.

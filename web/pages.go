@@ -50,6 +50,9 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 var preset = rollout.Config{Scenario: "fix-failing-test", Profile: api.DefaultModel, RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
 	Sequential: true, Stack: apistack.DefaultRace}
 
+// The classroom's live race, presenter mode's start, is rollout.Classroom:
+// a short session whose four lanes take turns and end in about 20 s.
+
 func (p *Playground) home(c echo.Context) error {
 	cfg := p.preset
 	if _, ok := findScenario(cfg.Scenario); !ok {
@@ -59,7 +62,16 @@ func (p *Playground) home(c echo.Context) error {
 	}
 	b, _ := json.Marshal(cfg)
 	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: presetLabel(cfg),
-		Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset)}))
+		Estimate: estimate(cfg), Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset)}))
+}
+
+// estimate says how long cfg's race will take ("about 25 s";
+// rollout.Estimate), "" for a config that does not normalize.
+func estimate(cfg rollout.Config) string {
+	if rollout.Normalize(&cfg) != nil {
+		return ""
+	}
+	return rollout.EstimateWords(rollout.Estimate(cfg))
 }
 
 // presetLabel says what the ready-made race runs.
@@ -72,10 +84,7 @@ func presetLabel(cfg rollout.Config) string {
 		}
 		lanes = strings.Join(names, ", ")
 	}
-	order := ", together"
-	if cfg.Sequential {
-		order = ", one after another"
-	}
+	order := ", " + cfg.Order()
 	stack := "lean API stack (nothing modelled around the model)"
 	if cfg.Stack.Modelled() {
 		stack = "modelled " + cfg.Stack.Preset + " API stack"
@@ -109,8 +118,9 @@ func (p *Playground) race(c echo.Context) error {
 	}
 	v := views.Race{Cores: p.cores, Stages: raceStages, Groups: groupsJSON, Present: c.QueryParams().Has("present")}
 	if v.Present {
-		// Presenter mode starts from the home page's ready-made race.
-		cfg = p.preset
+		// Presenter mode starts the classroom's live race.
+		cfg = p.classroom
+		v.Estimate = estimate(cfg)
 	}
 	if id := c.QueryParam("run"); id != "" {
 		rec, err := p.runs.LoadRun(c.Request().Context(), id)
@@ -147,7 +157,7 @@ func (p *Playground) race(c echo.Context) error {
 	v.ToolTimeMs = strconv.FormatFloat(cfg.ToolTimeMs, 'f', -1, 64)
 	v.Seed = strconv.FormatInt(max(cfg.Seed, 1), 10)
 	v.Repeats = strconv.Itoa(max(cfg.Repeats, 1))
-	v.Sequential = cfg.Sequential
+	v.Sequential, v.TakeTurns = cfg.Sequential, cfg.TakeTurns
 	v.Stacks, v.StackParams, v.StackPresets = stackChoices(cfg.Stack)
 	if cfg.CompactThreshold > 0 {
 		v.CompactThreshold = strconv.Itoa(cfg.CompactThreshold)

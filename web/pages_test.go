@@ -21,7 +21,10 @@ func TestPages(t *testing.T) {
 		avoid  []string
 	}{
 		{"/", 200, []string{`id="start-preset"`, `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`, `&#34;sequential&#34;:true`,
-			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted-post-sprint&#34;`, "modelled hosted-post-sprint API stack"}, nil},
+			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted-post-sprint&#34;`, "modelled hosted-post-sprint API stack", `data-testid="preset-estimate">about `}, nil},
+		// Presenter mode starts the classroom's race: lanes taking turns,
+		// with how long it takes by its start button.
+		{"/race?present", 200, []string{`<option value="quick-fix" selected`, `name="take_turns" checked`, `data-testid="race-estimate">about `}, []string{`name="sequential" checked`}},
 		{"/docs", 200, []string{"http://example.com/v1", "ws://example.com/v1/responses", "supports_websockets = true", "/api/traces/{id}", "createOpenAI",
 			`websocket_base_url=&#34;ws://example.com/v1&#34;`, "curl -sN http://example.com/v1/responses", "websocat -H", `html[data-ready=&#34;race&#34;]`, "race-summary"}, nil},
 		{"/race", 200, []string{`data-testid="race-scenario"`, `data-testid="race-profile"`, `data-testid="race-rtt"`, `data-testid="race-start"`,
@@ -241,4 +244,14 @@ func TestExplorerLanesExample(t *testing.T) {
 		return
 	}
 	t.Fatal("no lanes example")
+}
+
+// TestPresetLabelSaysTheOrder: the ready-made races' labels say how the
+// lanes run, the classroom's that they take turns.
+func TestPresetLabelSaysTheOrder(t *testing.T) {
+	for cfg, want := range map[*rollout.Config]string{&preset: ", one after another ·", &rollout.Classroom: ", taking turns ·"} {
+		if got := presetLabel(*cfg); !strings.Contains(got, want) {
+			t.Errorf("presetLabel = %q, want it to hold %q", got, want)
+		}
+	}
 }

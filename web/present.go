@@ -190,6 +190,12 @@ func fairness(cfg rollout.Config, cores int, past bool) string {
 		}
 		return "The lanes run one after another, so none competes with another for the CPU."
 	}
+	if cfg.TakeTurns {
+		if past {
+			return "The lanes took turns, one request at a time, each on its own clock, so none competed with another for the CPU."
+		}
+		return "The lanes take turns, one request at a time, each on its own clock, so none competes with another for the CPU."
+	}
 	if past {
 		return fmt.Sprintf("The lanes ran together and shared the %d cores of this machine; for fair timing, run them one after another.", cores)
 	}
@@ -441,10 +447,6 @@ func readingWords(preset string) string {
 	}
 }
 
-// laneOrder says how a race's lanes ran: together or one after another.
-func laneOrder(cfg rollout.Config) string {
-	if cfg.Sequential {
-		return "one after another"
-	}
-	return "together"
-}
+// laneOrder says how a race's lanes ran: together, one after another or
+// taking turns.
+func laneOrder(cfg rollout.Config) string { return cfg.Order() }

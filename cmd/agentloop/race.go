@@ -28,6 +28,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	lanes := fs.String("lanes", strings.Join(rollout.DefaultLanes, ","), "lanes to race: "+strings.Join(rollout.AllLanes, ",")+" (prototype is the experimental long-running response, opt-in)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "scenario seed")
 	fs.BoolVar(&cfg.Sequential, "sequential", false, "run lanes one after another (interleaved over repeats) instead of together")
+	fs.BoolVar(&cfg.TakeTurns, "take-turns", false, "run lanes at once, one request at a time across the race, each on its own clock (not with --sequential)")
 	fs.IntVar(&cfg.Repeats, "repeats", 1, "repeats per lane; the median is reported")
 	fs.IntVar(&cfg.BandwidthKbps, "bandwidth", 0, "proxy bandwidth limit per direction in kbit/s (0 = none)")
 	cfg.Stack = apistack.Lean
@@ -212,7 +213,10 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 		profile += ", reasoning " + c.Reasoning.Effort
 	}
 	order := "  (sequential)"
-	if !c.Sequential && len(c.Lanes) > 1 {
+	switch {
+	case c.TakeTurns:
+		order = "  (lanes taking turns, each on its own clock)"
+	case c.Overlaps():
 		order = "  (lanes side by side, sharing the CPU)"
 	}
 	fmt.Fprintf(w, "run %s  scenario %s  profile %s  stack %s  rtt %.0fms  tool time %.0fms  repeats %d%s\n", rec.ID, c.Scenario, profile, stack,
