@@ -115,7 +115,8 @@ func ranTogether(runs []rollout.RunRecord) map[string]bool {
 }
 
 // sweepCharts groups the newest fair run per settings and speed. A run
-// counts when it passed, ran its lanes one after another, raced ws against
+// counts when it passed, ran its lanes without overlap (one after another
+// or taking turns), raced ws against
 // http-optimized, and ran alone. Runs come newest first.
 func sweepCharts(runs []rollout.RunRecord) []views.SweepChart {
 	overlapped := ranTogether(runs)
@@ -123,7 +124,7 @@ func sweepCharts(runs []rollout.RunRecord) []views.SweepChart {
 	var pts []sweepPoint
 	for _, r := range runs {
 		cfg := r.Config
-		if r.Status != rollout.StatusPassed || !cfg.Sequential || r.Summary == nil || overlapped[r.ID] ||
+		if r.Status != rollout.StatusPassed || cfg.Overlaps() || r.Summary == nil || overlapped[r.ID] ||
 			!slices.Contains(cfg.Lanes, rollout.LaneHTTPOptimized) || !slices.Contains(cfg.Lanes, rollout.LaneWS) {
 			continue
 		}
@@ -303,11 +304,12 @@ func laneLabels(lanes []string) []string {
 	return out
 }
 
-func lanesRun(sequential bool) string {
-	if sequential {
-		return "one after another"
+// lanesRun says how a race's lanes ran (rollout.Config.Order).
+func lanesRun(cfg rollout.Config) string {
+	if cfg.Overlaps() {
+		return rollout.OrderTogether + ", sharing the CPU"
 	}
-	return "together, sharing the CPU"
+	return cfg.Order()
 }
 
 func bandwidth(kbps int) string {
@@ -379,7 +381,7 @@ func (ref sweepReference) against(race rollout.Config) []views.SweepSetting {
 		{Name: "Bandwidth", Reference: bandwidth(set.BandwidthKbps), Race: bandwidth(race.BandwidthKbps),
 			Why: "A limited bandwidth slows most the lanes that resend the whole history, so it moves the shares."},
 		{Name: "Lanes, in order", Reference: strings.Join(laneLabels(set.Lanes), ", "), Race: strings.Join(laneLabels(race.Lanes), ", "), Why: lanesWhy},
-		{Name: "Lanes run", Reference: lanesRun(set.Sequential), Race: lanesRun(race.Sequential),
+		{Name: "Lanes run", Reference: lanesRun(rollout.Config{Sequential: set.Sequential, Lanes: set.Lanes}), Race: lanesRun(race),
 			Why: "Lanes that run together share the machine's cores, so the sweep never counts such a run."},
 	}
 	for i := range rows {

@@ -23,6 +23,12 @@ func sweepRun(id, scenario string, stack apistack.Stack, tps float64, sequential
 		Summary: &rollout.Summary{SavedVsOptimized: saved}}
 }
 
+// turns makes r a race whose lanes took turns.
+func turns(id string, r rollout.RunRecord) rollout.RunRecord {
+	r.ID, r.Config.Sequential, r.Config.TakeTurns = id, false, true
+	return r
+}
+
 func TestSweepChartsKeepTheNewestFairRunPerPoint(t *testing.T) {
 	lean, hosted := apistack.Lean, apistack.Hosted
 	runs := []rollout.RunRecord{ // newest first, as ListRuns returns them
@@ -30,6 +36,7 @@ func TestSweepChartsKeepTheNewestFairRunPerPoint(t *testing.T) {
 		sweepRun("r_old", "fix", hosted, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.10}),
 		sweepRun("r_unfair", "fix", hosted, 250, false, rollout.StatusPassed, map[string]float64{"ws": 0.9}),
 		sweepRun("r_failed", "fix", hosted, 4000, true, rollout.StatusFailed, map[string]float64{"ws": 0.9}),
+		turns("r_turns", sweepRun("", "fix", hosted, 4000, false, rollout.StatusPassed, map[string]float64{"ws": 0.48})), // no overlap: fair
 		sweepRun("r_slow", "fix", hosted, 65, true, rollout.StatusPassed, map[string]float64{"ws": 0.05}),
 		sweepRun("r_lean", "fix", lean, 1000, true, rollout.StatusPassed, map[string]float64{"ws": 0.12}),
 		sweepRun("r_other", "rename", lean, 0, true, rollout.StatusPassed, map[string]float64{"ws": 0.2}), // spark's own rate
@@ -54,7 +61,7 @@ func TestSweepChartsKeepTheNewestFairRunPerPoint(t *testing.T) {
 			t.Errorf("%s's share axis ends at %v, the first chart's at %v", ch.Stack, ch.YTicks, charts[0].YTicks)
 		}
 	}
-	want := map[string][]float64{"hosted · WebSocket": {0.05, 0.42}, "hosted · Prototype": {0.45}, "lean · WebSocket": {0.12}}
+	want := map[string][]float64{"hosted · WebSocket": {0.05, 0.42, 0.48}, "hosted · Prototype": {0.45}, "lean · WebSocket": {0.12}}
 	for name, w := range want {
 		got := lines[name]
 		if len(got) != len(w) || (len(w) > 0 && (got[0] != w[0] || got[len(got)-1] != w[len(w)-1])) {
@@ -73,12 +80,12 @@ func TestSweepChartsKeepTheNewestFairRunPerPoint(t *testing.T) {
 			for _, p := range l.Points {
 				ws = append(ws, p.TPS)
 			}
-			if l.Label != "WebSocket" || l.EndX != l.Points[1].X || l.LabelX <= charts[0].X1 {
+			if l.Label != "WebSocket" || l.EndX != l.Points[len(l.Points)-1].X || l.LabelX <= charts[0].X1 {
 				t.Errorf("the line is named at its end, right of the plot: %+v", l.EndLabel)
 			}
 		}
 	}
-	if len(ws) != 2 || ws[0] != 65 || ws[1] != 1000 {
+	if len(ws) != 3 || ws[0] != 65 || ws[1] != 1000 || ws[2] != 4000 {
 		t.Errorf("points in speed order: %v", ws)
 	}
 	if p := charts[2].Lines[0].Points[0]; p.TPS != 1000 {
