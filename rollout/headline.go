@@ -77,6 +77,7 @@ func (s *Summary) describe(cfg Config, readings []ReadingSaving, noRange string)
 	s.Range = rangeSentence(readings, noRange)
 	s.WhatItTakes = whatItTakesSentence(s.WhatItWouldTake)
 	s.Busy = busySentence(s.Load, s.Repeats)
+	s.WorkloadAnswer = WorkloadAnswer(cfg, s)
 }
 
 func (s *Summary) lane(name string) (LaneSummary, bool) {

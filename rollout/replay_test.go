@@ -44,6 +44,10 @@ func TestRaceReplaysWorkload(t *testing.T) {
 	if rec.Config.Scenario != rollout.WorkloadScenario {
 		t.Errorf("stored as scenario %q", rec.Config.Scenario)
 	}
+	// The summary carries the workload's answer, for the live page.
+	if got := rec.Summary.WorkloadAnswer; !strings.HasPrefix(got, "Your workload: ") || got != rollout.WorkloadAnswer(rec.Config, rec.Summary) {
+		t.Errorf("the summary's workload answer %q", got)
+	}
 	// The run names the workload by its content's id and holds only its
 	// summary; the workload is stored once, compact.
 	canonical, _ := w.Canonical()

@@ -337,6 +337,9 @@ type Summary struct {
 	Busy        string       `json:"busy,omitempty"`
 	StackDoc    string       `json:"stack_doc,omitempty"`
 	WhatItTakes string       `json:"what_it_takes,omitempty"`
+	// WorkloadAnswer is a workload race's answer (WorkloadAnswer), for the
+	// live page as for the permalink.
+	WorkloadAnswer string `json:"workload_answer,omitempty"`
 }
 
 // Snapshot is what the live feed pushes (at most 20 Hz).
