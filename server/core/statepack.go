@@ -73,13 +73,7 @@ func (p *ChainState) Pack() {
 	if p == nil || p.tokens == nil || p.packed != nil {
 		return
 	}
-	width := 3
-	for _, t := range p.tokens {
-		if t < 0 || t >= 1<<24 {
-			width = 4
-			break
-		}
-	}
+	width := packWidth(p.tokens)
 	n := max(min(p.prefixLen, len(p.tokens)), 0)
 	tp := &tokenPack{prefixLen: n, width: width, n: len(p.tokens), instructions: unique.Make(p.instructions)}
 	tp.prefix = unique.Make(string(packTokens(make([]byte, 0, width*n), p.tokens[:n], width)))
@@ -233,6 +227,40 @@ func (p *ChainState) expand() {
 	unpack(toks[tp.prefixLen:], tp.rest, tp.width)
 	p.tokens, p.instructions, p.packed = toks, tp.instructions.Value(), nil
 	p.restoreTexts(tp.dropped)
+}
+
+// packWidth is the bytes a token packs at for toks: 3 (o200k's ids are
+// below 2^24), or 4 when an id is not.
+func packWidth(toks []int) int {
+	for _, t := range toks {
+		if t < 0 || t >= 1<<24 {
+			return 4
+		}
+	}
+	return 3
+}
+
+// packedTokens is a run of tokens packed on their own: the request-level
+// token cache's values (caches.go).
+type packedTokens struct {
+	b     []byte
+	width int
+}
+
+func packRun(toks []int) packedTokens {
+	width := packWidth(toks)
+	return packedTokens{b: packTokens(make([]byte, 0, width*len(toks)), toks, width), width: width}
+}
+
+// len is the tokens packed.
+func (r packedTokens) len() int { return len(r.b) / r.width }
+
+// appendTo appends the tokens to dst.
+func (r packedTokens) appendTo(dst []int) []int {
+	n := len(dst)
+	dst = slices.Grow(dst, r.len())[:n+r.len()]
+	unpack(dst[n:], r.b, r.width)
+	return dst
 }
 
 func packTokens(dst []byte, toks []int, width int) []byte {

@@ -15,7 +15,8 @@ import (
 // TestPackedStateExpandsToTheSameTokens: an idle state's compact form
 // gives back exactly its tokens and instructions, whatever the ids (one
 // past 2^24 packs at 4 bytes), a fork expands without touching its
-// original, and two states of one prefix share it.
+// original, and two states of one prefix share it; the token cache's
+// packed runs append the same tokens.
 func TestPackedStateExpandsToTheSameTokens(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -49,6 +50,11 @@ func TestPackedStateExpandsToTheSameTokens(t *testing.T) {
 		}
 		if !slices.Equal(f.tokens[:len(c.tokens)], c.tokens) {
 			t.Fatalf("%s: fork expanded %v", c.name, f.tokens)
+		}
+		// The token cache's runs pack the same way.
+		run := packRun(c.tokens)
+		if got := run.appendTo([]int{-7}); run.len() != len(c.tokens) || run.width != c.width || !slices.Equal(got, append([]int{-7}, c.tokens...)) {
+			t.Fatalf("%s: a packed run of %d tokens at %d bytes appends %v", c.name, run.len(), run.width, got)
 		}
 	}
 	var none *ChainState
