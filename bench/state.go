@@ -29,6 +29,12 @@ type StateConfig struct {
 	Header       http.Header
 	// Parallel is how many sessions open at once (default 4).
 	Parallel int
+	// Settle is how long the idle sessions' RSS must not fall by more
+	// than 1% for it to count as settled (default 5 s; at most
+	// rssSettleMax): an engine returns a burst's memory to the system a
+	// moment after the burst, and its collection takes seconds on a busy
+	// machine.
+	Settle time.Duration
 	// SharedProcess says the engine runs in this process.
 	SharedProcess bool
 	// HeapAfterGC, when set (an engine in this process), reads the live
@@ -66,8 +72,7 @@ type StateReport struct {
 	RSSBefore       float64 `json:"rss_before_bytes"`
 	// RSSOpened is the RSS once every state is held, just after the burst
 	// of opening; RSSHeld is the RSS of the idle sessions once it has
-	// settled (no fall of over 1% in rssSettle, at most rssSettleMax
-	// after RSSOpened), which RSSPerSession divides.
+	// settled (StateConfig.Settle), which RSSPerSession divides.
 	RSSOpened  float64 `json:"rss_opened_bytes"`
 	RSSHeld    float64 `json:"rss_held_bytes"`
 	RSSSettled float64 `json:"rss_settled_seconds"`
@@ -200,7 +205,7 @@ func State(ctx context.Context, cfg StateConfig) (*StateReport, error) {
 		cfg.Held()
 	}
 	rep.RSSOpened = held.get("process_resident_memory_bytes")
-	rep.RSSHeld, rep.RSSSettled = settledRSS(ctx, mc, base+"/metrics", cfg.Header, rep.RSSOpened)
+	rep.RSSHeld, rep.RSSSettled = settledRSS(ctx, mc, base+"/metrics", cfg.Header, rep.RSSOpened, cfg.Settle)
 	rep.RSSPerSession = (rep.RSSHeld - rep.RSSBefore) / n
 	rep.StateBytes = held.get("agentloop_connection_state_bytes")
 	rep.StateBudget = held.get("agentloop_connection_state_budget_bytes")
@@ -242,18 +247,19 @@ func State(ctx context.Context, cfg StateConfig) (*StateReport, error) {
 	return rep, nil
 }
 
-// How long idle sessions' RSS is watched for it to settle: an engine
-// returns a burst's memory to the system a moment after it (server/core,
-// StateBudget), and an idle server is what the figure is of.
-const (
-	rssSettle    = 2 * time.Second
-	rssSettleMax = 15 * time.Second
-)
+// rssSettleMax bounds the watch for idle sessions' RSS to settle: an
+// engine returns a burst's memory to the system a moment after it
+// (server/core, StateBudget), and an idle server is what the figure is of.
+const rssSettleMax = 30 * time.Second
 
 // settledRSS reads the engine's RSS until it has not fallen by more than
-// 1% in rssSettle (or rssSettleMax has passed), from opened; it returns
-// the last reading and the seconds it took.
-func settledRSS(ctx context.Context, mc *http.Client, url string, h http.Header, opened float64) (float64, float64) {
+// 1% in settle (default 5 s), or rssSettleMax has passed, from opened; it
+// returns the last reading and the seconds it took.
+func settledRSS(ctx context.Context, mc *http.Client, url string, h http.Header, opened float64, settle time.Duration) (float64, float64) {
+	if settle <= 0 {
+		settle = 5 * time.Second
+	}
+	rssSettle := min(settle, rssSettleMax)
 	start := time.Now()
 	last, low, since := opened, opened, start
 	for time.Since(start) < rssSettleMax && time.Since(since) < rssSettle {

@@ -42,7 +42,7 @@ type StateBudget struct {
 
 // freeAfterGrowth is the growth of the held state past which its burst's
 // end frees memory.
-const freeAfterGrowth = 32 << 20
+const freeAfterGrowth = 8 << 20
 
 // HeldState is one state in the budget.
 type HeldState struct {
