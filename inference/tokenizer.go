@@ -250,18 +250,22 @@ func (t *Tokenizer) Pieces(text string) []string {
 }
 
 // pieceTable is every token id's bytes, built once in the process on first
-// use (about 2 MB): the state's compact form matches and decodes text
-// against tokens with it, a table lookup a token.
-var pieceTable struct {
-	once sync.Once
+// use (about 5 MB with the codec's own reverse table, which building it
+// makes): the state's compact form matches and decodes text against
+// tokens with it, a table lookup a token.
+type pieceTable struct {
 	text string   // the pieces, one after the other, by id
 	ends []uint32 // ends[id] is where id's piece ends in text
 }
 
-// piece is the bytes token id stands for; "" for an id outside the
-// vocabulary (o200k's special tokens included: the engine never emits them).
-func (t *Tokenizer) piece(id int) string {
-	pieceTable.once.Do(func() {
+var pieces struct {
+	once  sync.Once
+	table pieceTable
+}
+
+// table is the process's piece table.
+func (t *Tokenizer) table() *pieceTable {
+	pieces.once.Do(func() {
 		var text strings.Builder
 		var ends []uint32
 		one := make([]uint, 1)
@@ -278,16 +282,22 @@ func (t *Tokenizer) piece(id int) string {
 			text.WriteString(s)
 			ends = append(ends, uint32(text.Len()))
 		}
-		pieceTable.text, pieceTable.ends = text.String(), ends
+		pieces.table = pieceTable{text: text.String(), ends: ends}
 	})
-	if id < 0 || id >= len(pieceTable.ends) {
+	return &pieces.table
+}
+
+// piece is the bytes token id stands for; "" for an id outside the
+// vocabulary (o200k's special tokens included: the engine never emits them).
+func (p *pieceTable) piece(id int) string {
+	if id < 0 || id >= len(p.ends) {
 		return ""
 	}
 	start := uint32(0)
 	if id > 0 {
-		start = pieceTable.ends[id-1]
+		start = p.ends[id-1]
 	}
-	return pieceTable.text[start:pieceTable.ends[id]]
+	return p.text[start:p.ends[id]]
 }
 
 // MatchLen is how many of tokens' leading tokens decode to exactly the
@@ -295,6 +305,7 @@ func (t *Tokenizer) piece(id int) string {
 // and a multi-byte rune two tokens); ok is false when no leading run does.
 // It reads the tokens, never encodes.
 func (t *Tokenizer) MatchLen(tokens []int, texts ...string) (n int, ok bool) {
+	table := t.table()
 	ti, rest := 0, ""     // rest: what is left of texts[ti-1], the text being matched
 	next := func() bool { // moves rest to the next text with bytes left
 		for rest == "" && ti < len(texts) {
@@ -306,7 +317,7 @@ func (t *Tokenizer) MatchLen(tokens []int, texts ...string) (n int, ok bool) {
 		if n == len(tokens) {
 			return 0, false
 		}
-		p := t.piece(tokens[n])
+		p := table.piece(tokens[n])
 		if p == "" {
 			return 0, false
 		}
@@ -329,13 +340,14 @@ func (t *Tokenizer) MatchLen(tokens []int, texts ...string) (n int, ok bool) {
 // string, through the same table as MatchLen. An id outside the vocabulary
 // adds nothing.
 func (t *Tokenizer) AppendDecode(dst []byte, tokens []int) []byte {
+	table := t.table()
 	n := 0
 	for _, id := range tokens {
-		n += len(t.piece(id))
+		n += len(table.piece(id))
 	}
 	dst = slices.Grow(dst, n)
 	for _, id := range tokens {
-		dst = append(dst, t.piece(id)...)
+		dst = append(dst, table.piece(id)...)
 	}
 	return dst
 }

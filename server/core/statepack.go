@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"unique"
+	"unsafe"
 
 	"agentloop/api"
 )
@@ -188,7 +189,7 @@ func (p *ChainState) restoreTexts(dropped []droppedText) {
 			it.Raw = raw
 			continue
 		}
-		content := string(raw)
+		content := unsafe.String(unsafe.SliceData(raw), len(raw)) // rendered is this item's alone, never written again
 		switch it.Type {
 		case api.TypeMessage:
 			parts := slices.Clone(it.Content)

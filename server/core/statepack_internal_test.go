@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -217,5 +218,33 @@ func TestPackedStateGivesItsTextsBackExactly(t *testing.T) {
 		if !slices.Equal(again, wantTokens) {
 			t.Fatalf("%s: expanded items render otherwise", c.name)
 		}
+	}
+}
+
+// BenchmarkExpandPackedStateWithText is BenchmarkExpandPackedState with an
+// item's text to decode back: the bench's session, 8,000 tokens of
+// instructions and one input message of about 30,000 tokens.
+func BenchmarkExpandPackedStateWithText(b *testing.B) {
+	tok, err := inference.NewTokenizer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &Engine{sh: &Shared{Tokenizer: tok}}
+	var sb strings.Builder
+	for i := 0; sb.Len() < 110_000; i++ {
+		fmt.Fprintf(&sb, "sess000001 %05d: func (s *Service) handle%05d(ctx context.Context, req *Request) error { return nil }\n", i, i)
+	}
+	ctx := []ctxItem{{Item: api.Item{Type: api.TypeMessage, Role: "user", Content: []api.Part{{Type: "input_text", Text: sb.String()}}}}}
+	toks, _, _ := e.renderItems(b.Context(), make([]int, 8000), "", ctx)
+	p := &ChainState{instructions: "Be brief.", context: ctx, tokens: toks, prefixLen: 8000, tok: tok}
+	p.Pack()
+	if len(p.packed.dropped) != 1 {
+		b.Fatal("the message's text was not dropped")
+	}
+	b.ReportMetric(float64(len(toks)), "tokens")
+	b.ResetTimer()
+	for b.Loop() {
+		c := *p
+		c.expand()
 	}
 }
