@@ -241,3 +241,34 @@ func TestMatchLenFindsAWrappedTextsTokens(t *testing.T) {
 		t.Errorf("MatchLen of empty texts = %d, %v; want 0, true", n, ok)
 	}
 }
+
+// FuzzMatchLen: the tokens of any head+text+end match exactly that many
+// tokens, followed by others, and decode to the text the tokenizer saw
+// (invalid UTF-8 replaced).
+func FuzzMatchLen(f *testing.F) {
+	for _, s := range tokenizerSamples {
+		f.Add("<|start|>user<|message|>", s, "<|end|>")
+	}
+	f.Add("", "a\xffb", "")
+	f.Add(">", "Hello", "")
+	tok := newTestTokenizer(f)
+	f.Fuzz(func(t *testing.T, head, text, end string) {
+		toks, err := tok.AppendEncodeWrapped(context.Background(), nil, head, text, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := validText(head + validText(text) + end)
+		if got := string(tok.AppendDecode(nil, toks)); got != seen {
+			t.Fatalf("AppendDecode = %q, want %q", got, seen)
+		}
+		all := append(slices.Clone(toks), tok.Encode("<|end|> more")...)
+		if n, ok := tok.MatchLen(all, seen); !ok || n != len(toks) {
+			t.Fatalf("MatchLen(%q) = %d, %v; want %d, true", seen, n, ok, len(toks))
+		}
+		if utf8.ValidString(head) && utf8.ValidString(text) && utf8.ValidString(end) {
+			if n, ok := tok.MatchLen(all, head, text, end); !ok || n != len(toks) {
+				t.Fatalf("MatchLen(%q, %q, %q) = %d, %v; want %d, true", head, text, end, n, ok, len(toks))
+			}
+		}
+	})
+}

@@ -37,7 +37,8 @@ type StateBudget struct {
 	// the lowest since.
 	sizeAtFree int64
 	settle     *time.Timer
-	free       func() // debug.FreeOSMemory; a test counts instead
+	quiet      time.Duration // freeAgainAfter; a test waits less
+	free       func()        // debug.FreeOSMemory; a test counts instead
 }
 
 // freeAfterGrowth is the growth of the held state past which its burst's
@@ -59,7 +60,7 @@ type HeldState struct {
 // NewStateBudget bounds the connection state to max bytes (0: no bound),
 // exporting its size, its bound and its drops in m.
 func NewStateBudget(max int64, m *Metrics) *StateBudget {
-	b := &StateBudget{max: max, metrics: m, shared: map[sharedKey]int{}, free: debug.FreeOSMemory}
+	b := &StateBudget{max: max, metrics: m, shared: map[sharedKey]int{}, quiet: freeAgainAfter, free: debug.FreeOSMemory}
 	if m != nil {
 		m.watchStates(b)
 	}
@@ -92,9 +93,9 @@ func (b *StateBudget) Hold(s *ChainState, drop func() bool) *HeldState {
 	}
 	if b.size-b.sizeAtFree >= freeAfterGrowth {
 		if b.settle == nil {
-			b.settle = time.AfterFunc(freeAgainAfter, b.freeSettled)
+			b.settle = time.AfterFunc(b.quiet, b.freeSettled)
 		} else {
-			b.settle.Reset(freeAgainAfter)
+			b.settle.Reset(b.quiet)
 		}
 	}
 	b.mu.Unlock()

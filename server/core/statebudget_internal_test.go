@@ -3,6 +3,7 @@ package core
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"agentloop/internal/wait"
 )
@@ -67,7 +68,7 @@ func gathered(t *testing.T, m *Metrics, name string) float64 {
 func TestStateBudgetFreesMemoryOnceABurstSettles(t *testing.T) {
 	b := NewStateBudget(0, nil)
 	var frees atomic.Int32
-	b.free = func() { frees.Add(1) }
+	b.free, b.quiet = func() { frees.Add(1) }, 10*time.Millisecond
 	state := func(bytes int) *ChainState { return &ChainState{tokens: make([]int, 0, bytes/8)} }
 	small := b.Hold(state(freeAfterGrowth/4), func() bool { return true })
 	b.Release(small) // came and went: no burst
