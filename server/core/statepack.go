@@ -66,7 +66,7 @@ type sharedKey struct {
 }
 
 // Pack puts an idle state in its compact form; the state stays whole
-// (expand gives back the same tokens and instructions). A state with no
+// (expand gives back the same tokens, instructions and items). A state with no
 // tokens (hydrated from the store) or already packed is left as it is.
 // The state must be the caller's alone: the connection cache calls it
 // before it keeps the state.
