@@ -29,6 +29,12 @@ type StateConfig struct {
 	Header       http.Header
 	// Parallel is how many sessions open at once (default 4).
 	Parallel int
+	// Settle is how long the idle sessions' RSS must not fall by more
+	// than 1% for it to count as settled (default 5 s; at most
+	// rssSettleMax): an engine returns a burst's memory to the system a
+	// moment after the burst, and its collection takes seconds on a busy
+	// machine.
+	Settle time.Duration
 	// SharedProcess says the engine runs in this process.
 	SharedProcess bool
 	// HeapAfterGC, when set (an engine in this process), reads the live
@@ -64,7 +70,12 @@ type StateReport struct {
 	StateBytes      float64 `json:"state_bytes"`
 	StateBudget     float64 `json:"state_budget_bytes"`
 	RSSBefore       float64 `json:"rss_before_bytes"`
-	RSSHeld         float64 `json:"rss_held_bytes"`
+	// RSSOpened is the RSS once every state is held, just after the burst
+	// of opening; RSSHeld is the RSS of the idle sessions once it has
+	// settled (StateConfig.Settle), which RSSPerSession divides.
+	RSSOpened  float64 `json:"rss_opened_bytes"`
+	RSSHeld    float64 `json:"rss_held_bytes"`
+	RSSSettled float64 `json:"rss_settled_seconds"`
 	// Drops are the sessions whose state the budget dropped
 	// (agentloop_connection_state_drops_total).
 	Drops float64 `json:"drops"`
@@ -193,7 +204,8 @@ func State(ctx context.Context, cfg StateConfig) (*StateReport, error) {
 	if cfg.Held != nil {
 		cfg.Held()
 	}
-	rep.RSSHeld = held.get("process_resident_memory_bytes")
+	rep.RSSOpened = held.get("process_resident_memory_bytes")
+	rep.RSSHeld, rep.RSSSettled = settledRSS(ctx, mc, base+"/metrics", cfg.Header, rep.RSSOpened, cfg.Settle)
 	rep.RSSPerSession = (rep.RSSHeld - rep.RSSBefore) / n
 	rep.StateBytes = held.get("agentloop_connection_state_bytes")
 	rep.StateBudget = held.get("agentloop_connection_state_budget_bytes")
@@ -233,6 +245,34 @@ func State(ctx context.Context, cfg StateConfig) (*StateReport, error) {
 		rep.FreedPerSession = (float64(held) - float64(cfg.HeapAfterGC())) / n
 	}
 	return rep, nil
+}
+
+// rssSettleMax bounds the watch for idle sessions' RSS to settle: an
+// engine returns a burst's memory to the system a moment after it
+// (server/core, StateBudget), and an idle server is what the figure is of.
+const rssSettleMax = 30 * time.Second
+
+// settledRSS reads the engine's RSS until it has not fallen by more than
+// 1% in settle (default 5 s), or rssSettleMax has passed, from opened; it
+// returns the last reading and the seconds it took.
+func settledRSS(ctx context.Context, mc *http.Client, url string, h http.Header, opened float64, settle time.Duration) (float64, float64) {
+	if settle <= 0 {
+		settle = 5 * time.Second
+	}
+	rssSettle := min(settle, rssSettleMax)
+	start := time.Now()
+	last, low, since := opened, opened, start
+	for time.Since(start) < rssSettleMax && time.Since(since) < rssSettle {
+		pause(ctx, 250*time.Millisecond)
+		m, err := scrapeMetrics(ctx, mc, url, h)
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+		if last = m.get("process_resident_memory_bytes"); last < low*0.99 {
+			low, since = last, time.Now()
+		}
+	}
+	return last, time.Since(start).Seconds()
 }
 
 // continueAfterHold sends session i's next create: a short new item after
@@ -406,8 +446,8 @@ func FormatState(w io.Writer, r *StateReport) {
 	if r.HeapPerSession != 0 {
 		fmt.Fprintf(w, "  %s heap after GC per session: %.1f KiB (%.2f bytes per cached token)\n", who, r.HeapPerSession/1024, perTok(r.HeapPerSession))
 	}
-	fmt.Fprintf(w, "  %s RSS per session: %.1f KiB (%.2f bytes per cached token); RSS %.1f → %.1f MiB\n",
-		who, r.RSSPerSession/1024, perTok(r.RSSPerSession), r.RSSBefore/(1<<20), r.RSSHeld/(1<<20))
+	fmt.Fprintf(w, "  %s RSS per idle session: %.1f KiB (%.2f bytes per cached token); RSS %.1f → %.1f MiB (%.1f MiB just after opening, settled in %.1f s)\n",
+		who, r.RSSPerSession/1024, perTok(r.RSSPerSession), r.RSSBefore/(1<<20), r.RSSHeld/(1<<20), r.RSSOpened/(1<<20), r.RSSSettled)
 	fmt.Fprintf(w, "  connection state (engine's count): %.1f KiB per session, %.1f MiB in all, budget %.1f MiB, %.0f sessions' state dropped\n",
 		r.StatePerSession/1024, r.StateBytes/(1<<20), r.StateBudget/(1<<20), r.Drops)
 	for _, c := range []struct {

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"agentloop/api"
 	"agentloop/app"
@@ -27,7 +28,7 @@ func TestStateReportsWhatSessionsHold(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := apptest.Start(t, func(cfg *app.Config) { cfg.StateBytes = c.budget })
 			rep, err := bench.State(context.Background(), bench.StateConfig{BaseURL: a.URL(), Sessions: 4, SharedTokens: 300,
-				UniqueTokens: 600, Model: "instant", Parallel: 1, SharedProcess: true})
+				UniqueTokens: 600, Model: "instant", Parallel: 1, SharedProcess: true, Settle: 100 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}

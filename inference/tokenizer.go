@@ -248,3 +248,106 @@ func (t *Tokenizer) Pieces(text string) []string {
 	}
 	return pieces
 }
+
+// pieceTable is every token id's bytes, built once in the process on first
+// use (about 5 MB with the codec's own reverse table, which building it
+// makes): the state's compact form matches and decodes text against
+// tokens with it, a table lookup a token.
+type pieceTable struct {
+	text string   // the pieces, one after the other, by id
+	ends []uint32 // ends[id] is where id's piece ends in text
+}
+
+var pieces struct {
+	once  sync.Once
+	table pieceTable
+}
+
+// table is the process's piece table.
+func (t *Tokenizer) table() *pieceTable {
+	pieces.once.Do(func() {
+		var text strings.Builder
+		var ends []uint32
+		one := make([]uint, 1)
+		misses := 0
+		for id := 0; misses < 1024; id++ { // o200k's ids are dense below its size
+			one[0] = uint(id)
+			s, err := t.codec.Decode(one)
+			if err != nil {
+				misses++
+				s = ""
+			} else {
+				misses = 0
+			}
+			text.WriteString(s)
+			ends = append(ends, uint32(text.Len()))
+		}
+		pieces.table = pieceTable{text: text.String(), ends: ends}
+	})
+	return &pieces.table
+}
+
+// piece is the bytes token id stands for; "" for an id outside the
+// vocabulary (o200k's special tokens included: the engine never emits them).
+func (p *pieceTable) piece(id int) string {
+	if id < 0 || id >= len(p.ends) {
+		return ""
+	}
+	start := uint32(0)
+	if id > 0 {
+		start = p.ends[id-1]
+	}
+	return p.text[start:p.ends[id]]
+}
+
+// MatchLen is how many of tokens' leading tokens decode to exactly the
+// concatenation of texts, byte for byte (a token may straddle two texts,
+// and a multi-byte rune two tokens); ok is false when no leading run does.
+// It reads the tokens, never encodes.
+func (t *Tokenizer) MatchLen(tokens []int, texts ...string) (n int, ok bool) {
+	table := t.table()
+	ti, rest := 0, ""     // rest: what is left of texts[ti-1], the text being matched
+	next := func() bool { // moves rest to the next text with bytes left
+		for rest == "" && ti < len(texts) {
+			rest, ti = texts[ti], ti+1
+		}
+		return rest != ""
+	}
+	for next() {
+		if n == len(tokens) {
+			return 0, false
+		}
+		p := table.piece(tokens[n])
+		if p == "" {
+			return 0, false
+		}
+		n++
+		for p != "" {
+			if !next() {
+				return 0, false
+			}
+			k := min(len(p), len(rest))
+			if p[:k] != rest[:k] {
+				return 0, false
+			}
+			p, rest = p[k:], rest[k:]
+		}
+	}
+	return n, true
+}
+
+// AppendDecode appends the bytes of tokens to dst: Decode without its
+// string, through the same table as MatchLen. An id outside the vocabulary
+// adds nothing.
+func (t *Tokenizer) AppendDecode(dst []byte, tokens []int) []byte {
+	table := t.table()
+	n := 0
+	for _, id := range tokens {
+		n += len(table.piece(id))
+	}
+	dst = slices.Grow(dst, n)
+	for _, id := range tokens {
+		dst = append(dst, table.piece(id)...)
+	}
+	return dst
+}

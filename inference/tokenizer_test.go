@@ -204,3 +204,71 @@ func TestLongTextsTokenizeInChunksToTheSameTokens(t *testing.T) {
 		t.Fatal("AppendEncode must stop once its context ends")
 	}
 }
+
+// TestMatchLenFindsAWrappedTextsTokens is the contract the state's compact
+// form keeps an item's text by (server/core/statepack.go): the tokens of
+// head+text+end, followed by others, match exactly that many tokens, a
+// different text matches none, and AppendDecode gives the bytes back.
+func TestMatchLenFindsAWrappedTextsTokens(t *testing.T) {
+	tok := newTestTokenizer(t)
+	long := strings.Repeat("naïve café 🦀 go ", 9000) // past two chunks: AppendEncodeWrapped cuts it
+	for _, s := range append(slices.Clone(tokenizerSamples), long, "Hello", ">x") {
+		head, end := "<|start|>user<|message|>", "<|end|>"
+		toks, err := tok.AppendEncodeWrapped(context.Background(), nil, head, s, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, _ := tok.AppendEncode(context.Background(), slices.Clone(toks), "<|start|>assistant<|message|>next<|end|>")
+		if n, ok := tok.MatchLen(all, head, s, end); !ok || n != len(toks) {
+			t.Errorf("MatchLen(%.40q) = %d, %v; want %d, true", s, n, ok, len(toks))
+		}
+		if got := string(tok.AppendDecode(nil, toks)); got != head+s+end {
+			t.Errorf("AppendDecode(%.40q) = %.60q", s, got)
+		}
+		if _, ok := tok.MatchLen(all, head, s+"!", end); ok {
+			t.Errorf("MatchLen(%.40q) matched a text one byte longer", s)
+		}
+		if s != "" {
+			if _, ok := tok.MatchLen(all, head, s[:len(s)-1], end); ok {
+				t.Errorf("MatchLen(%.40q) matched a text one byte shorter", s)
+			}
+		}
+	}
+	if _, ok := tok.MatchLen(nil, "x"); ok {
+		t.Error("MatchLen matched text against no tokens")
+	}
+	if n, ok := tok.MatchLen([]int{24912}, "", ""); !ok || n != 0 {
+		t.Errorf("MatchLen of empty texts = %d, %v; want 0, true", n, ok)
+	}
+}
+
+// FuzzMatchLen: the tokens of any head+text+end match exactly that many
+// tokens, followed by others, and decode to the text the tokenizer saw
+// (invalid UTF-8 replaced).
+func FuzzMatchLen(f *testing.F) {
+	for _, s := range tokenizerSamples {
+		f.Add("<|start|>user<|message|>", s, "<|end|>")
+	}
+	f.Add("", "a\xffb", "")
+	f.Add(">", "Hello", "")
+	tok := newTestTokenizer(f)
+	f.Fuzz(func(t *testing.T, head, text, end string) {
+		toks, err := tok.AppendEncodeWrapped(context.Background(), nil, head, text, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := validText(head + validText(text) + end)
+		if got := string(tok.AppendDecode(nil, toks)); got != seen {
+			t.Fatalf("AppendDecode = %q, want %q", got, seen)
+		}
+		all := append(slices.Clone(toks), tok.Encode("<|end|> more")...)
+		if n, ok := tok.MatchLen(all, seen); !ok || n != len(toks) {
+			t.Fatalf("MatchLen(%q) = %d, %v; want %d, true", seen, n, ok, len(toks))
+		}
+		if utf8.ValidString(head) && utf8.ValidString(text) && utf8.ValidString(end) {
+			if n, ok := tok.MatchLen(all, head, text, end); !ok || n != len(toks) {
+				t.Fatalf("MatchLen(%q, %q, %q) = %d, %v; want %d, true", head, text, end, n, ok, len(toks))
+			}
+		}
+	})
+}

@@ -127,7 +127,7 @@ func held(t *testing.T, h *harness, n int, drops string) {
 }
 
 func sessionText(i int) string {
-	return strings.Repeat(fmt.Sprintf("Session %d reads handler_%d.go and the tests beside it. ", i, i), 40)
+	return strings.Repeat(fmt.Sprintf("Session %d reads handler_%d.go and the tests beside it. ", i, i), 160)
 }
 
 // TestStateBudgetDropsOldestIdleAndClientsRecover holds the connection

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"agentloop/app"
 	"agentloop/bench"
@@ -25,6 +26,7 @@ func runBenchState(ctx context.Context, args []string, getenv func(string) strin
 	unique := fs.Int("unique-tokens", 30000, "tokens of each session's own input")
 	model := fs.String("model", "instant", "the model of every create")
 	parallel := fs.Int("parallel", 4, "sessions opening at once")
+	settle := fs.Duration("settle", 5*time.Second, "how long the idle sessions' RSS must hold within 1% to count as settled")
 	server := fs.String("server", "", "base URL of a running engine; without it an engine starts in this process")
 	apiKey := fs.String("api-key", "", "the server's API key, sent as Authorization: Bearer")
 	var stateBytes int64
@@ -53,7 +55,7 @@ Flags (each also AGENTLOOP_<NAME>):
 		return err
 	}
 	cfg := bench.StateConfig{BaseURL: strings.TrimRight(*server, "/"), Sessions: *sessions, SharedTokens: *shared,
-		UniqueTokens: *unique, Model: *model, Parallel: *parallel}
+		UniqueTokens: *unique, Model: *model, Parallel: *parallel, Settle: *settle}
 	if *apiKey != "" {
 		cfg.Header = http.Header{"Authorization": {"Bearer " + *apiKey}}
 	}

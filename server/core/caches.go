@@ -108,11 +108,12 @@ func (c *lru[V]) remove(el *list.Element) {
 }
 
 // tokenCache is the request-level rendered-token cache of /v1: tokens per
-// item content, keyed by prompt_cache_key partition, bounded by tokens.
-type tokenCache = lru[[]int]
+// item content, keyed by prompt_cache_key partition, bounded by tokens,
+// each held packed (3 bytes a token, as an idle state's: statepack.go).
+type tokenCache = lru[packedTokens]
 
 func newTokenCache(maxTokens int) *tokenCache {
-	return newLRU(maxTokens, func(tokens []int) int { return len(tokens) })
+	return newLRU(maxTokens, packedTokens.len)
 }
 
 // resolvedModel is the resolved model configuration: the profile, the tools

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"agentloop/api"
+	"agentloop/inference"
 )
 
 // ctxItem is an item of a reconstructed context; key is its store key once
@@ -34,6 +35,9 @@ type ChainState struct {
 	tokens       []int
 	prefixLen    int
 	packed       *tokenPack
+	// tok decodes the items' texts the packed form drops (statepack.go);
+	// nil packs the tokens only.
+	tok *inference.Tokenizer
 }
 
 func (p *ChainState) contextOrNil() []ctxItem {
@@ -83,6 +87,10 @@ func (p *ChainState) Footprint() Footprint {
 	if tp := p.packed; tp != nil {
 		f.Tokens = cap(tp.rest)
 		f.Shared = len(tp.prefix.Value()) + len(tp.instructions.Value())
+		f.Items += cap(tp.dropped) * int(unsafe.Sizeof(droppedText{}))
+		for _, d := range tp.dropped {
+			f.Items += cap(d.parts) * 4
+		}
 	}
 	for _, items := range [][]ctxItem{p.context, p.output} {
 		f.Items += cap(items) * int(unsafe.Sizeof(ctxItem{}))

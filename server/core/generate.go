@@ -241,7 +241,7 @@ func fail(resp *api.Response, msg string) *api.Error {
 func (e *Engine) continuation(fl *Flight, output []ctxItem) (*ChainState, int) {
 	state := &ChainState{id: fl.response.ID, createdAt: fl.response.CreatedAt, context: fl.built.context, output: output,
 		stored: fl.parsed.req.Stored(), model: fl.resolved.model, instructions: fl.instructionsText(), tokens: fl.rendered.tokens,
-		prefixLen: fl.rendered.prefixLen}
+		prefixLen: fl.rendered.prefixLen, tok: e.sh.Tokenizer}
 	if len(output) == 0 {
 		return state, 0
 	}

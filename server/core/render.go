@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"hash/maphash"
-	"slices"
 	"strconv"
 
 	"agentloop/api"
@@ -69,11 +68,11 @@ func (e *Engine) renderItemsCounted(ctx context.Context, dst []int, partition st
 		}
 		key := itemHash(partition, it)
 		if toks, ok := e.tokens.get(key); ok {
-			dst = append(dst, toks...)
+			dst = toks.appendTo(dst)
 			hits++
 			continue
 		}
-		// Encoded in place, and copied for the cache: encoding apart and
+		// Encoded in place, and packed for the cache: encoding apart and
 		// appending would hold a long item's tokens three times over.
 		start := len(dst)
 		var err error
@@ -81,7 +80,7 @@ func (e *Engine) renderItemsCounted(ctx context.Context, dst []int, partition st
 			return dst[:start], hits, err
 		}
 		if len(dst)-start <= e.tokens.max {
-			e.tokens.put(key, partition, slices.Clone(dst[start:]))
+			e.tokens.put(key, partition, packRun(dst[start:]))
 		}
 	}
 	for i := range counts {

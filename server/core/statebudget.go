@@ -2,7 +2,9 @@ package core
 
 import (
 	"container/list"
+	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // StateBudget is one memory budget for the connection state of both
@@ -25,7 +27,23 @@ type StateBudget struct {
 	size   int64
 	order  list.List         // of *HeldState, the most recently used first
 	shared map[sharedKey]int // the states held per shared part
+
+	// After a burst of new state (a thousand sessions opening), the heap
+	// holds the burst's garbage (request bodies, decode buffers) and
+	// would keep its pages for minutes: once the held state has grown by
+	// freeAfterGrowth since the last free and no state has been held for
+	// freeAgainAfter, the memory goes back to the system, once, from a
+	// timer (never on a request's path). sizeAtFree is the size then, or
+	// the lowest since.
+	sizeAtFree int64
+	settle     *time.Timer
+	quiet      time.Duration // freeAgainAfter; a test waits less
+	free       func()        // debug.FreeOSMemory; a test counts instead
 }
+
+// freeAfterGrowth is the growth of the held state past which its burst's
+// end frees memory.
+const freeAfterGrowth = 8 << 20
 
 // HeldState is one state in the budget.
 type HeldState struct {
@@ -42,7 +60,7 @@ type HeldState struct {
 // NewStateBudget bounds the connection state to max bytes (0: no bound),
 // exporting its size, its bound and its drops in m.
 func NewStateBudget(max int64, m *Metrics) *StateBudget {
-	b := &StateBudget{max: max, metrics: m, shared: map[sharedKey]int{}}
+	b := &StateBudget{max: max, metrics: m, shared: map[sharedKey]int{}, quiet: freeAgainAfter, free: debug.FreeOSMemory}
 	if m != nil {
 		m.watchStates(b)
 	}
@@ -72,6 +90,13 @@ func (b *StateBudget) Hold(s *ChainState, drop func() bool) *HeldState {
 		v := b.order.Back().Value.(*HeldState)
 		b.removeLocked(v)
 		victims = append(victims, v)
+	}
+	if b.size-b.sizeAtFree >= freeAfterGrowth {
+		if b.settle == nil {
+			b.settle = time.AfterFunc(b.quiet, b.freeSettled)
+		} else {
+			b.settle.Reset(b.quiet)
+		}
 	}
 	b.mu.Unlock()
 	for _, v := range victims {
@@ -119,6 +144,16 @@ func (b *StateBudget) removeLocked(h *HeldState) {
 			b.size -= h.shared
 		}
 	}
+	b.sizeAtFree = min(b.sizeAtFree, b.size)
+}
+
+// freeSettled returns memory to the system once a burst of new state has
+// settled (the timer Hold arms and re-arms while the burst lasts).
+func (b *StateBudget) freeSettled() {
+	b.mu.Lock()
+	b.sizeAtFree = b.size
+	b.mu.Unlock()
+	b.free()
 }
 
 // Size is the bytes held now, and how many states.

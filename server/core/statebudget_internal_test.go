@@ -1,7 +1,11 @@
 package core
 
 import (
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"agentloop/internal/wait"
 )
 
 // TestStateBudgetDropsTheLeastRecentlyUsed: past the bound, the oldest
@@ -55,4 +59,30 @@ func gathered(t *testing.T, m *Metrics, name string) float64 {
 	}
 	t.Fatalf("no %s among the metrics", name)
 	return 0
+}
+
+// TestStateBudgetFreesMemoryOnceABurstSettles: held state that grows by
+// freeAfterGrowth frees memory once its burst has settled, and only state
+// grown past that again frees again; state that comes and goes below it
+// never does.
+func TestStateBudgetFreesMemoryOnceABurstSettles(t *testing.T) {
+	b := NewStateBudget(0, nil)
+	var frees atomic.Int32
+	b.free, b.quiet = func() { frees.Add(1) }, 10*time.Millisecond
+	state := func(bytes int) *ChainState { return &ChainState{tokens: make([]int, 0, bytes/8)} }
+	small := b.Hold(state(freeAfterGrowth/4), func() bool { return true })
+	b.Release(small) // came and went: no burst
+	for range 3 {
+		b.Hold(state(freeAfterGrowth/2), func() bool { return true }) // the burst: 1.5× the growth
+	}
+	wait.Until(t, "the burst's memory freed", func() bool { return frees.Load() == 1 })
+	b.mu.Lock()
+	settled := b.sizeAtFree == b.size
+	b.mu.Unlock()
+	if !settled {
+		t.Fatal("the free did not note the size it freed at")
+	}
+	b.Hold(state(freeAfterGrowth/2), func() bool { return true })
+	b.Hold(state(freeAfterGrowth/2), func() bool { return true }) // grown past it again
+	wait.Until(t, "the second burst's memory freed", func() bool { return frees.Load() == 2 })
 }
