@@ -448,3 +448,32 @@ func laneOrder(cfg rollout.Config) string {
 	}
 	return "together"
 }
+
+// presenter fills presenter mode's parts of the race page: the lanes'
+// lines (step 1) and the race its start posts, the ready-made one
+// (p.preset: the home page's, which the recording ran too).
+func (p *Playground) presenter(v *views.Race, cfg rollout.Config) {
+	v.Story = story(cfg.Lanes)
+	b, _ := json.Marshal(p.preset)
+	v.Preset = string(b)
+}
+
+// laneLine is presenter mode's line for each lane: what travels each
+// turn and what the server does with it.
+var laneLine = map[string]string{
+	rollout.LaneHTTP:          "sends the whole conversation every turn; the server reads all of it again.",
+	rollout.LaneHTTPOptimized: "sends it all every turn too; the server's caches make re-reading cheaper.",
+	rollout.LaneHTTPChained:   "sends only what is new; the server loads the stored conversation.",
+	rollout.LaneWS:            "sends only what is new; the open connection keeps the conversation.",
+	rollout.LanePrototype:     "one long response that pauses at each tool call and takes the output in.",
+}
+
+// story is presenter mode's first step for the race's lanes, in their
+// order.
+func story(lanes []string) []views.StoryLane {
+	out := make([]views.StoryLane, 0, len(lanes))
+	for _, l := range lanes {
+		out = append(out, views.StoryLane{Name: l, Label: laneLabel(l), Story: laneLine[l]})
+	}
+	return out
+}
