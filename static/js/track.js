@@ -154,7 +154,10 @@
       }
     }
     const clockOut = root.querySelector(".track-clock");
-    if (clockOut) setText(clockOut, fmtNS(clock !== null ? clock : snap.elapsed_ns || 0));
+    // Without one clock, the lanes run on their own: the clock shows the
+    // furthest lane's.
+    const own = Math.max(0, ...lanes.map((l) => Math.max(l.finishNS, ...l.real.map(turnEnd))), ...(snap.lanes || []).map((l) => l.elapsed_ns || 0));
+    if (clockOut) setText(clockOut, fmtNS(clock !== null ? clock : own));
   }
 
   // span is when the last lane crossed, on the race clock.
