@@ -25,11 +25,15 @@
   }
 
   // lanesAt is each lane's state on the race clock: clockNS when given (a
-  // replay), else the snapshot's clock_ns (lanes together or taking
-  // turns), else each lane's own elapsed time. Every time is on the
+  // replay), else a running race's clock_ns (the clock every runner is
+  // drawn at: the wall clock for lanes together, the slowest running
+  // lane's own clock for lanes taking turns), else each lane's own
+  // elapsed time. Every time is on the
   // lane's own clock, from its start.
   function lanesAt(snap, clockNS) {
-    const clock = clockNS !== undefined && clockNS !== null ? clockNS : snap.clock_ns !== undefined ? snap.clock_ns : null;
+    // A race that ended shows every lane's end, whatever its last clock.
+    const live = snap.clock_ns !== undefined && !terminal(snap.status);
+    const clock = clockNS !== undefined && clockNS !== null ? clockNS : live ? snap.clock_ns : null;
     const out = (snap.lanes || []).map((l) => {
       const real = (l.turns || []).filter((t) => t.index >= 0);
       const ended = terminal(l.status) && real.length > 0;
