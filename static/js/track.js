@@ -161,7 +161,7 @@
     // Without one clock, the lanes run on their own: the clock shows the
     // furthest lane's.
     const own = Math.max(0, ...lanes.map((l) => Math.max(l.finishNS, ...l.real.map(turnEnd))), ...(snap.lanes || []).map((l) => l.elapsed_ns || 0));
-    if (clockOut) setText(clockOut, fmtNS(clock !== null ? clock : own));
+    if (clockOut) setText(clockOut, fmtNS(clock !== null ? Math.min(clock, Math.max(own, 0)) : own));
   }
 
   // span is when the last lane crossed, on the race clock.
