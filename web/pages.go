@@ -52,8 +52,13 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 var preset = rollout.Config{Scenario: "fix-failing-test", Profile: api.DefaultModel, RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
 	Sequential: true, Stack: apistack.DefaultRace}
 
-// Preset is the ready-made race (preset), for the recording's generator.
-func Preset() rollout.Config { return preset }
+// Preset is a copy of the ready-made race (preset), for the recording's
+// generator.
+func Preset() rollout.Config {
+	c := preset
+	c.Lanes = slices.Clone(preset.Lanes)
+	return c
+}
 
 func (p *Playground) home(c echo.Context) error {
 	cfg := p.preset
