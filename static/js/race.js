@@ -648,8 +648,12 @@
       const turns = l.turns || [];
       const row = track.querySelector('.track-row[data-lane="' + CSS.escape(l.lane) + '"]');
       const end = Math.max(l.elapsed_ns || 0, ...turns.map(A.charts.turnEnd));
-      counter(card, "elapsed", fmtNS(Math.min(untilNS, end)));
+      const at = Math.min(untilNS, end);
+      const tokens = turns.filter((t) => A.charts.turnEnd(t) <= untilNS).reduce((n, t) => n + (t.output_tokens || 0), 0);
+      counter(card, "elapsed", fmtNS(at));
       counter(card, "turn", row.dataset.turnsDone + " / " + row.dataset.turnsOf);
+      counter(card, "tokens", fmtInt(tokens));
+      counter(card, "tps", at > 0 ? fmtInt(Math.round(tokens / (at / 1e9))) : "–");
       const st = card.querySelector('[data-testid="lane-status"]');
       st.textContent = row.querySelector(".track-result").textContent;
       st.dataset.status = row.dataset.state;
