@@ -189,6 +189,7 @@ func TestClassroom(t *testing.T) {
 		{"race", a.URL() + "/race"},
 		{"race-result", a.URL() + "/race?run=" + runID},
 		{"present", a.URL() + "/race?present&run=" + runID},
+		{"present-recording", a.URL() + "/race?present"},
 		{"explorer", a.URL() + "/explorer"},
 		{"runs", a.URL() + "/runs"},
 		{"runs-bad-date", a.URL() + "/runs?since=yesterday"},
@@ -295,7 +296,7 @@ func settle(t *testing.T, p playwright.Page, name string) {
 	switch name {
 	case "race-result":
 		check(t, expect.Locator(p.GetByTestId("race-summary")).ToBeVisible(), name+": result shown")
-	case "present":
+	case "present", "present-recording":
 		check(t, expect.Locator(p.GetByTestId("present-step-name")).ToHaveText("1 of 4: the lanes"), name+": first step shown")
 	case "home":
 		check(t, expect.Locator(p.Locator(`html[data-ready="home"]`)).ToHaveCount(1), name+": script ready")
