@@ -461,11 +461,11 @@ func (p *Playground) presenter(v *views.Race, cfg rollout.Config) {
 // laneLine is presenter mode's line for each lane: what travels each
 // turn and what the server does with it.
 var laneLine = map[string]string{
-	rollout.LaneHTTP:          "sends the whole conversation every turn; the server reads all of it again.",
-	rollout.LaneHTTPOptimized: "sends it all every turn too; the server's caches make re-reading cheaper.",
-	rollout.LaneHTTPChained:   "sends only what is new; the server loads the stored conversation.",
-	rollout.LaneWS:            "sends only what is new; the open connection keeps the conversation.",
-	rollout.LanePrototype:     "one long response that pauses at each tool call and takes the output in.",
+	rollout.LaneHTTP:          "sends the whole conversation every turn; all read again.",
+	rollout.LaneHTTPOptimized: "sends it all too; the server's caches re-read it faster.",
+	rollout.LaneHTTPChained:   "sends only what is new; the server loads the stored rest.",
+	rollout.LaneWS:            "sends only what is new; the open connection keeps the rest.",
+	rollout.LanePrototype:     "one long response that takes each tool's output in.",
 }
 
 // story is presenter mode's first step for the race's lanes, in their
