@@ -684,11 +684,12 @@
   }
 
   // replayStep pauses, and moves the clock to the next moment a turn ends
-  // in any lane: the track moves one turn (the first step starts at 0).
+  // in any lane: the track moves one turn (the first step, and the one
+  // after the end, start again at 0).
   function replayStep() {
     if (!replayOffered()) return;
     if (replay) cancelAnimationFrame(replay.frame);
-    const at = replay ? replay.untilNS : -1;
+    const at = replay && replay.untilNS < replaySpan() ? replay.untilNS : -1;
     const next = at < 0 ? 0 : A.track.steps(last).find((v) => v > at);
     replay = { untilNS: next === undefined ? replaySpan() : next, speed: 0, frame: 0 };
     replayDraw(replay.untilNS);
