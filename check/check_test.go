@@ -8,46 +8,24 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"agentloop/app/apptest"
 	"agentloop/check"
+	"agentloop/internal/testbin"
 )
 
-var (
-	buildOnce sync.Once
-	refPath   string
-	buildErr  error
-	buildOut  []byte
-)
-
-// refclient builds the reference client once for the package's tests.
+// refclient is the reference client, built once for the package's tests.
 func refclient(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "refclient")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		refPath = filepath.Join(dir, "refclient")
-		buildOut, buildErr = exec.Command("go", "build", "-o", refPath, "./internal/refclient").CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("building the reference client: %v\n%s", buildErr, buildOut)
-	}
-	return refPath
+	return testbin.Path(t, "agentloop/check/internal/refclient")
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if refPath != "" {
-		os.RemoveAll(filepath.Dir(refPath))
-	}
+	testbin.Remove()
 	os.Exit(code)
 }
 

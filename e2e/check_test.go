@@ -3,11 +3,11 @@ package e2e
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"testing"
 
 	"agentloop/app/apptest"
+	"agentloop/internal/testbin"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -20,10 +20,7 @@ import (
 func TestCheckPageGradesAClientPointedByHand(t *testing.T) {
 	startBrowserTest(t)
 	axe := axeScript(t)
-	client := filepath.Join(t.TempDir(), "refclient")
-	if out, err := exec.Command("go", "build", "-o", client, "../check/internal/refclient").CombinedOutput(); err != nil {
-		t.Fatalf("build the reference client: %v\n%s", err, out)
-	}
+	client := testbin.Path(t, "agentloop/check/internal/refclient")
 	a := apptest.Start(t)
 	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)})
 	_, err := page.Goto(a.URL() + "/check")

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"agentloop/internal/testbin"
+
 	"github.com/mxschmitt/playwright-go"
 )
 
@@ -27,6 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	defer testbin.Remove()
 	driver := os.Getenv("PLAYWRIGHT_DRIVER_PATH")
 	if driver == "" {
 		skipReason = "browser tests skipped: PLAYWRIGHT_DRIVER_PATH is not set; `make test` or `make e2e` installs the driver (scripts/e2e-setup.sh) and sets it"
@@ -196,4 +199,16 @@ func copiesItsLink(t *testing.T, page playwright.Page, button, status string) {
 	check(t, err, button+"'s link")
 	check(t, page.Locator(button).Click(), "click "+button)
 	check(t, expect.Locator(page.Locator(status)).ToHaveText(regexp.MustCompile(`^(Link copied\.|`+regexp.QuoteMeta(link)+`)$`)), button+" copies its link")
+}
+
+// raceDeadline bounds a wait for a race's result: generous, for a race
+// under -race on a loaded machine; it only turns a hang into a failure.
+const raceDeadline = 300000.0 // ms
+
+// raceEnds waits for the race page's result to show.
+func raceEnds(t *testing.T, page playwright.Page) playwright.Locator {
+	t.Helper()
+	summary := page.GetByTestId("race-summary")
+	check(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(raceDeadline)}), "the race's result")
+	return summary
 }

@@ -25,10 +25,12 @@ type laneRun struct {
 	cfg      Config
 	cacheKey string
 	tr       Transport
+	// clock is the lane's own clock: it waits for its turn before each
+	// step when the lanes take turns (turns.go).
+	clock *laneClock
 	// onTurn is called after each turn (for the live view and the store).
 	onTurn func(Turn)
 
-	start time.Time
 	turns []Turn
 	// pending are recoveries made before a turn was sent (a refused
 	// upgrade at the start); the next turn carries them.
@@ -111,6 +113,16 @@ func (l *laneRun) warmup(ctx context.Context, req *Request) error {
 	return nil
 }
 
+// begin starts the lane's own clock and waits for its first step: opening
+// the transport and the warm-up.
+func (l *laneRun) begin(ctx context.Context) error {
+	if l.clock == nil {
+		l.clock = freeClock()
+	}
+	l.clock.begin()
+	return l.clock.take(ctx)
+}
+
 // run drives the scenario to its end and checks success.
 func (l *laneRun) run(ctx context.Context) error {
 	if l.wl != nil {
@@ -122,7 +134,9 @@ func (l *laneRun) run(ctx context.Context) error {
 	task := messageItem("user", l.sc.Task)
 	req.History = []json.RawMessage{developer, task}
 	req.New = req.History
-	l.start = time.Now()
+	if err := l.begin(ctx); err != nil {
+		return err
+	}
 	if err := l.open(ctx, req); err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
@@ -130,9 +144,13 @@ func (l *laneRun) run(ctx context.Context) error {
 	if err := l.warmup(ctx, &req); err != nil {
 		return err
 	}
+	l.clock.give()
 	for turn := 0; turn < maxTurns; turn++ {
 		if err := ctx.Err(); err != nil {
 			return errStopped
+		}
+		if err := l.clock.take(ctx); err != nil {
+			return err
 		}
 		res, recs, first, err := l.attempt(ctx, &req, false)
 		if err != nil {
@@ -177,6 +195,7 @@ func (l *laneRun) run(ctx context.Context) error {
 			modelledTool = l.cfg.ToolTime()
 		}
 		l.record(turn, res, calls, measuredTool, modelledTool, text)
+		l.clock.give()
 		if len(calls) == 0 {
 			break
 		}
@@ -194,12 +213,7 @@ func (l *laneRun) run(ctx context.Context) error {
 // it, modelledTool the time it then waited (--tool-time, or a workload's
 // recorded tool time).
 func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool, modelledTool time.Duration, text string) {
-	off := func(t time.Time) int64 {
-		if t.IsZero() {
-			return 0
-		}
-		return t.Sub(l.start).Nanoseconds()
-	}
+	off := l.clock.offset // the lane's own clock: its waits for its turn left out
 	t := Turn{Lane: l.lane, Repeat: l.repeat, Index: index, ResponseID: res.Response.ID,
 		SentNS: off(res.Sent), FirstEventNS: off(res.FirstEvent), FirstTokenNS: off(res.FirstToken), LastTokenNS: off(res.LastToken),
 		DoneNS: off(res.Done), SentUnixNS: res.Sent.UnixNano(), BytesSent: res.BytesSent, BytesReceived: res.BytesRecv,
@@ -232,7 +246,7 @@ func (l *laneRun) record(index int, res *Result, calls []Call, measuredTool, mod
 }
 
 func (l *laneRun) recordError(index int, err error) {
-	t := Turn{Lane: l.lane, Repeat: l.repeat, Index: index, Error: err.Error(), SentNS: time.Since(l.start).Nanoseconds()}
+	t := Turn{Lane: l.lane, Repeat: l.repeat, Index: index, Error: err.Error(), SentNS: l.clock.own(time.Now()).Nanoseconds()}
 	l.turns = append(l.turns, t)
 	if l.onTurn != nil {
 		l.onTurn(t)

@@ -25,8 +25,8 @@ func checkWork(cfg *Config) *api.Error {
 // lane and repeat, the tool time it waits between turns (recorded, or the
 // race's with FixedToolTime), a round trip per turn and the output's decode
 // time at the race's rate, none of which a faster engine removes; times the
-// repeats, and times the lanes when they run one after another (lanes
-// together wait at the same time). 0 for a scenario race.
+// repeats, and times the lanes when they run one after another or take
+// turns (lanes together wait at the same time). 0 for a scenario race.
 func MinDuration(cfg Config) time.Duration {
 	s := cfg.WorkloadSummary
 	if s == nil || s.Turns == 0 {
@@ -45,7 +45,7 @@ func MinDuration(cfg Config) time.Duration {
 		perLane += time.Duration(float64(s.OutputTokens) / tps * float64(time.Second))
 	}
 	total := perLane * time.Duration(cfg.Repeats)
-	if cfg.Sequential {
+	if cfg.Order() != OrderTogether {
 		total *= time.Duration(len(cfg.Lanes))
 	}
 	return total
@@ -60,7 +60,7 @@ func checkDuration(cfg Config, limit time.Duration) *api.Error {
 	}
 	if d := MinDuration(cfg); d > limit {
 		how := "fewer repeats or lanes"
-		if cfg.Sequential {
+		if cfg.Order() != OrderTogether {
 			how += ", lanes together"
 		}
 		if !cfg.FixedToolTime {
@@ -68,7 +68,7 @@ func checkDuration(cfg Config, limit time.Duration) *api.Error {
 		}
 		return api.BadRequest("workload", api.CodeInvalidValue,
 			"The race would take at least %s (the workload's tool times, a round trip per turn and its decode time, over %d repeats%s), beyond this server's run time limit of %s (min_duration). Use %s.",
-			FormatNS(d.Round(time.Second).Nanoseconds()), cfg.Repeats, map[bool]string{true: fmt.Sprintf(" and %d lanes one after another", len(cfg.Lanes))}[cfg.Sequential],
+			FormatNS(d.Round(time.Second).Nanoseconds()), cfg.Repeats, map[bool]string{true: fmt.Sprintf(" and %d lanes %s", len(cfg.Lanes), cfg.Order())}[cfg.Order() != OrderTogether],
 			FormatNS(limit.Nanoseconds()), how)
 	}
 	return nil

@@ -238,7 +238,7 @@ func pct(v float64) int { return int(math.Round(v * 100)) }
 func headline(s *Summary, cfg Config, raw []SplitPart) string {
 	has := func(l string) bool { return slices.Contains(cfg.Lanes, l) }
 	shared := ""
-	if !cfg.Sequential && len(cfg.Lanes) > 1 {
+	if cfg.Overlaps() {
 		shared = " The lanes ran side by side and shared the CPU."
 	}
 	medians := ""

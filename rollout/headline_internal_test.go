@@ -162,6 +162,10 @@ func TestHeadlineComparesWithOptimizedHTTP(t *testing.T) {
 	if got := headline(s, Config{Lanes: AllLanes, Stack: apistack.Lean}, nil); !strings.HasSuffix(got, " The lanes ran side by side and shared the CPU.") {
 		t.Errorf("side by side: %q", got)
 	}
+	// Lanes that take turns never overlap: no warning.
+	if got := headline(s, Config{Lanes: AllLanes, Stack: apistack.Lean, TakeTurns: true}, nil); strings.Contains(got, "shared the CPU") {
+		t.Errorf("taking turns: %q", got)
+	}
 }
 
 // TestDescribeOnRead: a run stored before its summary kept sentences gets

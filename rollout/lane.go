@@ -15,7 +15,10 @@ import (
 
 // runLane runs one lane of one repeat through base (the latency proxy),
 // keeps its live state, stores its turns and sums it up.
-func (rc *race) runLane(ctx context.Context, lane string, repeat int, base string) (LaneSummary, error) {
+//
+// clock is the lane's own clock in this repeat; runLane leaves it once the
+// lane's last step is done.
+func (rc *race) runLane(ctx context.Context, lane string, repeat int, base string, clock *laneClock) (LaneSummary, error) {
 	d := &dialer{addr: strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")}
 	cacheKey := fmt.Sprintf("%s-%s-r%d", rc.id, lane, repeat)
 	// The lane's drills are armed for this repeat, scoped to its requests.
@@ -37,7 +40,7 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 		s.Status, s.Repeat, s.Turn, s.Tokens, s.Turns, s.ElapsedNS, s.Error = StatusRunning, repeat, 0, 0, nil, 0, ""
 	})
 	lr := &laneRun{lane: lane, repeat: repeat, sc: rc.sc, wl: rc.wl, cfg: rc.cfg,
-		cacheKey: cacheKey, tr: tr}
+		cacheKey: cacheKey, tr: tr, clock: clock}
 	// Engine traces are merged as each turn ends, off the lane's path, so
 	// the live waterfall shows every stage; at most two lookups at a time.
 	var merges sync.WaitGroup
@@ -49,9 +52,7 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 		if t.ResponseID != "" && (lane != LanePrototype || len(t.Calls) == 0) {
 			mt := t
 			mt.Stages = slices.Clone(t.Stages)
-			merges.Add(1)
-			go func() {
-				defer merges.Done()
+			mergeOne := func() {
 				rc.mergeSlots <- struct{}{}
 				defer func() { <-rc.mergeSlots }()
 				if !rc.merge(ctx, &mt) {
@@ -67,7 +68,15 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 						}
 					}
 				})
-			}()
+			}
+			if rc.cfg.TakeTurns {
+				// The lane still holds the baton: the lookup runs while
+				// nothing else does, off every lane's clock.
+				clock.sideline(mergeOne)
+			} else {
+				merges.Add(1)
+				go func() { defer merges.Done(); mergeOne() }()
+			}
 		}
 		// Each turn is stored as it ends, off the lane's path, so a crash
 		// loses at most the turns in flight; the lane's end stores them
@@ -88,11 +97,21 @@ func (rc *race) runLane(ctx context.Context, lane string, repeat int, base strin
 		})
 	}
 	runErr := lr.run(ctx)
-	elapsed := time.Since(lr.start)
 	// Merge the engine's traces (fetched directly, after the lane, so the
-	// lookups never slow the lane down).
+	// lookups never slow the lane down; lanes that take turns look up what
+	// is left at their turn, off the clock, so that nothing overlaps a
+	// step).
+	mergedAll := false
+	if rc.cfg.TakeTurns && clock.take(ctx) == nil {
+		clock.sideline(func() { rc.mergeTraces(ctx, lr.turns, merged) })
+		mergedAll = true
+	}
+	clock.leave()
+	elapsed := clock.own(time.Now())
 	merges.Wait()
-	rc.mergeTraces(ctx, lr.turns, merged)
+	if !mergedAll {
+		rc.mergeTraces(ctx, lr.turns, merged)
+	}
 	rc.nameDrops(ctx, lr.turns)
 	rc.disarmDrills(ctx, drillIDs)
 	sum := laneSummary(lane, lr.turns, elapsed)

@@ -37,7 +37,9 @@ func (l *laneRun) replay(ctx context.Context) error {
 	if w.InstructionsTokens > 0 {
 		req.History = []json.RawMessage{messageItem("developer", workload.Text(w.InstructionsTokens))}
 	}
-	l.start = time.Now()
+	if err := l.begin(ctx); err != nil {
+		return err
+	}
 	if err := l.open(ctx, req); err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
@@ -47,10 +49,14 @@ func (l *laneRun) replay(ctx context.Context) error {
 			return err
 		}
 	}
+	l.clock.give()
 	var callIDs []string // the previous response's calls, answered in order
 	for i := range w.Turns {
 		if err := ctx.Err(); err != nil {
 			return errStopped
+		}
+		if err := l.clock.take(ctx); err != nil {
+			return err
 		}
 		t := &w.Turns[i]
 		var items []json.RawMessage
@@ -116,6 +122,7 @@ func (l *laneRun) replay(ctx context.Context) error {
 			}
 		}
 		l.record(i, res, calls, 0, wait, "")
+		l.clock.give()
 		req.Previous = res.Response.ID
 	}
 	return nil

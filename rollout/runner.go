@@ -124,6 +124,9 @@ func NormalizeFor(cfg *Config, windows inference.Windows) *api.Error {
 	if err := checkContext(cfg, windows); err != nil {
 		return err
 	}
+	if cfg.Sequential && cfg.TakeTurns {
+		return api.BadRequest("take_turns", api.CodeInvalidValue, "take_turns and sequential are two lane orders: set one of them, or neither for lanes together.")
+	}
 	if cfg.Repeats == 0 {
 		cfg.Repeats = 1
 	}
@@ -523,8 +526,11 @@ type race struct {
 	started time.Time
 	lanes   map[string]*LaneSnapshot
 	summary *Summary
-	dirty   bool
-	saves   chan Turn
+	// clocks are the lanes' own clocks in the current repeat, in the
+	// lanes' order (Snapshot.ClockNS).
+	clocks []*laneClock
+	dirty  bool
+	saves  chan Turn
 	// mergeSlots bounds concurrent trace lookups.
 	mergeSlots chan struct{}
 }
@@ -542,6 +548,7 @@ func (rc *race) snapshot() Snapshot {
 	case !rc.started.IsZero():
 		s.ElapsedNS = time.Since(rc.started).Nanoseconds()
 	}
+	s.ClockNS = raceClock(rc.clocks, rc.cfg.TakeTurns, time.Now()).Nanoseconds()
 	for _, l := range rc.cfg.Lanes {
 		ls := *rc.lanes[l]
 		ls.Turns = slices.Clone(ls.Turns)
@@ -601,7 +608,8 @@ func (rc *race) setStatus(ctx context.Context, status string, summary *Summary) 
 }
 
 // run executes the race: every repeat, the lanes together (or one after
-// another when sequential), each through the latency proxy.
+// another when sequential, or taking turns: turns.go), each through the
+// latency proxy.
 func (rc *race) run(ctx context.Context) (*Summary, error) {
 	rc.mu.Lock()
 	rc.started = time.Now()
@@ -664,10 +672,25 @@ func (rc *race) run(ctx context.Context) (*Summary, error) {
 		if rc.cfg.Sequential && rep%2 == 1 {
 			slices.Reverse(order) // interleave over repeats
 		}
+		// Each lane's own clock for this repeat, in the lanes' order;
+		// lanes that take turns share a baton.
+		clocks := make([]*laneClock, len(rc.cfg.Lanes))
+		if rc.cfg.TakeTurns {
+			_, clocks = newBaton(len(rc.cfg.Lanes), time.Now)
+		} else {
+			for i := range clocks {
+				clocks[i] = freeClock()
+			}
+		}
+		rc.mu.Lock()
+		rc.clocks = clocks
+		rc.mu.Unlock()
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		runLane := func(lane string) {
-			sum, err := rc.runLane(ctx, lane, rep, base)
+			clock := clocks[slices.Index(rc.cfg.Lanes, lane)]
+			defer clock.leave() // whatever ends the lane, the others go on
+			sum, err := rc.runLane(ctx, lane, rep, base, clock)
 			mu.Lock()
 			results[lane] = append(results[lane], sum)
 			if err != nil && runErr == nil && errors.Is(err, errStopped) {

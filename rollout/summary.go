@@ -131,7 +131,7 @@ func whatItWouldTake(opt, ws LaneSummary, target float64) *WhatItWouldTake {
 // summarize takes each lane's median repeat and the savings against http
 // and http-optimized.
 func summarize(cfg Config, results map[string][]LaneSummary) *Summary {
-	sum := &Summary{SavedVsHTTP: map[string]float64{}, SavedVsOptimized: map[string]float64{}, Sequential: cfg.Sequential, Repeats: cfg.Repeats}
+	sum := &Summary{SavedVsHTTP: map[string]float64{}, SavedVsOptimized: map[string]float64{}, Sequential: cfg.Sequential, TakeTurns: cfg.TakeTurns, Repeats: cfg.Repeats}
 	medians := map[string]LaneSummary{}
 	for _, lane := range cfg.Lanes {
 		reps := slices.Clone(results[lane])

@@ -51,7 +51,12 @@ type Config struct {
 	Lanes      []string `json:"lanes"`
 	Seed       int64    `json:"seed,omitempty"`
 	Sequential bool     `json:"sequential"`
-	Repeats    int      `json:"repeats,omitempty"`
+	// TakeTurns runs the lanes at once, but one step (a request and its
+	// tools) at a time across the race, the lane furthest behind on its own
+	// clock first: none shares the CPU with another, and each lane's times
+	// are on its own clock (turns.go). Not with Sequential.
+	TakeTurns bool `json:"take_turns,omitempty"`
+	Repeats   int  `json:"repeats,omitempty"`
 	// BandwidthKbps limits the proxy's throughput per direction (0 = no limit).
 	BandwidthKbps int `json:"bandwidth_kbps,omitempty"`
 	// TLS sends the lanes through TLS to the engine, so new connections pay
@@ -104,6 +109,29 @@ func (c Config) Model() string {
 	}
 	return c.Profile
 }
+
+// The lane orders of a race (Config.Order).
+const (
+	OrderTogether   = "together"
+	OrderSequential = "one after another"
+	OrderTakeTurns  = "taking turns"
+)
+
+// Order says how the race's lanes run: OrderTogether, OrderSequential or
+// OrderTakeTurns.
+func (c Config) Order() string {
+	switch {
+	case c.Sequential:
+		return OrderSequential
+	case c.TakeTurns:
+		return OrderTakeTurns
+	}
+	return OrderTogether
+}
+
+// Overlaps says whether the race's lanes run at the same time, sharing the
+// CPU: together, with more than one lane.
+func (c Config) Overlaps() bool { return c.Order() == OrderTogether && len(c.Lanes) > 1 }
 
 // RTT and ToolTime as durations.
 func (c Config) RTT() time.Duration { return time.Duration(c.RTTms * float64(time.Millisecond)) }
@@ -269,6 +297,7 @@ type Summary struct {
 	SavedVsHTTP      map[string]float64 `json:"saved_vs_http"`           // 0.4 = finished 40% sooner
 	SavedVsOptimized map[string]float64 `json:"saved_vs_http_optimized"` // same against http-optimized
 	Sequential       bool               `json:"sequential"`
+	TakeTurns        bool               `json:"take_turns,omitempty"`
 	Repeats          int                `json:"repeats"`
 	// ElapsedNS is the race's wall time, from its start to its end, every
 	// lane and repeat included: the race view's "Elapsed", live and
@@ -312,12 +341,20 @@ type Summary struct {
 
 // Snapshot is what the live feed pushes (at most 20 Hz).
 type Snapshot struct {
-	RunID     string         `json:"run_id"`
-	Status    string         `json:"status"`
-	ElapsedNS int64          `json:"elapsed_ns"`
-	Config    Config         `json:"config"`
-	Lanes     []LaneSnapshot `json:"lanes"`
-	Summary   *Summary       `json:"summary,omitempty"`
+	RunID     string `json:"run_id"`
+	Status    string `json:"status"`
+	ElapsedNS int64  `json:"elapsed_ns"`
+	// ClockNS is the race clock every runner is drawn at, within the
+	// current repeat: lanes taking turns, the smallest own clock among the
+	// lanes still running (it never goes back within a repeat); lanes
+	// together, the wall clock; one after another, the running lane's own
+	// clock. With no lane running, the largest own clock of the repeat. A
+	// lane's own clock counts only its own work (LaneSnapshot.ElapsedNS is
+	// on it), never its waits for its turn.
+	ClockNS int64          `json:"clock_ns"`
+	Config  Config         `json:"config"`
+	Lanes   []LaneSnapshot `json:"lanes"`
+	Summary *Summary       `json:"summary,omitempty"`
 	// WaitingBehind is, for a queued race, the run it waits behind.
 	WaitingBehind string `json:"waiting_behind,omitempty"`
 }

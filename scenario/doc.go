@@ -19,7 +19,9 @@
 // retried from a fresh read).
 //
 // Rollouts grow the conversation to 60k-100k o200k tokens: the agent
-// explores until it has seen a seeded amount of output. Measured with
+// explores until it has seen a seeded amount of output. quick-fix, a short
+// session for a class, reads only what the failures point at and stays
+// under half of that. Measured with
 // tiktoken-go, the outputs run 3.3 (Go with go test -v) to 3.9 (Python)
 // characters per token; the tests assert at least 240,000 characters.
 //

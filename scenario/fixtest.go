@@ -32,6 +32,21 @@ var fulfilTierFix = edit{
 	wrongHeader: "func TierFor(subtotal money.Cents) Tier {",
 }
 
+// quickFix is fix-failing-test in a short session, for a class: the same
+// repository, bugs, tools and success check, but the agent reads only what
+// the failures point at (no exploring beyond), so the conversation stays
+// under half the full one and a race of it ends in seconds.
+func quickFix() *Scenario {
+	s := fixFailingTest()
+	s.Name = "quick-fix"
+	s.Title = "fulfil, a short session (Go order-fulfilment service)"
+	s.Description = "fix-failing-test in a short session for a class: the agent reads only what the failing tests point at, " +
+		"fixes both pricing bugs and re-runs go test; about half the turns and under half the context."
+	s.Short = true
+	s.plan = func(a *agent) { planFulfil(a, 0, 0, 0) }
+	return s
+}
+
 func fixFailingTest() *Scenario {
 	s := &Scenario{
 		Name:  "fix-failing-test",
@@ -321,13 +336,19 @@ const (
 	maxExploreReads = 14
 )
 
-func planFixFailingTest(a *agent) {
+func planFixFailingTest(a *agent) { planFulfil(a, contextGoalMin, 3, maxExploreReads) }
+
+// planFulfil is fix-failing-test's plan, exploring until the agent has
+// seen goalMin characters of output (and up to contextGoalSpan more, by
+// the seed): it reads up to preReads files (by the seed) before the first
+// test run, and at most maxReads more after reading the failures.
+func planFulfil(a *agent, goalMin, preReads, maxReads int) {
 	// Seeded traits of this run; they cycle with the seed.
 	focused := a.trait(2) == 0      // fix one package at a time
 	sloppy := a.trait(3) == 1       // misremember a signature in the first patch
 	verboseRerun := a.trait(4) >= 2 // re-run verbosely after the first patch
-	x := a.explore(fulfilExplorePool, contextGoalMin)
-	split := 1 + a.rng.intn(3) // extra files read before the first test run
+	x := a.explore(fulfilExplorePool, goalMin)
+	split := min(1+a.rng.intn(3), preReads) // extra files read before the first test run
 
 	x.list("Let me look at how the repository is laid out first.")
 	x.readOnce("README.md", "Reading the README for the project's conventions and pricing rules.")
@@ -353,7 +374,7 @@ func planFixFailingTest(a *agent) {
 		x.readOnce("internal/pricing/quote.go", "And Quote, which combines tiers, coupons, tax and shipping.")
 	}
 	a.search("Finding every caller of PercentOf to judge the impact of a fix.", searchCall{Pattern: "PercentOf(", Path: "internal"})
-	x.readMore(x.pool[split:], maxExploreReads)
+	x.readMore(x.pool[split:], maxReads)
 
 	var fixes []edit
 	switch {

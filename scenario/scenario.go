@@ -18,6 +18,9 @@ type Scenario struct {
 	Description string
 	Task        string // the user's request
 	Tools       []ToolDef
+	// Short says the scenario is a short session (quick-fix): its
+	// conversation stays far below the full scenarios' 60k tokens.
+	Short bool
 
 	language string // shown in the developer message
 	build    func() map[string]string
@@ -33,6 +36,7 @@ var registry = []*Scenario{
 	fixFailingTest(),
 	renameAPI(),
 	configMigration(),
+	quickFix(),
 }
 
 // All returns every scenario in a stable order.

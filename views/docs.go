@@ -19,7 +19,7 @@ var endpoints = []endpoint{
 	{"GET /v1/responses (Upgrade: websocket)", "WebSocket mode: many response.create messages over one connection, in order; each stream_id names a lane of its own, and lanes run at once."},
 	{"/baseline/v1/…", "The same engine with its request-level caches off, as before the HTTP optimizations."},
 	{"GET /api/traces/{id}", "The engine's trace of a response: every stage, measured or modelled."},
-	{"POST /api/runs", "Start a race: {scenario, profile, rtt_ms, tool_time_ms, lanes, seed, sequential, repeats, drills} → {id}."},
+	{"POST /api/runs", "Start a race: {scenario, profile, rtt_ms, tool_time_ms, lanes, seed, sequential, take_turns, repeats, drills} → {id}."},
 	{"GET /api/runs, GET /api/runs/{id}, DELETE /api/runs/{id}", "List (?scenario=&profile=&since=&until=), read and delete stored races."},
 	{"GET /api/sessions, GET /api/sessions/{id}, GET /api/sessions/{id}/export", "The inspector's client sessions (?limit=), one with its turns, and its JSON as a download; the page is /inspect."},
 	{"POST /api/drills, GET /api/drills, GET /api/drills/{id}, DELETE /api/drills/{id}", "Arm a fault drill {drill, after_turns, times, duration_ms, scope} (201), list the armed drills with their firings, read one, disarm one."},

@@ -40,6 +40,8 @@ type Home struct {
 	// Preset is the ready-made race's config as JSON, posted by the button.
 	Preset      string
 	PresetLabel string
+	// Estimate says how long the ready-made race will take ("about 85 s").
+	Estimate string
 	// Stack is the ready-made race's preset and Reading its reading.
 	Stack, Reading string
 	// Recording is the recorded race the page plays; nil for none.
@@ -56,6 +58,12 @@ type Race struct {
 	Seed       string
 	Repeats    string
 	Sequential bool
+	// TakeTurns: the lanes run at once, one request at a time, each on
+	// its own clock.
+	TakeTurns bool
+	// Estimate says how long presenter mode's race will take ("about 20
+	// s"), shown by its start button.
+	Estimate string
 	// Stacks are the stack select's choices; StackParams one input per
 	// stack parameter, filled from the selected stack; StackPresets the
 	// presets' parameters as JSON, for the script to refill them.
@@ -280,15 +288,46 @@ type Problem struct {
 	Message string
 }
 
-// SweepChart is one scenario's sweep: the share saved against optimized
-// HTTP by model speed, one line per stack and lane, laid out in SVG units.
+// Sweep is /sweep: the reference sweep the binary carries first, its
+// settings beside the one-click race's, what each series is, then the
+// stored fair runs.
+type Sweep struct {
+	Reference *SweepReference
+	// Settings compare the reference's settings with the one-click race's,
+	// one row per setting.
+	Settings []SweepSetting
+	// Series say in words what each lane and stack of the charts is.
+	Series []SweepSeries
+	// Charts are the stored fair runs' charts; Runs counts those runs, and
+	// Only phrases the one run when there is just one (no chart then).
+	Charts []SweepChart
+	Runs   int
+	Only   string
+}
+
+// SweepSetting is one setting of the reference sweep and of the one-click
+// race; Why says why they differ ("" when they are the same).
+type SweepSetting struct {
+	Name, Reference, Race, Why string
+}
+
+// SweepSeries explains one series (a lane) or one chart (a stack) in
+// words; Class is the lane's colour and dash, "" for a stack.
+type SweepSeries struct {
+	Name, Class, Text string
+}
+
+// SweepChart is one scenario's sweep under one stack: the share saved
+// against optimized HTTP by model speed, one line per lane (and settings),
+// laid out in SVG units.
 type SweepChart struct {
-	Scenario string
-	Lines    []SweepLine
+	Scenario, Stack string
+	Lines           []SweepLine
 	ChartFrame
 }
 
-// SweepLine is one stack's (and lane's) points, in speed order.
+// SweepLine is one lane's points under one set of settings, in speed
+// order.
 type SweepLine struct {
 	Name, Stack, Lane string
 	// Settings are what every point of the series shares (stack, round
@@ -296,6 +335,7 @@ type SweepLine struct {
 	Settings, Class string
 	Points          []SweepPoint
 	Path            string // the polyline's points
+	EndLabel
 }
 
 // SweepPoint is one fair run.
@@ -303,6 +343,15 @@ type SweepPoint struct {
 	TPS, Saved float64
 	Run        string
 	X, Y       float64
+}
+
+// EndLabel is a series' name written at its line's right end, moved up or
+// down off its neighbours' (a leader joins it to the end when it moved).
+type EndLabel struct {
+	Label      string
+	LabelX     float64 // where the label starts
+	LabelY     float64 // the label's middle
+	EndX, EndY float64 // the line's last point
 }
 
 // ChartFrame is a line chart's box, in SVG units: its size, its plot area
@@ -326,6 +375,9 @@ type ChartTick struct {
 type SensitivityChart struct {
 	Factors []string
 	Lines   []SensitivityLine
+	// Together says which lines lie on one another (the same saving at
+	// every factor), "" when none do.
+	Together string
 	ChartFrame
 }
 
@@ -335,6 +387,7 @@ type SensitivityLine struct {
 	Name, Class string
 	Points      []SensitivityPoint
 	Path        string
+	EndLabel
 }
 
 // SensitivityPoint is the saving (in %) at one factor.

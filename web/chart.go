@@ -1,6 +1,8 @@
 package web
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,4 +40,72 @@ func polyline(xs, ys []float64) string {
 		parts[i] = strconv.FormatFloat(xs[i], 'f', 1, 64) + "," + strconv.FormatFloat(ys[i], 'f', 1, 64)
 	}
 	return strings.Join(parts, " ")
+}
+
+// chartSeries is how many series app.css gives a colour and dash of
+// their own (.series-0 to .series-7).
+const chartSeries = 8
+
+// endLabelIndent is how far right of the plot an end label starts: room
+// for the leader from the line's end.
+const endLabelIndent = 22
+
+// endLabelGap is the height one end label takes, in SVG units (14-unit
+// text and a little air).
+const endLabelGap = 17
+
+// endLabels writes each series' name at its line's right end, x units
+// right of the plot: labels whose ends lie closer than endLabelGap are
+// spread apart around their middle, and kept between top and bottom.
+func endLabels(labels []*views.EndLabel, x, top, bottom float64) {
+	want := make([]float64, len(labels))
+	for i, l := range labels {
+		want[i] = l.EndY
+	}
+	for i, y := range spreadLabels(want, endLabelGap, top, bottom) {
+		labels[i].LabelX, labels[i].LabelY = x, y
+	}
+}
+
+// spreadLabels places labels wanted at the y positions given (in any
+// order) at least gap apart: labels that would collide form a run centred
+// on their wanted positions' mean, and a run that would leave [top,
+// bottom] is moved back inside. It returns each label's y, in the order
+// given.
+func spreadLabels(want []float64, gap, top, bottom float64) []float64 {
+	order := make([]int, len(want))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(want[a], want[b]) })
+	type run struct {
+		first, n int     // in order
+		sum      float64 // of the wanted positions
+	}
+	start := func(r run) float64 {
+		s := r.sum/float64(r.n) - float64(r.n-1)*gap/2
+		return max(top, min(s, bottom-float64(r.n-1)*gap))
+	}
+	var runs []run
+	for i, idx := range order {
+		r := run{first: i, n: 1, sum: want[idx]}
+		// Merge with the run above while they overlap.
+		for len(runs) > 0 {
+			prev := runs[len(runs)-1]
+			if start(prev)+float64(prev.n)*gap <= start(r) {
+				break
+			}
+			runs = runs[:len(runs)-1]
+			r = run{first: prev.first, n: prev.n + r.n, sum: prev.sum + r.sum}
+		}
+		runs = append(runs, r)
+	}
+	out := make([]float64, len(want))
+	for _, r := range runs {
+		s := start(r)
+		for k := 0; k < r.n; k++ {
+			out[order[r.first+k]] = s + float64(k)*gap
+		}
+	}
+	return out
 }

@@ -36,9 +36,17 @@ func TestStoredSnapshotElapsed(t *testing.T) {
 	if got := storedSnapshot(rec).ElapsedNS; got != 4e9 {
 		t.Errorf("one after another: %d ns, want the sum 4e9", got)
 	}
-	rec.Config.Sequential = false
+	rec.Config.Sequential, rec.Config.TakeTurns = false, true
+	if got := storedSnapshot(rec).ElapsedNS; got != 4e9 {
+		t.Errorf("taking turns: %d ns, want the sum 4e9", got)
+	}
+	rec.Config.TakeTurns = false
 	if got := storedSnapshot(rec).ElapsedNS; got != 3e9 {
 		t.Errorf("together: %d ns, want the slowest 3e9", got)
+	}
+	// The race clock of an ended race is its longest lane's own clock.
+	if got := storedSnapshot(rec).ClockNS; got != 3e9 {
+		t.Errorf("race clock %d ns, want the longest lane's 3e9", got)
 	}
 	rec.Summary = &rollout.Summary{ElapsedNS: 4.2e9}
 	if got := storedSnapshot(rec).ElapsedNS; got != 4.2e9 {

@@ -13,6 +13,7 @@ func FuzzDecodeRunRequest(f *testing.F) {
 	for _, s := range []string{
 		`{}`,
 		`{"scenario":"fix-failing-test","profile":"burst","rtt_ms":0,"tool_time_ms":0,"lanes":["http","ws"],"seed":1,"sequential":false,"repeats":1}`,
+		`{"scenario":"quick-fix","profile":"burst","take_turns":true,"sequential":false}`,
 		`{"rtt_ms":"20"}`,
 		`{"lanes":[1,2]}`,
 		`{"x":1}`,

@@ -141,13 +141,14 @@ func storedSnapshot(rec *rollout.RunRecord) rollout.Snapshot {
 			ls.TokensPerSec = float64(ls.Tokens) / (float64(ls.ElapsedNS) / 1e9)
 		}
 		// Without the race's own clock (a run stored before it was kept),
-		// lanes one after another add up; lanes together last as long as
-		// the slowest.
-		if rec.Config.Sequential {
+		// lanes one after another (or taking turns) add up; lanes
+		// together last as long as the slowest.
+		if rec.Config.Order() != rollout.OrderTogether {
 			s.ElapsedNS += ls.ElapsedNS
 		} else {
 			s.ElapsedNS = max(s.ElapsedNS, ls.ElapsedNS)
 		}
+		s.ClockNS = max(s.ClockNS, ls.ElapsedNS) // no lane runs: the largest own clock
 		s.Lanes = append(s.Lanes, ls)
 	}
 	if rec.Summary != nil && rec.Summary.ElapsedNS > 0 {

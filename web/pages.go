@@ -43,20 +43,20 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 	return render(c, status, views.ProblemPage(p.page(title, ""), views.Problem{Status: status, Title: title, Message: msg}))
 }
 
-// preset is the one ready-made race: the home page's "Race it live",
-// presenter mode's start (S) and the recording the binary carries
-// (agentloop race --reference) all run it. It is the full comparison at
-// a pace a first-time visitor can watch, fair (lanes one after another)
-// and with the modelled hosted API stack (docs/decisions.md, "Defaults
-// that tell the story").
+// preset is the home page's ready-made race ("Race it live"): the full
+// comparison at a pace a first-time visitor can watch, fair (lanes one
+// after another) and with the modelled hosted API stack
+// (docs/decisions.md, "Defaults that tell the story").
 var preset = rollout.Config{Scenario: "fix-failing-test", Profile: api.DefaultModel, RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
 	Sequential: true, Stack: apistack.DefaultRace}
 
-// Preset is a copy of the ready-made race (preset), for the recording's
-// generator.
-func Preset() rollout.Config {
-	c := preset
-	c.Lanes = slices.Clone(preset.Lanes)
+// RecordedRace is the race the carried recording runs (RaceRecording):
+// presenter mode's start, the classroom's live race (rollout.Classroom,
+// the playground's classroom), so that what a class first sees is the
+// race S starts. A copy, for the recording's generator.
+func RecordedRace() rollout.Config {
+	c := rollout.Classroom
+	c.Lanes = slices.Clone(c.Lanes)
 	return c
 }
 
@@ -69,7 +69,16 @@ func (p *Playground) home(c echo.Context) error {
 	}
 	b, _ := json.Marshal(cfg)
 	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/track.js", "js/home.js"), views.Home{Preset: string(b), PresetLabel: presetLabel(cfg),
-		Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset), Recording: p.recordingView()}))
+		Estimate: estimate(cfg), Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset), Recording: p.recordingView()}))
+}
+
+// estimate says how long cfg's race will take ("about 25 s";
+// rollout.Estimate), "" for a config that does not normalize.
+func estimate(cfg rollout.Config) string {
+	if rollout.Normalize(&cfg) != nil {
+		return ""
+	}
+	return rollout.EstimateWords(rollout.Estimate(cfg))
 }
 
 // presetLabel says what the ready-made race runs.
@@ -82,10 +91,7 @@ func presetLabel(cfg rollout.Config) string {
 		}
 		lanes = strings.Join(names, ", ")
 	}
-	order := ", together"
-	if cfg.Sequential {
-		order = ", one after another"
-	}
+	order := ", " + cfg.Order()
 	stack := "lean API stack (nothing modelled around the model)"
 	if cfg.Stack.Modelled() {
 		stack = "modelled " + cfg.Stack.Preset + " API stack"
@@ -119,8 +125,9 @@ func (p *Playground) race(c echo.Context) error {
 	}
 	v := views.Race{Cores: p.cores, Stages: raceStages, Groups: groupsJSON, Present: c.QueryParams().Has("present")}
 	if v.Present {
-		// Presenter mode starts from the home page's ready-made race.
-		cfg = p.preset
+		// Presenter mode starts the classroom's live race.
+		cfg = p.classroom
+		v.Estimate = estimate(cfg)
 	}
 	if id := c.QueryParam("run"); id != "" {
 		rec, err := p.runs.LoadRun(c.Request().Context(), id)
@@ -157,7 +164,7 @@ func (p *Playground) race(c echo.Context) error {
 	v.ToolTimeMs = strconv.FormatFloat(cfg.ToolTimeMs, 'f', -1, 64)
 	v.Seed = strconv.FormatInt(max(cfg.Seed, 1), 10)
 	v.Repeats = strconv.Itoa(max(cfg.Repeats, 1))
-	v.Sequential = cfg.Sequential
+	v.Sequential, v.TakeTurns = cfg.Sequential, cfg.TakeTurns
 	v.Stacks, v.StackParams, v.StackPresets = stackChoices(cfg.Stack)
 	if cfg.CompactThreshold > 0 {
 		v.CompactThreshold = strconv.Itoa(cfg.CompactThreshold)

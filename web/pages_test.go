@@ -21,8 +21,11 @@ func TestPages(t *testing.T) {
 		avoid  []string
 	}{
 		{"/", 200, []string{`id="start-preset"`, `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`, `&#34;sequential&#34;:true`,
-			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted-post-sprint&#34;`, "modelled hosted-post-sprint API stack",
+			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted-post-sprint&#34;`, "modelled hosted-post-sprint API stack", `data-testid="preset-estimate">about `,
 			`<script id="race-recording" type="application/json">`, "A recording (", "Race it live", `data-testid="race-track"`}, nil},
+		// Presenter mode starts the classroom's race: lanes taking turns,
+		// with how long it takes by its start button.
+		{"/race?present", 200, []string{`<option value="quick-fix" selected`, `name="take_turns" checked`, `data-testid="race-estimate">about `}, []string{`name="sequential" checked`}},
 		{"/docs", 200, []string{"http://example.com/v1", "ws://example.com/v1/responses", "supports_websockets = true", "/api/traces/{id}", "createOpenAI",
 			`websocket_base_url=&#34;ws://example.com/v1&#34;`, "curl -sN http://example.com/v1/responses", "websocat -H", `html[data-ready=&#34;race&#34;]`, "race-summary"}, nil},
 		{"/race", 200, []string{`data-testid="race-scenario"`, `data-testid="race-profile"`, `data-testid="race-rtt"`, `data-testid="race-start"`,
@@ -40,7 +43,7 @@ func TestPages(t *testing.T) {
 			`data-stream-id-pattern="^[A-Za-z0-9_.-]{1,256}$"`}, nil},
 		{"/runs", 200, []string{`data-testid="run-row"`, `data-run="run_done"`, "40% sooner", " round trip · ", " stack · together", `data-label="Settings"`}, nil},
 		{"/race?present", 200, []string{`<html lang="en" class="present">`, `data-testid="present-story"`, `<li data-lane="http-chained" class="lane-color-http-chained"><strong class="story-name">HTTP chained</strong>`, "Modelled", `data-present`,
-			`data-testid="race-track"`, `<script id="race-recording" type="application/json">`, "A recording (", `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`,
+			`data-testid="race-track"`, `<script id="race-recording" type="application/json">`, "A recording (", `data-preset="{&#34;scenario&#34;:&#34;quick-fix&#34;`, `&#34;take_turns&#34;:true`,
 			`class="present-story panel step step-1"`, `data-testid="present-modelled"`, `href="/docs/stack"`}, nil},
 		{"/runs?scenario=rename-api", 200, []string{"No runs yet"}, nil},
 		{"/runs?since=soon", 400, []string{"From: since must be a date", `aria-invalid="true"`, `aria-describedby="filter-since-error"`, `id="filter-since-error"`},
@@ -246,4 +249,14 @@ func TestExplorerLanesExample(t *testing.T) {
 		return
 	}
 	t.Fatal("no lanes example")
+}
+
+// TestPresetLabelSaysTheOrder: the ready-made races' labels say how the
+// lanes run, the classroom's that they take turns.
+func TestPresetLabelSaysTheOrder(t *testing.T) {
+	for cfg, want := range map[*rollout.Config]string{&preset: ", one after another ·", &rollout.Classroom: ", taking turns ·"} {
+		if got := presetLabel(*cfg); !strings.Contains(got, want) {
+			t.Errorf("presetLabel = %q, want it to hold %q", got, want)
+		}
+	}
 }

@@ -190,6 +190,12 @@ func fairness(cfg rollout.Config, cores int, past bool) string {
 		}
 		return "The lanes run one after another, so none competes with another for the CPU."
 	}
+	if cfg.TakeTurns {
+		if past {
+			return "The lanes took turns, one request at a time, each on its own clock, so none competed with another for the CPU."
+		}
+		return "The lanes take turns, one request at a time, each on its own clock, so none competes with another for the CPU."
+	}
 	if past {
 		return fmt.Sprintf("The lanes ran together and shared the %d cores of this machine; for fair timing, run them one after another.", cores)
 	}
@@ -441,20 +447,16 @@ func readingWords(preset string) string {
 	}
 }
 
-// laneOrder says how a race's lanes ran: together or one after another.
-func laneOrder(cfg rollout.Config) string {
-	if cfg.Sequential {
-		return "one after another"
-	}
-	return "together"
-}
+// laneOrder says how a race's lanes ran: together, one after another or
+// taking turns.
+func laneOrder(cfg rollout.Config) string { return cfg.Order() }
 
 // presenter fills presenter mode's parts of the race page: the lanes'
-// lines (step 1) and the race its start posts, the ready-made one
-// (p.preset: the home page's, which the recording ran too).
+// lines (step 1) and the race its start posts, the classroom's
+// (p.classroom, which the carried recording ran too: RecordedRace).
 func (p *Playground) presenter(v *views.Race, cfg rollout.Config) {
 	v.Story = story(cfg.Lanes)
-	b, _ := json.Marshal(p.preset)
+	b, _ := json.Marshal(p.classroom)
 	v.Preset = string(b)
 }
 

@@ -15,8 +15,8 @@ import (
 )
 
 // RaceRecording is the recorded reference race the binary carries
-// (docs/race-reference.json): a run of the home page's ready-made race
-// (Preset), with when, where and how it was made. On a fresh install the
+// (docs/race-reference.json): a run of presenter mode's classroom race
+// (RecordedRace), with when, where and how it was made. On a fresh install the
 // home page and presenter mode play it as a race from the first second,
 // labelled a recording; "Race it live" beside it starts a live one.
 //

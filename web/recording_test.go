@@ -9,7 +9,7 @@ import (
 )
 
 // TestCarriedRecording: the recording the binary carries is a passed run
-// of the ready-made race (preset), dated, with its command and machine,
+// of presenter mode's classroom race (RecordedRace), dated, with its command and machine,
 // and every lane has its turns and its total. When the preset changes,
 // this fails until the recording is made again with ReferenceCommand.
 func TestCarriedRecording(t *testing.T) {
@@ -23,16 +23,16 @@ func TestCarriedRecording(t *testing.T) {
 	if r.Run.Status != rollout.StatusPassed || r.Run.Summary == nil || r.Run.Summary.Headline == "" {
 		t.Fatalf("the recorded run is %s with summary %v", r.Run.Status, r.Run.Summary)
 	}
-	// The recorded race is the ready-made one as the run API takes it
+	// The recorded race is the classroom's as the run API takes it
 	// (normalized), field for field.
-	want := Preset()
+	want := RecordedRace()
 	if err := rollout.Normalize(&want); err != nil {
 		t.Fatal(err)
 	}
 	wantJSON, _ := json.Marshal(want)
 	gotJSON, _ := json.Marshal(r.Run.Config)
 	if string(gotJSON) != string(wantJSON) {
-		t.Errorf("the recording ran\n%s\nnot the ready-made race\n%s\nrun %s", gotJSON, wantJSON, ReferenceCommand)
+		t.Errorf("the recording ran\n%s\nnot the classroom race\n%s\nrun %s", gotJSON, wantJSON, ReferenceCommand)
 	}
 	snap := storedSnapshot(&r.Run)
 	if len(snap.Lanes) != len(want.Lanes) {

@@ -172,6 +172,8 @@ func TestWorkloadRacesAreFairByDefault(t *testing.T) {
 		{`{"workload":` + wl + `,"repeats":1}`, true, 1},
 		{`{"workload":` + wl + `,"sequential":false,"repeats":2}`, false, 2},
 		{`{"scenario":"fix-failing-test"}`, false, 0},
+		// Lanes that take turns never overlap either: the order is kept.
+		{`{"workload":` + wl + `,"take_turns":true}`, false, rollout.FairRepeats},
 	} {
 		tp := newTestPlayground(t)
 		if rec := tp.do(http.MethodPost, "/api/runs", tc.body, jsonHeader); rec.Code != 200 {
@@ -204,6 +206,9 @@ func TestStartRunWithTheRunner(t *testing.T) {
 		{`{"profile":"burst","decode_tps":250}`, "decode_tps"},
 		{`{"decode_tps":0.5}`, "decode_tps"},
 		{`{"reasoning":{"effort":"extreme"}}`, "reasoning.effort"},
+		{`{"sequential":true,"take_turns":true}`, "take_turns"},
+		{`{"workload":{"version":1,"turns":[{"input":[{"kind":"user_message","tokens":3}],"output_tokens":1}]},"sequential":true,"take_turns":true}`, "take_turns"},
+		{`{"take_turns":"yes"}`, "take_turns"},
 		{`{"reasoning":{"effort":"low","summary":"long"}}`, "reasoning.summary"},
 		{`{"workload":{"version":1,"turns":[]}}`, "workload"},
 		{`{"workload":{"version":1,"turns":[{"input":[{"kind":"tool_output","tokens":3}],"output_tokens":1}]}}`, "workload"},

@@ -14,6 +14,7 @@ import (
 
 	"agentloop/apistack"
 	"agentloop/docs"
+	"agentloop/rollout"
 	"agentloop/views"
 
 	"github.com/labstack/echo/v4"
@@ -226,15 +227,58 @@ func sensitivityChart(doc ast.Node, src []byte) (*views.SensitivityChart, ast.No
 		return nil, nil
 	}
 	layoutSensitivity(ch)
+	ch.Together = together(ch.Lines)
 	return ch, table
 }
 
+// together says which lines have the same saving at every factor, so lie
+// on one another: "a, b and c lie on one another (47% at every factor)".
+func together(lines []views.SensitivityLine) string {
+	key := func(l views.SensitivityLine) string {
+		var b strings.Builder
+		for _, p := range l.Points {
+			fmt.Fprintf(&b, "%d:%g ", p.Index, p.Saved)
+		}
+		return b.String()
+	}
+	var groups [][]views.SensitivityLine
+	for _, l := range lines {
+		i := slices.IndexFunc(groups, func(g []views.SensitivityLine) bool { return key(g[0]) == key(l) })
+		if i < 0 {
+			groups = append(groups, nil)
+			i = len(groups) - 1
+		}
+		groups[i] = append(groups[i], l)
+	}
+	var out []string
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		names := make([]string, len(g))
+		for i, l := range g {
+			names[i] = l.Name
+		}
+		s := andList(names) + " lie on one another"
+		if flat := slices.IndexFunc(g[0].Points, func(p views.SensitivityPoint) bool { return p.Saved != g[0].Points[0].Saved }) < 0; flat {
+			s += " (" + strconv.FormatFloat(g[0].Points[0].Saved, 'f', -1, 64) + "% at every factor)"
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, "; ") + "."
+}
+
 // The sensitivity chart's drawing area, in SVG units: small enough that
-// its 14-unit labels stay readable when a phone scales it down.
-var sensitivityBox = chartBox{w: 420, h: 260, left: 48, right: 12, top: 12, bottom: 36}
+// its 14-unit labels stay readable when a phone scales it down, with room
+// on the right for each parameter's name at its line's end.
+var sensitivityBox = chartBox{w: 480, h: 300, left: 58, right: 184, top: 14, bottom: 52}
 
 // layoutSensitivity places the points: the factors evenly, the saving (in
-// %) from the lowest to the highest point, rounded out to tens.
+// %) from the lowest to the highest point, rounded out to tens; each line
+// gets a colour and dash of its own and its name at its right end.
 func layoutSensitivity(ch *views.SensitivityChart) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, l := range ch.Lines {
@@ -251,10 +295,13 @@ func layoutSensitivity(ch *views.SensitivityChart) {
 	for i, f := range ch.Factors {
 		frame.XTicks = append(frame.XTicks, views.ChartTick{At: x(float64(i) / n), Label: f})
 	}
+	frame.XTitle = "each parameter scaled by (× its preset value)"
+	frame.YTitle = rollout.LaneLabel(rollout.LaneWS) + "'s saving (%)"
 	ch.ChartFrame = frame
+	labels := make([]*views.EndLabel, len(ch.Lines))
 	for i := range ch.Lines {
 		l := &ch.Lines[i]
-		l.Class = fmt.Sprintf("series-%d", i%8)
+		l.Class = fmt.Sprintf("series-%d", i%chartSeries)
 		xs, ys := make([]float64, len(l.Points)), make([]float64, len(l.Points))
 		for j := range l.Points {
 			p := &l.Points[j]
@@ -262,5 +309,9 @@ func layoutSensitivity(ch *views.SensitivityChart) {
 			xs[j], ys[j] = p.X, p.Y
 		}
 		l.Path = polyline(xs, ys)
+		last := l.Points[len(l.Points)-1]
+		l.EndLabel = views.EndLabel{Label: l.Name, EndX: last.X, EndY: last.Y}
+		labels[i] = &l.EndLabel
 	}
+	endLabels(labels, frame.X1+endLabelIndent, frame.Y0, frame.Y1)
 }

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"cmp"
+	"io/fs"
 	"math"
 	"net/http"
 	"os"
@@ -12,6 +14,8 @@ import (
 
 	"agentloop/apistack"
 	"agentloop/docs"
+	"agentloop/static"
+	"agentloop/views"
 )
 
 // TestStackDocRendersTheMarkdown: /docs/stack is docs/stack.md rendered,
@@ -127,4 +131,93 @@ func docNumber(t *testing.T, s string) float64 {
 		t.Fatalf("not a number: %q", s)
 	}
 	return v
+}
+
+// TestSensitivityLinesStandApart: on docs/stack.md's own chart, whose
+// flat lines lie on top of each other, every line has a colour and a dash
+// no other line has (app.css's .series-N), the legend repeats them, each
+// line's name stands at its end apart from the others', and both axes are
+// titled.
+func TestSensitivityLinesStandApart(t *testing.T) {
+	page, err := renderStackDoc(docs.Stack())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, chart, _ := strings.Cut(page, `data-testid="sensitivity-chart"`)
+	chart, _, _ = strings.Cut(chart, "</figure>")
+	css, err := fs.ReadFile(static.FS(), "css/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	style := map[string][2]string{} // class → colour, dash
+	for _, m := range regexp.MustCompile(`\.(series-\d+) \{ --series: ([^;]+);(?: --dash: ([^;]+);)? \}`).FindAllStringSubmatch(string(css), -1) {
+		style[m[1]] = [2]string{m[2], cmp.Or(m[3], "none")}
+	}
+	lines := regexp.MustCompile(`<g class="series (series-\d+)" data-testid="sensitivity-line" data-param="([^"]+)">`).FindAllStringSubmatch(chart, -1)
+	if len(lines) < 7 {
+		t.Fatalf("%d lines, want one per row of the table (8)", len(lines))
+	}
+	colours, dashes := map[string]string{}, map[string]string{}
+	var ys []float64
+	for _, l := range lines {
+		class, param := l[1], l[2]
+		st, ok := style[class]
+		if !ok {
+			t.Errorf("%s: app.css gives %s no colour", param, class)
+			continue
+		}
+		if o, dup := colours[st[0]]; dup {
+			t.Errorf("%s and %s share the colour %s", o, param, st[0])
+		}
+		if o, dup := dashes[st[1]]; dup {
+			t.Errorf("%s and %s share the dash %s", o, param, st[1])
+		}
+		colours[st[0]], dashes[st[1]] = param, param
+		if !strings.Contains(chart, `<svg class="swatch-dash `+class+`"`) {
+			t.Errorf("%s: the legend has no %s swatch", param, class)
+		}
+		label := regexp.MustCompile(`<text class="end-label" x="[0-9.]+" y="([0-9.]+)">` + regexp.QuoteMeta(param) + `</text>`).FindStringSubmatch(chart)
+		if label == nil {
+			t.Errorf("%s is not named at its line's end", param)
+			continue
+		}
+		y, _ := strconv.ParseFloat(label[1], 64)
+		ys = append(ys, y)
+	}
+	slices.Sort(ys)
+	for i := 1; i < len(ys); i++ {
+		if ys[i]-ys[i-1] < 14 {
+			t.Errorf("two end labels %.1f units apart (at %v), less than their 14-unit text", ys[i]-ys[i-1], ys)
+		}
+	}
+	for _, want := range []string{">each parameter scaled by (× its preset value)</text>", `transform="rotate(-90)">WebSocket&#39;s saving (%)</text>`} {
+		if !strings.Contains(chart, want) {
+			t.Errorf("the chart lacks the axis title %q", want)
+		}
+	}
+}
+
+// TestTogetherNamesTheLinesOnOneAnother: lines with the same saving at
+// every factor are named together, with their value when they are flat; a
+// line alone is not named.
+func TestTogetherNamesTheLinesOnOneAnother(t *testing.T) {
+	line := func(name string, saved ...float64) views.SensitivityLine {
+		l := views.SensitivityLine{Name: name}
+		for i, v := range saved {
+			l.Points = append(l.Points, views.SensitivityPoint{Index: i, Saved: v})
+		}
+		return l
+	}
+	for _, tc := range []struct {
+		lines []views.SensitivityLine
+		want  string
+	}{
+		{[]views.SensitivityLine{line("a", 47, 47), line("b", 48, 47), line("c", 47, 47), line("d", 47, 47)}, "a, c and d lie on one another (47% at every factor)."},
+		{[]views.SensitivityLine{line("a", 40, 50), line("b", 40, 50), line("c", 1, 2), line("d", 1, 2)}, "a and b lie on one another; c and d lie on one another."},
+		{[]views.SensitivityLine{line("a", 40, 50), line("b", 41, 50)}, ""},
+	} {
+		if got := together(tc.lines); got != tc.want {
+			t.Errorf("together = %q, want %q", got, tc.want)
+		}
+	}
 }

@@ -96,7 +96,7 @@ type Deps struct {
 	// built-in profiles' own.
 	Windows inference.Windows
 	// HomePreset, when set, replaces the home page's ready-made race (and
-	// presenter mode's starting form); tests set a short one.
+	// presenter mode's classroom race); tests set a short one.
 	HomePreset *rollout.Config
 }
 
@@ -108,8 +108,9 @@ type Playground struct {
 	keyed bool
 	cores int
 	hub   *hub
-	// preset is the home page's ready-made race.
-	preset rollout.Config
+	// preset is the home page's ready-made race; classroom presenter
+	// mode's live race (rollout.Classroom).
+	preset, classroom rollout.Config
 
 	inspector  Inspector
 	workloads  WorkloadDB
@@ -137,9 +138,9 @@ func New(d Deps) *Playground {
 		d.Cores = runtime.NumCPU()
 	}
 	p := &Playground{races: d.Races, runs: d.Runs, log: d.Log, keyed: d.KeyRequired, cores: d.Cores,
-		preset: preset, inspector: d.Inspector, workloads: d.Workloads, stopFeed: make(chan struct{}), feedDone: make(chan struct{}), conns: map[*liveConn]struct{}{}}
+		preset: preset, classroom: rollout.Classroom, inspector: d.Inspector, workloads: d.Workloads, stopFeed: make(chan struct{}), feedDone: make(chan struct{}), conns: map[*liveConn]struct{}{}}
 	if d.HomePreset != nil {
-		p.preset = *d.HomePreset
+		p.preset, p.classroom = *d.HomePreset, *d.HomePreset
 	}
 	p.checks, p.gauntlet = d.Checks, d.Gauntlet
 	p.identify = d.Identify

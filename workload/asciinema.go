@@ -1,9 +1,7 @@
 package workload
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -179,31 +177,27 @@ func ImportMiniSWEAgentCast(r io.Reader, count Counter) (*Workload, error) {
 // with their escape sequences removed, and the time each output event
 // began at in that text (times[i] = {offset, seconds}).
 func readCast(r io.Reader) (string, []castMark, error) {
-	sc := bufio.NewScanner(io.LimitReader(r, maxCastBytes))
-	sc.Buffer(make([]byte, 64<<10), maxCastLine)
+	in := newLines(r, maxCastBytes, maxCastLine)
 	var (
-		line  int
-		text  strings.Builder
-		times []castMark
-		strip escapeStripper
-		last  float64
+		header bool
+		text   strings.Builder
+		times  []castMark
+		strip  escapeStripper
+		last   float64
 	)
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if line == 1 {
+	for in.Scan() {
+		line, b := in.Line(), in.Bytes()
+		if !header {
+			header = true
 			var h struct {
 				Version *int `json:"version"`
 			}
 			if err := json.Unmarshal(b, &h); err != nil || h.Version == nil {
-				return "", nil, errorf("line 1", "not an asciinema header (a JSON object with a version)")
+				return "", nil, errorf(fmt.Sprintf("line %d", line), "not an asciinema header (a JSON object with a version)")
 			}
 			if *h.Version != 2 {
-				return "", nil, errorf("line 1", "asciinema format version %d; agentloop reads version 2", *h.Version)
+				return "", nil, errorf(fmt.Sprintf("line %d", line), "asciinema format version %d; agentloop reads version 2", *h.Version)
 			}
-			continue
-		}
-		if len(strings.TrimSpace(string(b))) == 0 {
 			continue
 		}
 		var ev []json.RawMessage
@@ -232,13 +226,10 @@ func readCast(r io.Reader) (string, []castMark, error) {
 		times = append(times, castMark{offset: text.Len(), seconds: t})
 		strip.write(&text, data)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return "", nil, errorf(fmt.Sprintf("line %d", line+1), "longer than %d bytes", maxCastLine)
-		}
-		return "", nil, &Error{Message: "reading: " + err.Error()}
+	if err := in.Err(); err != nil {
+		return "", nil, err
 	}
-	if line == 0 {
+	if !header {
 		return "", nil, errorf("", "empty; expected an asciinema recording")
 	}
 	return text.String(), times, nil

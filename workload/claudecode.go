@@ -1,9 +1,7 @@
 package workload
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -32,30 +30,25 @@ import (
 // answers it, by Claude Code's timestamps. A response that asked for no
 // tool is followed by a person's time, not a tool's: it has none.
 func ImportClaudeCode(r io.Reader, count Counter) (*Workload, error) {
-	sc := bufio.NewScanner(io.LimitReader(r, maxCodexBytes))
-	sc.Buffer(make([]byte, 64<<10), maxCodexLine)
+	in := newLines(r, maxCodexBytes, maxCodexLine)
 	w := &Workload{Version: Version, Source: "claude-code"}
 	var (
-		line, records int
-		pending       []Input
-		lastID        string    // the message id of the last response
-		lastAt        time.Time // when its last block was recorded
-		resultAt      time.Time // when the last tool result was recorded
-		model         string
-		session       string
-		firstCounted  int
+		records      int
+		pending      []Input
+		lastID       string    // the message id of the last response
+		lastAt       time.Time // when its last block was recorded
+		resultAt     time.Time // when the last tool result was recorded
+		model        string
+		session      string
+		firstCounted int
 	)
 	closeTurn := func() {
 		if n := len(w.Turns); n > 0 && len(w.Turns[n-1].Calls) > 0 && !lastAt.IsZero() && resultAt.After(lastAt) {
 			w.Turns[n-1].ToolTimeMs = min(float64(resultAt.Sub(lastAt))/float64(time.Millisecond), MaxToolTimeMs)
 		}
 	}
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
-			continue
-		}
+	for in.Scan() {
+		line, b := in.Line(), in.Bytes()
 		var rec struct {
 			Type        string `json:"type"`
 			Timestamp   string `json:"timestamp"`
@@ -153,11 +146,8 @@ func ImportClaudeCode(r io.Reader, count Counter) (*Workload, error) {
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, errorf(fmt.Sprintf("line %d", line+1), "longer than %d bytes", maxCodexLine)
-		}
-		return nil, &Error{Message: "reading: " + err.Error()}
+	if err := in.Err(); err != nil {
+		return nil, err
 	}
 	if records == 0 {
 		return nil, errorf("", "empty; expected a Claude Code session file")

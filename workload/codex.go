@@ -1,9 +1,7 @@
 package workload
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -42,11 +40,9 @@ type Counter func(text string) int
 //
 // A file of another version is refused with an error naming it.
 func ImportCodex(r io.Reader, count Counter) (*Workload, error) {
-	sc := bufio.NewScanner(io.LimitReader(r, maxCodexBytes))
-	sc.Buffer(make([]byte, 64<<10), maxCodexLine)
+	in := newLines(r, maxCodexBytes, maxCodexLine)
 	w := &Workload{Version: Version}
 	var (
-		line         int
 		version      string
 		instructions int
 		pending      []Input
@@ -55,12 +51,8 @@ func ImportCodex(r io.Reader, count Counter) (*Workload, error) {
 		lastEnd      time.Time // when the previous response ended
 		firstCounted int       // what the first response's input counted
 	)
-	for sc.Scan() {
-		line++
-		b := sc.Bytes()
-		if len(strings.TrimSpace(string(b))) == 0 {
-			continue
-		}
+	for in.Scan() {
+		line, b := in.Line(), in.Bytes()
 		var rec struct {
 			Timestamp string          `json:"timestamp"`
 			Type      string          `json:"type"`
@@ -154,11 +146,8 @@ func ImportCodex(r io.Reader, count Counter) (*Workload, error) {
 			pending, calls, lastEnd = nil, nil, at
 		}
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, errorf(fmt.Sprintf("line %d", line+1), "longer than %d bytes", maxCodexLine)
-		}
-		return nil, &Error{Message: "reading: " + err.Error()}
+	if err := in.Err(); err != nil {
+		return nil, err
 	}
 	if version == "" {
 		return nil, errorf("", "empty; expected a Codex session file")

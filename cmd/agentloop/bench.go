@@ -36,6 +36,7 @@ var benchmarks = []struct {
 	{"calibrate", runBenchCalibrate},
 	{"sensitivity", runBenchSensitivity},
 	{"corpus", runBenchCorpus},
+	{"classroom", runBenchClassroom},
 }
 
 // benchmarkNames is "overhead|load|…", for usage and errors.

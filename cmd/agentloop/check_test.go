@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"agentloop/app/apptest"
 	"agentloop/check"
+	"agentloop/internal/testbin"
 )
 
 // TestCheckRefusesWithoutAClientOrWithAnUnknownCheck: the command says
@@ -39,10 +39,7 @@ func TestCheckRefusesWithoutAClientOrWithAnUnknownCheck(t *testing.T) {
 // JSON report and the JUnit file say the same, the report is stored on
 // the server, and a failed check makes the exit status 1.
 func TestCheckAgainstAServerStoresItsCardAndExitsOnAFail(t *testing.T) {
-	client := filepath.Join(t.TempDir(), "refclient")
-	if out, err := exec.Command("go", "build", "-o", client, "../../check/internal/refclient").CombinedOutput(); err != nil {
-		t.Fatalf("build the reference client: %v\n%s", err, out)
-	}
+	client := testbin.Path(t, "agentloop/check/internal/refclient")
 	a := apptest.Start(t)
 	for _, c := range []struct {
 		mistakes string

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"agentloop/app/apptest"
+	"agentloop/internal/testbin"
 	"agentloop/internal/wait"
 	"agentloop/rollout"
 	"agentloop/store"
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	pgtest.Main(m)
+	pgtest.Main(m, pgtest.AfterRun(testbin.Remove))
 }
 
 func child(t *testing.T, args ...string) *exec.Cmd {

@@ -28,6 +28,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	lanes := fs.String("lanes", strings.Join(rollout.DefaultLanes, ","), "lanes to race: "+strings.Join(rollout.AllLanes, ",")+" (prototype is the experimental long-running response, opt-in)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "scenario seed")
 	fs.BoolVar(&cfg.Sequential, "sequential", false, "run lanes one after another (interleaved over repeats) instead of together")
+	fs.BoolVar(&cfg.TakeTurns, "take-turns", false, "run lanes at once, one request at a time across the race, each on its own clock (not with --sequential)")
 	fs.IntVar(&cfg.Repeats, "repeats", 1, "repeats per lane; the median is reported")
 	fs.IntVar(&cfg.BandwidthKbps, "bandwidth", 0, "proxy bandwidth limit per direction in kbit/s (0 = none)")
 	cfg.Stack = apistack.Lean
@@ -41,7 +42,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.BoolVar(&cfg.FixedToolTime, "fixed-tool-time", false, "replay the workload with --tool-time between turns instead of its recorded tool times")
 	fs.IntVar(&cfg.CompactThreshold, "compact-threshold", 0, "with --workload: every lane asks for compaction once a prompt passes this many tokens (context_management); 0: none")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	reference := fs.String("reference", "", "run the home page's ready-made race in process and write it to this file as the recording the binary carries (docs/race-reference.json); no other race flag goes with it")
+	reference := fs.String("reference", "", "run presenter mode's classroom race in process and write it to this file as the recording the binary carries (docs/race-reference.json); no other race flag goes with it")
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
 	serverURL := fs.String("server", "", "ask the agentloop server at this URL to run the race (it shows live in the browser)")
 	apiKey := fs.String("api-key", "", "API key of --server, if it has one")
@@ -216,7 +217,10 @@ func printRace(w io.Writer, rec *rollout.RunRecord) {
 		profile += ", reasoning " + c.Reasoning.Effort
 	}
 	order := "  (sequential)"
-	if !c.Sequential && len(c.Lanes) > 1 {
+	switch {
+	case c.TakeTurns:
+		order = "  (lanes taking turns, each on its own clock)"
+	case c.Overlaps():
 		order = "  (lanes side by side, sharing the CPU)"
 	}
 	fmt.Fprintf(w, "run %s  scenario %s  profile %s  stack %s  rtt %.0fms  tool time %.0fms  repeats %d%s\n", rec.ID, c.Scenario, profile, stack,

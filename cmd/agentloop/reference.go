@@ -12,7 +12,7 @@ import (
 	"agentloop/web"
 )
 
-// recordReference runs the home page's ready-made race (web.Preset) in
+// recordReference runs presenter mode's classroom race (web.RecordedRace) in
 // process and writes it to path as the recording the binary carries
 // (web.RaceRecording; docs/race-reference.json). The race is the page's
 // own, so no flag that shapes a race goes with --reference.
@@ -24,11 +24,11 @@ func recordReference(ctx context.Context, fs *flag.FlagSet, path, dbPath string,
 		}
 	})
 	if len(shaped) > 0 {
-		return fmt.Errorf("--reference runs the home page's ready-made race; leave out %v", shaped)
+		return fmt.Errorf("--reference runs presenter mode's classroom race; leave out %v", shaped)
 	}
-	cfg := web.Preset()
+	cfg := web.RecordedRace()
 	if err := rollout.Normalize(&cfg); err != nil {
-		return fmt.Errorf("the ready-made race: %s", err.Message)
+		return fmt.Errorf("the classroom race: %s", err.Message)
 	}
 	rec, err := raceInProcess(ctx, dbPath, cfg, stderr)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestReferenceRunsOnlyTheReadyMadeRace: --reference races the page's
-// ready-made race, so a flag that shapes a race is refused, named, before
+// classroom race, so a flag that shapes a race is refused, named, before
 // anything runs or is written.
 func TestReferenceRunsOnlyTheReadyMadeRace(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "race-reference.json")

@@ -17,25 +17,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"agentloop/internal/testbin"
 	"agentloop/internal/wait"
 )
 
 // Resource tests run the real binary, built without the race detector
 // (which multiplies memory), read its memory and CPU from /proc, and
 // assert bounds and that work stopped, never how fast.
-
-var built struct {
-	once sync.Once
-	path string
-	err  error
-}
 
 func binary(t *testing.T) string {
 	t.Helper()
@@ -48,22 +42,7 @@ func binary(t *testing.T) string {
 	if path := os.Getenv("AGENTLOOP_TEST_BINARY"); path != "" {
 		return path // another build, such as an older commit's, to compare
 	}
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "agentloop-bin-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.path = filepath.Join(dir, "agentloop")
-		out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build: %v %s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.path
+	return testbin.Path(t, "agentloop/cmd/agentloop")
 }
 
 // serveBinary starts the binary on a free port and returns its URL and pid.

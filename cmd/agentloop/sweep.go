@@ -95,6 +95,9 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 		fmt.Fprintf(stdout, "| stack | scenario | context | tok/s | %s | %s |\n|---|---|---|---|%s%s\n", strings.Join(laneList, " | "),
 			strings.Join(savedHeads(laneList), " | "), strings.Repeat("---|", len(laneList)), strings.Repeat("---|", len(laneList)-1))
 	}
+	// base is what every cell shares: spark's profile at each speed, lanes
+	// one after another, no round trip, tool time or bandwidth limit.
+	base := rollout.Config{Profile: api.ModelSpark, Lanes: laneList, Seed: *seed, Sequential: true, Workload: wl}
 	var cells []sweepCell
 	for _, st := range stackList {
 		for _, sc := range scenarioList {
@@ -103,8 +106,8 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 				if tps <= *slow {
 					n = 1
 				}
-				cfg := rollout.Config{Scenario: sc, Profile: api.ModelSpark, DecodeTPS: float64(tps), Stack: st,
-					Lanes: laneList, Seed: *seed, Sequential: true, Repeats: n, Workload: wl}
+				cfg := base
+				cfg.Scenario, cfg.DecodeTPS, cfg.Stack, cfg.Repeats = sc, float64(tps), st, n
 				id, sum, err := runner.Run(ctx, cfg, nil)
 				if err != nil {
 					return fmt.Errorf("%s %s %d tok/s: %w", st.Preset, sc, tps, err)
@@ -143,7 +146,11 @@ func runBenchSweep(ctx context.Context, args []string, getenv func(string) strin
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"cells": cells, "rises_with_speed": risesWithSpeed(cells)})
+		// The settings every cell shares, as /sweep reads them from the
+		// reference file (docs/sweep-reference.json).
+		settings := map[string]any{"rtt_ms": base.RTTms, "tool_time_ms": base.ToolTimeMs, "bandwidth_kbps": base.BandwidthKbps,
+			"profile": base.Profile, "lanes": base.Lanes, "sequential": base.Sequential}
+		return enc.Encode(map[string]any{"settings": settings, "cells": cells, "rises_with_speed": risesWithSpeed(cells)})
 	}
 	fmt.Fprintln(stdout)
 	for k, ok := range risesWithSpeed(cells) {

@@ -35,9 +35,14 @@ const answered = (resp) => [
     .map((it) => ({ type: 'function_call_output', call_id: it.call_id, output: '{"temp_c":12}' })),
   user('And in Oslo?'),
 ];
+// deadlineMs bounds every wait for a state here, as internal/wait's
+// Deadline does in Go: generous, for a loaded machine under -race; it only
+// turns a hang into a failure.
+const deadlineMs = 30000;
+
 // until polls f until it returns a value (a poll of a state, bounded).
 async function until(what, f) {
-  const deadline = Date.now() + 10000;
+  const deadline = Date.now() + deadlineMs;
   for (;;) {
     const v = await f();
     if (v !== undefined) return v;
@@ -161,7 +166,7 @@ function socket() {
       seen[i].claimed = true;
       return resolve(seen[i]);
     }
-    const timer = setTimeout(() => reject(new Error('no event came; errors: ' + failed.join('; '))), 10000);
+    const timer = setTimeout(() => reject(new Error('no event came; errors: ' + failed.join('; '))), deadlineMs);
     waiter = { pred, resolve: (ev) => { clearTimeout(timer); ev.claimed = true; resolve(ev); } };
   });
   return { ws, seen, next };

@@ -224,6 +224,7 @@
       seed: values.seed,
       repeats: values.repeats,
       sequential: fd.get("sequential") !== null,
+      take_turns: fd.get("take_turns") !== null,
       stack,
     };
     if (values.decode_tps !== undefined) cfg.decode_tps = values.decode_tps;
