@@ -12,6 +12,7 @@ import (
 
 	"agentloop/app"
 	"agentloop/app/apptest"
+	"agentloop/rollout"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -360,6 +361,10 @@ func axeCheck(t *testing.T, p playwright.Page, axe, where string) {
 	}
 }
 
+// recordedLanes are the lanes of the recording the binary carries:
+// presenter mode's classroom race's.
+var recordedLanes = rollout.Classroom.Lanes
+
 // presentSteps are presenter mode's steps, each by what it shows.
 var presentSteps = []struct{ name, shows string }{
 	{"1 of 4: the lanes", `[data-testid="present-story"]`},
@@ -401,7 +406,7 @@ func TestPresenterSteps(t *testing.T) {
 				// finish below); "Show all" ends it here, for the layout.
 				check(t, expect.Locator(p.GetByTestId("race-replay-clock")).ToContainText("Replay of the measured run"), "the recording plays")
 				check(t, p.Locator("#race-replay-stop").Click(), "show all")
-				check(t, expect.Locator(p.Locator(`.track-rows > li[data-state="finished"]`)).ToHaveCount(4), "every lane crossed")
+				check(t, expect.Locator(p.Locator(`.track-rows > li[data-state="finished"]`)).ToHaveCount(len(recordedLanes)), "every lane crossed")
 				check(t, expect.Locator(p.GetByTestId("track-caption")).ToContainText(" finished — "), "the first finish marked")
 			}
 			if n == 3 {
@@ -505,8 +510,18 @@ func TestPresenterSteps(t *testing.T) {
 		track := h.GetByTestId("race-track")
 		check(t, expect.Locator(track.GetByTestId("race-recording-label")).ToContainText("A recording ("), "the home page labels the recording")
 		check(t, expect.Locator(h.Locator("#start-preset")).ToHaveText("Race it live"), "race it live, beside it")
-		check(t, expect.Locator(track.Locator(`.track-rows > li[data-state="finished"]`)).ToHaveCount(4, playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(90000)}), "the recording plays to the finish")
-		check(t, expect.Locator(track.Locator(".track-result")).ToContainText([]string{"4th", "2nd", "3rd", "1st"}), "places as each crossed")
+		check(t, expect.Locator(track.Locator(`.track-rows > li[data-state="finished"]`)).ToHaveCount(len(recordedLanes), playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(90000)}), "the recording plays to the finish")
+		// Each lane crossed with its own place.
+		results, err := track.Locator(".track-rows .track-result").AllTextContents()
+		check(t, err, "read the places")
+		places := map[string]bool{}
+		for _, r := range results {
+			place, _, _ := strings.Cut(r, " · ")
+			places[place] = true
+		}
+		if len(places) != len(recordedLanes) || !places["1st"] {
+			t.Errorf("the lanes' places: %q", results)
+		}
 		check(t, h.SetViewportSize(390, 844), "phone width")
 		noHorizontalScroll(t, h)
 		if _, err := track.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "track-390.png"))}); err != nil {
