@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// TestReferenceRunsOnlyTheReadyMadeRace: --reference races the page's
+// TestReferenceRunsOnlyTheClassroomRace: --reference races presenter mode.s
 // classroom race, so a flag that shapes a race is refused, named, before
 // anything runs or is written.
-func TestReferenceRunsOnlyTheReadyMadeRace(t *testing.T) {
+func TestReferenceRunsOnlyTheClassroomRace(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "race-reference.json")
 	err := run(context.Background(), []string{"race", "--reference", out, "--rtt", "5ms", "--lanes", "ws"}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--rtt") || !strings.Contains(err.Error(), "--lanes") {
