@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestReferenceRunsOnlyTheClassroomRace: --reference races presenter mode.s
+// TestReferenceRunsOnlyTheClassroomRace: --reference races presenter mode's
 // classroom race, so a flag that shapes a race is refused, named, before
 // anything runs or is written.
 func TestReferenceRunsOnlyTheClassroomRace(t *testing.T) {
