@@ -19,3 +19,11 @@ var sweepReference []byte
 // install: agentloop bench sweep --json's output, with its date, command
 // and settings.
 func SweepReference() []byte { return sweepReference }
+
+//go:embed race-reference.json
+var raceReference []byte
+
+// RaceReference is the recorded reference race the home page and
+// presenter mode play on a fresh install: agentloop race --reference's
+// output (web.RaceRecording), with its date, command and machine.
+func RaceReference() []byte { return raceReference }

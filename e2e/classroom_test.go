@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"agentloop/app"
 	"agentloop/app/apptest"
+	"agentloop/rollout"
 
 	"github.com/mxschmitt/playwright-go"
 )
@@ -142,6 +144,9 @@ func TestClassroom(t *testing.T) {
 		// Where the time goes: one stacked bar per lane, and its table.
 		check(t, expect.Locator(page.Locator("#time-bars-data tbody tr")).ToHaveCount(len(storyLanes)), "one time bar per lane")
 		check(t, expect.Locator(page.Locator("#time-bars rect.stage-overhead")).ToHaveCount(len(storyLanes)), "measured overhead in every bar")
+		check(t, expect.Locator(page.Locator("#time-bars .bar-total")).ToHaveCount(len(storyLanes)), "lane totals on the bars")
+		// The race track: one lane each, every one crossed, with its place.
+		check(t, expect.Locator(page.Locator(`.track-rows > li[data-state="finished"]`)).ToHaveCount(len(storyLanes)), "every lane crossed on the track")
 		// The overhead chart's x-axis switches to the context size.
 		tabTo(t, page, "#overhead-x")
 		check(t, page.Keyboard().Type("context"), "choose the context axis")
@@ -152,80 +157,30 @@ func TestClassroom(t *testing.T) {
 	}
 
 	t.Run("presenter", func(t *testing.T) {
+		// The live race's result in presenter mode: step 3, on one screen.
 		p := newPageWith(t, playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 1920, Height: 1080}})
-		goTo(t, p, a.URL()+"/race?present&run="+runID)
+		goTo(t, p, a.URL()+"/race?present&run="+runID+"#step-3")
 		check(t, expect.Locator(p.Locator("html.present")).ToHaveCount(1), "presenter mode on")
 		check(t, expect.Locator(p.Locator("header.top")).ToBeHidden(), "no site header")
-		check(t, expect.Locator(p.GetByTestId("present-story").Locator("li")).ToContainText([]string{"HTTP", "HTTP optimized", "WebSocket"}), "the story, lane by lane")
-		check(t, expect.Locator(p.GetByTestId("present-story")).ToContainText("(modelled)"), "the story says what is modelled")
-		settle(t, p, "present")
-		check(t, expect.Locator(p.Locator("#time-bars .bar-total")).ToHaveCount(len(storyLanes)), "lane totals on the bars")
-		if px := smallestText(t, p); px < 20 {
-			t.Errorf("presenter mode shows text of %.1f px; the floor is 20 px", px)
-		}
-		fits, err := p.Evaluate(`() => {
-			const e = document.getElementById("race-end");
-			e.scrollIntoView({ block: "start" });
-			const r = e.getBoundingClientRect();
-			return r.top >= -1 && r.left >= 0 && r.bottom <= innerHeight + 1 && r.right <= innerWidth ? "" : JSON.stringify(r);
-		}`)
-		check(t, err, "measure the result")
-		if fits != "" {
-			t.Errorf("the result does not fit the 1920×1080 screen: %v", fits)
-		}
-		screenshot(t, p, "present.png")
+		check(t, expect.Locator(p.GetByTestId("race-summary")).ToContainText("finished"), "the headline on step 3")
+		check(t, expect.Locator(p.GetByTestId("race-saving")).ToBeVisible(), "the saving's bar on step 3")
+		stepFits(t, p, 3, "the live race's result")
+		screenshot(t, p, "present-live-result.png")
 		check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}), "dark")
-		screenshot(t, p, "present-dark.png")
+		screenshot(t, p, "present-live-result-dark.png")
 		check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeLight}), "light")
+		// The live race on the track: every lane crossed, with its place.
+		check(t, p.Keyboard().Press("ArrowLeft"), "press ←")
+		onStep(t, p, 2)
+		check(t, expect.Locator(p.Locator(".track-rows > li")).ToHaveCount(len(storyLanes)), "one track per lane")
+		check(t, expect.Locator(p.Locator(`.track-rows > li[data-state="finished"]`)).ToHaveCount(len(storyLanes), playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(60000)}), "every lane crossed")
+		check(t, expect.Locator(p.Locator(".track-rows .track-result").First()).ToContainText(" · "), "a place and a finish time")
+		screenshot(t, p, "present-live-track.png")
 
-		// The replay, stepped with N: every lane shows its first turn
-		// before any lane shows its last.
-		lanes := p.Locator("#lanes .lane")
-		step := func() []int {
-			t.Helper()
-			check(t, p.Keyboard().Press("n"), "press n")
-			check(t, expect.Locator(p.GetByTestId("race-replay-clock")).ToContainText("Replay of the measured run"), "the replay labelled")
-			v, err := lanes.EvaluateAll(`(cards) => cards.map((c) => [Number(c.dataset.replayTurns), Number(c.dataset.replayOf)])`)
-			check(t, err, "read the replay")
-			var got []int
-			for _, c := range v.([]any) {
-				pair := c.([]any)
-				got = append(got, int(toFloat(pair[0])), int(toFloat(pair[1])))
-			}
-			return got
-		}
-		first := step()
-		if len(first) != 2*len(storyLanes) {
-			t.Fatalf("the replay shows %d lanes, want %d", len(first)/2, len(storyLanes))
-		}
-		shot := false
-		for n := 0; n < 200; n++ {
-			st := first
-			if n > 0 {
-				st = step()
-			}
-			anyLast, allFirst, allLast := false, true, true
-			for i := 0; i < len(st); i += 2 {
-				anyLast = anyLast || st[i] >= st[i+1]
-				allFirst = allFirst && st[i] >= 1
-				allLast = allLast && st[i] >= st[i+1]
-			}
-			if anyLast && !allFirst {
-				t.Fatalf("a lane showed its last turn before every lane showed its first: %v", st)
-			}
-			if !shot && st[0]*2 >= st[1] {
-				shot = true // HTTP, the slowest lane, halfway through
-				screenshot(t, p, "replay.png")
-			}
-			if allLast {
-				break
-			}
-		}
-
-		// r resets to a fresh race, still presenting.
+		// r resets to a fresh race: the recording, on the race's step.
 		check(t, p.Keyboard().Press("r"), "press r")
-		check(t, p.WaitForURL(a.URL()+"/race?present"), "reset")
-		check(t, expect.Locator(p.Locator("#race-view")).ToBeHidden(), "no race shown after reset")
+		check(t, p.WaitForURL(a.URL()+"/race?present#step-2"), "reset")
+		check(t, expect.Locator(p.GetByTestId("race-recording-label")).ToBeVisible(), "the recording after reset")
 		check(t, expect.Locator(p.GetByTestId("race-start")).ToBeFocused(), "start focused after reset")
 	})
 
@@ -235,6 +190,7 @@ func TestClassroom(t *testing.T) {
 		{"race", a.URL() + "/race"},
 		{"race-result", a.URL() + "/race?run=" + runID},
 		{"present", a.URL() + "/race?present&run=" + runID},
+		{"present-recording", a.URL() + "/race?present"},
 		{"explorer", a.URL() + "/explorer"},
 		{"runs", a.URL() + "/runs"},
 		{"runs-bad-date", a.URL() + "/runs?since=yesterday"},
@@ -339,8 +295,12 @@ func smallestText(t *testing.T, p playwright.Page) float64 {
 func settle(t *testing.T, p playwright.Page, name string) {
 	t.Helper()
 	switch name {
-	case "race-result", "present":
+	case "race-result":
 		check(t, expect.Locator(p.GetByTestId("race-summary")).ToBeVisible(), name+": result shown")
+	case "present", "present-recording":
+		check(t, expect.Locator(p.GetByTestId("present-step-name")).ToHaveText("1 of 4: the lanes"), name+": first step shown")
+	case "home":
+		check(t, expect.Locator(p.Locator(`html[data-ready="home"]`)).ToHaveCount(1), name+": script ready")
 	case "run":
 		check(t, expect.Locator(p.Locator("#timeline-lanes svg").First()).ToBeAttached(), name+": timeline drawn")
 	case "explorer", "race":
@@ -398,5 +358,224 @@ func axeCheck(t *testing.T, p playwright.Page, axe, where string) {
 	}
 	for _, f := range found {
 		t.Errorf("%s: %s violation %s (%s):\n  %s", where, f.Impact, f.ID, f.Help, strings.Join(f.Nodes, "\n  "))
+	}
+}
+
+// recordedLanes are the lanes of the recording the binary carries:
+// presenter mode's classroom race's.
+var recordedLanes = rollout.Classroom.Lanes
+
+// presentSteps are presenter mode's steps, each by what it shows.
+var presentSteps = []struct{ name, shows string }{
+	{"1 of 4: the lanes", `[data-testid="present-story"]`},
+	{"2 of 4: the race", `[data-testid="race-track"]`},
+	{"3 of 4: the result", "#race-end"},
+	{"4 of 4: what is modelled", `[data-testid="present-modelled"]`},
+}
+
+// TestPresenterSteps is presenter mode on a fresh install, as a class sees
+// it: it opens on the recorded race the binary carries, four steps of one
+// screen each at 1920×1080 and 1280×720, type the back of the room reads,
+// and every key changes the step on screen as it should. The recording
+// serves the layout; S starts one short race, which R cancels. The home
+// page plays the recording on the track, at 390 px too.
+func TestPresenterSteps(t *testing.T) {
+	startBrowserTest(t)
+	a := apptest.Start(t, apptest.ShortRace)
+	p := newPageWith(t, playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 1920, Height: 1080}})
+	goTo(t, p, a.URL()+"/race?present")
+	check(t, expect.Locator(p.Locator("header.top")).ToBeHidden(), "no site header")
+	onStep(t, p, 1)
+	check(t, expect.Locator(p.GetByTestId("present-story").Locator("li")).ToContainText([]string{"HTTP", "HTTP optimized", "WebSocket"}), "the ready-made race's lanes, one line each")
+	kb := p.Keyboard()
+	press := func(k string) {
+		t.Helper()
+		check(t, kb.Press(k), "press "+k)
+	}
+
+	t.Run("steps", func(t *testing.T) {
+		for n := 1; n <= len(presentSteps); n++ {
+			if n > 1 {
+				press("ArrowRight")
+			}
+			onStep(t, p, n)
+			if n == 2 {
+				check(t, expect.Locator(p.GetByTestId("race-recording-label")).ToContainText("A recording (2"), "labelled a recording, dated")
+				check(t, expect.Locator(p.GetByTestId("race-start")).ToHaveText("Race it live"), "race it live, beside it")
+				// It plays as a race on showing (the home page's plays to the
+				// finish below); "Show all" ends it here, for the layout.
+				check(t, expect.Locator(p.GetByTestId("race-replay-clock")).ToContainText("Replay of the measured run"), "the recording plays")
+				check(t, p.Locator("#race-replay-stop").Click(), "show all")
+				check(t, expect.Locator(p.Locator(`.track-rows > li[data-state="finished"]`)).ToHaveCount(len(recordedLanes)), "every lane crossed")
+				check(t, expect.Locator(p.GetByTestId("track-caption")).ToContainText(" finished — "), "the first finish marked")
+			}
+			if n == 3 {
+				check(t, expect.Locator(p.GetByTestId("race-summary")).ToContainText("finished in"), "the result in plain words")
+				check(t, expect.Locator(p.GetByTestId("race-saving")).ToBeVisible(), "the saving, measured and modelled")
+			}
+			if n == 4 {
+				check(t, expect.Locator(p.GetByTestId("present-stack-link")).ToHaveAttribute("href", "/docs/stack"), "the stack explained")
+			}
+			stepFits(t, p, n, "1920×1080")
+			screenshot(t, p, fmt.Sprintf("present-step-%d.png", n))
+		}
+		press("ArrowRight")
+		onStep(t, p, 4) // the last step stays
+		check(t, p.SetViewportSize(1280, 720), "1280×720")
+		for n := len(presentSteps); n >= 1; n-- {
+			if n < len(presentSteps) {
+				press("ArrowLeft")
+			}
+			onStep(t, p, n)
+			stepFits(t, p, n, "1280×720")
+		}
+		press("ArrowLeft")
+		onStep(t, p, 1) // the first step stays
+		check(t, p.SetViewportSize(1920, 1080), "1920×1080")
+	})
+
+	t.Run("replay keys", func(t *testing.T) {
+		// P replays the race from the result's step: the track shows.
+		press("ArrowRight")
+		press("ArrowRight")
+		onStep(t, p, 3)
+		press("p")
+		onStep(t, p, 2)
+		// "Show all" above cleared the replay's clock: P started it again.
+		check(t, expect.Locator(p.GetByTestId("race-replay-clock")).ToContainText("Replay of the measured run"), "P replays")
+		// N steps the replay a turn, from any step: every lane shows its
+		// first turn before any lane shows its last.
+		press("ArrowRight")
+		onStep(t, p, 3)
+		rows := p.Locator(".track-rows > li")
+		step := func() []int {
+			t.Helper()
+			press("n")
+			onStep(t, p, 2)
+			check(t, expect.Locator(p.GetByTestId("race-replay-clock")).ToContainText("Replay of the measured run"), "the replay labelled")
+			v, err := rows.EvaluateAll(`(rs) => rs.map((r) => [Number(r.dataset.turnsDone), Number(r.dataset.turnsOf)])`)
+			check(t, err, "read the track")
+			var got []int
+			for _, c := range v.([]any) {
+				pair := c.([]any)
+				got = append(got, int(toFloat(pair[0])), int(toFloat(pair[1])))
+			}
+			return got
+		}
+		moved := false
+		prev := step()
+		for range 400 {
+			st := step()
+			anyLast, allFirst, allLast := false, true, true
+			for i := 0; i < len(st); i += 2 {
+				anyLast = anyLast || st[i] >= st[i+1]
+				allFirst = allFirst && st[i] >= 1
+				allLast = allLast && st[i] >= st[i+1]
+				moved = moved || st[i] > prev[i]
+			}
+			if anyLast && !allFirst {
+				t.Fatalf("a lane finished before every lane had done its first turn: %v", st)
+			}
+			prev = st
+			if allLast {
+				break
+			}
+		}
+		if !moved {
+			t.Errorf("N never moved a runner: %v", prev)
+		}
+	})
+
+	t.Run("start and reset", func(t *testing.T) {
+		// S starts the ready-made race from the last step: the race's step
+		// shows it live. R cancels it and resets to the recording.
+		press("ArrowRight")
+		press("ArrowRight")
+		onStep(t, p, 4)
+		press("s")
+		onStep(t, p, 2)
+		check(t, p.WaitForURL(regexp.MustCompile(`/race\?present&run=run_\w+#step-2$`)), "the live race's address")
+		check(t, expect.Locator(p.GetByTestId("race-recording-label")).ToBeHidden(), "no longer the recording")
+		check(t, expect.Locator(p.Locator(".track-rows > li")).ToHaveCount(3), "the live race's lanes on the track")
+		press("r")
+		check(t, p.WaitForURL(a.URL()+"/race?present#step-2"), "reset")
+		onStep(t, p, 2)
+		check(t, expect.Locator(p.GetByTestId("race-recording-label")).ToBeVisible(), "the recording again")
+		check(t, expect.Locator(p.GetByTestId("race-start")).ToBeFocused(), "start focused after reset")
+	})
+
+	t.Run("home", func(t *testing.T) {
+		h := newPage(t)
+		goTo(t, h, a.URL()+"/")
+		track := h.GetByTestId("race-track")
+		check(t, expect.Locator(track.GetByTestId("race-recording-label")).ToContainText("A recording ("), "the home page labels the recording")
+		check(t, expect.Locator(h.Locator("#start-preset")).ToHaveText("Race it live"), "race it live, beside it")
+		check(t, expect.Locator(track.Locator(`.track-rows > li[data-state="finished"]`)).ToHaveCount(len(recordedLanes), playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(90000)}), "the recording plays to the finish")
+		// Each lane crossed with its own place.
+		results, err := track.Locator(".track-rows .track-result").AllTextContents()
+		check(t, err, "read the places")
+		places := map[string]bool{}
+		for _, r := range results {
+			place, _, _ := strings.Cut(r, " · ")
+			places[place] = true
+		}
+		if len(places) != len(recordedLanes) || !places["1st"] {
+			t.Errorf("the lanes' places: %q", results)
+		}
+		check(t, h.SetViewportSize(390, 844), "phone width")
+		noHorizontalScroll(t, h)
+		if _, err := track.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "track-390.png"))}); err != nil {
+			t.Errorf("screenshot of the track: %v", err)
+		}
+	})
+}
+
+// onStep waits until presenter mode shows step n, and only it.
+func onStep(t *testing.T, p playwright.Page, n int) {
+	t.Helper()
+	s := presentSteps[n-1]
+	check(t, expect.Locator(p.GetByTestId("present-step-name")).ToHaveText(s.name), "on step "+s.name)
+	check(t, expect.Locator(p.Locator(s.shows)).ToBeVisible(), s.name+" shown")
+	for i, o := range presentSteps {
+		if i != n-1 {
+			check(t, expect.Locator(p.Locator(o.shows)).ToBeHidden(), o.name+" hidden on step "+s.name)
+		}
+	}
+}
+
+// stepFits checks the step on screen: no vertical scroll and, from
+// 1280 px wide, the font floors: 20 px for any text in <main>, 28 px for
+// what the class must read (data-class-reads) and 32 px for lane names.
+func stepFits(t *testing.T, p playwright.Page, n int, where string) {
+	t.Helper()
+	v, err := p.Evaluate(`() => document.documentElement.scrollHeight - document.documentElement.clientHeight`)
+	check(t, err, "measure the height")
+	if px := toFloat(v); px > 0 {
+		t.Errorf("step %d at %s scrolls: %.0f px too tall", n, where, px)
+	}
+	if px := smallestText(t, p); px < 20 {
+		t.Errorf("step %d at %s shows text of %.1f px; the floor is 20 px", n, where, px)
+	}
+	v, err = p.Evaluate(`() => {
+		const seen = (e) => e.checkVisibility({ visibilityProperty: true }) && e.getBoundingClientRect().width > 1 && e.textContent.trim() !== "";
+		const small = (sel, floor) => [...document.querySelectorAll(sel)].filter(seen)
+			.map((e) => [parseFloat(getComputedStyle(e).fontSize), e.textContent.trim().slice(0, 30)]).filter(([px]) => px < floor);
+		const reads = [...document.querySelectorAll("main [data-class-reads]")].filter(seen).length;
+		return JSON.stringify({ reads, small: small("main [data-class-reads]", 28), names: small("main .track-rows .track-name, main .story-name", 32) });
+	}`)
+	check(t, err, "measure the class's text")
+	var got struct {
+		Reads        int
+		Small, Names [][]any
+	}
+	check(t, json.Unmarshal([]byte(fmt.Sprint(v)), &got), "read the measure")
+	if got.Reads == 0 {
+		t.Errorf("step %d at %s marks no text for the class", n, where)
+	}
+	if len(got.Small) > 0 {
+		t.Errorf("step %d at %s: text for the class under 28 px: %v", n, where, got.Small)
+	}
+	if len(got.Names) > 0 {
+		t.Errorf("step %d at %s: lane names under 32 px: %v", n, where, got.Names)
 	}
 }

@@ -44,6 +44,8 @@ type Home struct {
 	Estimate string
 	// Stack is the ready-made race's preset and Reading its reading.
 	Stack, Reading string
+	// Recording is the recorded race the page plays; nil for none.
+	Recording *Recording
 }
 
 // Race is the race page: the form and, when a run is shown, its lanes.
@@ -93,15 +95,21 @@ type Race struct {
 	// Groups are the waterfall groups as JSON (api.WaterfallGroups): the
 	// charts' labels.
 	Groups string
-	// Present is presenter mode: the three-step story and shortcuts.
+	// Present is presenter mode: four steps, one screen each, and keys.
 	Present bool
 	// Drills are the drills the schedule offers (api.DrillNames);
 	// DrillSchedule the shown run's schedule as JSON ("[]" for none), for
 	// the script to fill the rows.
 	Drills        []DrillChoice
 	DrillSchedule string
-	// Story is presenter mode's story, one step per lane of the race.
+	// Story is presenter mode's first step, one line per lane of the race.
 	Story []StoryLane
+	// Preset is the ready-made race as JSON, which presenter mode's start
+	// posts (web's preset; "" outside presenter mode).
+	Preset string
+	// Recording is the recorded race the page opens on when it shows no
+	// run; nil for none.
+	Recording *Recording
 }
 
 // StoryLane is one step of presenter mode's story: a lane and what it
@@ -404,4 +412,12 @@ type RaceLimits struct {
 	MaxDrillTimes                       string
 	// MaxCompactThreshold is the served engine's largest context window.
 	MaxCompactThreshold string
+}
+
+// Recording is the recorded reference race the binary carries, as the
+// home page and presenter mode play it: Label says it is a recording
+// (date, machine, command); Frame is its race as the live feed's last
+// frame (JSON), which the race track plays.
+type Recording struct {
+	Label, Frame string
 }

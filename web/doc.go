@@ -4,8 +4,9 @@
 // inspector's session API (/api/sessions), the live feeds of running races
 // (/ui/runs/{id}/live) and of the inspector (/ui/inspect/…), fanned out to
 // every page by one hub, which runs overlapped a run
-// (/ui/runs/{id}/overlaps), the embedded
-// static assets, and the same-origin guard for state-changing routes
+// (/ui/runs/{id}/overlaps), the recorded race the home page and
+// presenter mode open on (RaceRecording, docs/race-reference.json), the
+// embedded static assets, and the same-origin guard for state-changing routes
 // (SameOrigin, and SameOriginJSON with IsJSON, the one media-type check),
 // which app applies to every route of the process. Its handlers return *api.Error;
 // app's error handler writes it.

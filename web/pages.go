@@ -43,15 +43,22 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 	return render(c, status, views.ProblemPage(p.page(title, ""), views.Problem{Status: status, Title: title, Message: msg}))
 }
 
-// preset is the home page's ready-made race: the full comparison at a
-// pace a first-time visitor can watch, fair (lanes one after another) and
-// with the modelled hosted API stack (docs/decisions.md, "Defaults that
-// tell the story").
+// preset is the home page's ready-made race ("Race it live"): the full
+// comparison at a pace a first-time visitor can watch, fair (lanes one
+// after another) and with the modelled hosted API stack
+// (docs/decisions.md, "Defaults that tell the story").
 var preset = rollout.Config{Scenario: "fix-failing-test", Profile: api.DefaultModel, RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
 	Sequential: true, Stack: apistack.DefaultRace}
 
-// The classroom's live race, presenter mode's start, is rollout.Classroom:
-// a short session whose four lanes take turns and end in about 20 s.
+// RecordedRace is the race the carried recording runs (RaceRecording):
+// presenter mode's start, the classroom's live race (rollout.Classroom,
+// the playground's classroom), so that what a class first sees is the
+// race S starts. A copy, for the recording's generator.
+func RecordedRace() rollout.Config {
+	c := rollout.Classroom
+	c.Lanes = slices.Clone(c.Lanes)
+	return c
+}
 
 func (p *Playground) home(c echo.Context) error {
 	cfg := p.preset
@@ -61,8 +68,8 @@ func (p *Playground) home(c echo.Context) error {
 		}
 	}
 	b, _ := json.Marshal(cfg)
-	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/home.js"), views.Home{Preset: string(b), PresetLabel: presetLabel(cfg),
-		Estimate: estimate(cfg), Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset)}))
+	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/track.js", "js/home.js"), views.Home{Preset: string(b), PresetLabel: presetLabel(cfg),
+		Estimate: estimate(cfg), Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset), Recording: p.recordingView()}))
 }
 
 // estimate says how long cfg's race will take ("about 25 s";
@@ -168,40 +175,18 @@ func (p *Playground) race(c echo.Context) error {
 	v.ReasoningEfforts, v.ReasoningSummaries = reasoningChoices(cfg.Reasoning)
 	v.Drills, v.DrillSchedule = drillChoices(), "[]"
 	if v.Present {
-		v.Story = story(cfg.Lanes)
+		p.presenter(&v, cfg)
+	}
+	if v.Present && v.RunID == "" {
+		v.Recording = p.recordingView() // presenter mode opens on the recording
 	}
 	if len(cfg.Drills) > 0 {
 		b, _ := json.Marshal(cfg.Drills)
 		v.DrillSchedule = string(b)
 	}
-	page := p.page("Race", "race", "js/charts.js", "js/race.js")
+	page := p.page("Race", "race", "js/charts.js", "js/track.js", "js/race.js")
 	page.Present = v.Present
 	return render(c, http.StatusOK, views.RacePage(page, v))
-}
-
-// laneStory is presenter mode's sentence for each lane: what it sends,
-// what the engine does with it (measured) and what the modelled API stack
-// adds.
-var laneStory = map[string]string{
-	rollout.LaneHTTP: "resends the whole conversation every turn, to the engine without request caches: the server parses, validates and renders all of it again (measured), " +
-		"and the API stack classifies all of it again (modelled).",
-	rollout.LaneHTTPOptimized: "resends the whole conversation every turn, to today's engine: its request caches make the re-reading cheaper (measured), " +
-		"but the API stack still classifies the whole context every turn (modelled).",
-	rollout.LaneHTTPChained: "sends only the new items with previous_response_id and store: true: the API stack loads the stored chain (modelled) " +
-		"and classifies the whole context again (modelled).",
-	rollout.LaneWS: "keeps one connection open, and the server keeps the previous response in it: each turn sends only the new tool output, " +
-		"the engine works on the new items only (measured), and the API stack classifies only them (modelled).",
-	rollout.LanePrototype: "one long response that pauses at each tool call; the tool output is appended to it (response.append, experimental): " +
-		"only the appended items are processed (measured) and classified (modelled).",
-}
-
-// story is presenter mode's story for the race's lanes, in their order.
-func story(lanes []string) []views.StoryLane {
-	out := make([]views.StoryLane, 0, len(lanes))
-	for _, l := range lanes {
-		out = append(out, views.StoryLane{Name: l, Label: laneLabel(l), Story: laneStory[l]})
-	}
-	return out
 }
 
 // drillChoices are the race form's drills, each with the lanes it can hit,

@@ -450,3 +450,32 @@ func readingWords(preset string) string {
 // laneOrder says how a race's lanes ran: together, one after another or
 // taking turns.
 func laneOrder(cfg rollout.Config) string { return cfg.Order() }
+
+// presenter fills presenter mode's parts of the race page: the lanes'
+// lines (step 1) and the race its start posts, the classroom's
+// (p.classroom, which the carried recording ran too: RecordedRace).
+func (p *Playground) presenter(v *views.Race, cfg rollout.Config) {
+	v.Story = story(cfg.Lanes)
+	b, _ := json.Marshal(p.classroom)
+	v.Preset = string(b)
+}
+
+// laneLine is presenter mode's line for each lane: what travels each
+// turn and what the server does with it.
+var laneLine = map[string]string{
+	rollout.LaneHTTP:          "sends the whole conversation every turn; all read again.",
+	rollout.LaneHTTPOptimized: "sends it all too; the server's caches re-read it faster.",
+	rollout.LaneHTTPChained:   "sends only what is new; the server loads the stored rest.",
+	rollout.LaneWS:            "sends only what is new; the open connection keeps the rest.",
+	rollout.LanePrototype:     "one long response that takes each tool's output in.",
+}
+
+// story is presenter mode's first step for the race's lanes, in their
+// order.
+func story(lanes []string) []views.StoryLane {
+	out := make([]views.StoryLane, 0, len(lanes))
+	for _, l := range lanes {
+		out = append(out, views.StoryLane{Name: l, Label: laneLabel(l), Story: laneLine[l]})
+	}
+	return out
+}

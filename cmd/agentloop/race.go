@@ -42,6 +42,7 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 	fs.BoolVar(&cfg.FixedToolTime, "fixed-tool-time", false, "replay the workload with --tool-time between turns instead of its recorded tool times")
 	fs.IntVar(&cfg.CompactThreshold, "compact-threshold", 0, "with --workload: every lane asks for compaction once a prompt passes this many tokens (context_management); 0: none")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	reference := fs.String("reference", "", "run presenter mode's classroom race in process and write it to this file as the recording the binary carries (docs/race-reference.json); no other race flag goes with it")
 	list := fs.Bool("list-scenarios", false, "list the scenarios and exit")
 	serverURL := fs.String("server", "", "ask the agentloop server at this URL to run the race (it shows live in the browser)")
 	apiKey := fs.String("api-key", "", "API key of --server, if it has one")
@@ -58,6 +59,9 @@ func runRace(ctx context.Context, args []string, getenv func(string) string, std
 			fmt.Fprintf(stdout, "%-18s %s\n", s.Name, s.Title)
 		}
 		return nil
+	}
+	if *reference != "" {
+		return recordReference(ctx, fs, *reference, *dbPath, stderr)
 	}
 	cfg.RTTms = float64(*rtt) / float64(time.Millisecond)
 	cfg.ToolTimeMs = float64(*toolTime) / float64(time.Millisecond)

@@ -1,5 +1,6 @@
-// home.js: the "Start a race" button posts the ready-made config and opens
-// the race view.
+// home.js: the home page plays the recorded race the binary carries on
+// the race track from the first second; "Race it live" posts the
+// ready-made config and opens the race view.
 "use strict";
 (function () {
   const A = window.agentloop;
@@ -19,4 +20,16 @@
       btn.disabled = false;
     }
   });
+  const data = document.getElementById("race-recording");
+  const root = document.getElementById("race-track");
+  if (data && root && A.track) {
+    const snap = JSON.parse(data.textContent);
+    document.getElementById("race-recording-label").hidden = false;
+    let stop = A.track.play(root, snap, A.track.pace(snap));
+    document.getElementById("track-replay").addEventListener("click", () => {
+      stop();
+      stop = A.track.play(root, snap, A.track.pace(snap));
+    });
+  }
+  document.documentElement.dataset.ready = "home";
 })();

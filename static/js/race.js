@@ -13,6 +13,8 @@
   const errorBox = document.getElementById("race-error");
   const startBtn = document.getElementById("race-start");
   const cancelBtn = document.getElementById("race-cancel");
+  const track = document.getElementById("race-track");
+  const present = form.dataset.present !== undefined;
 
   let runID = "";
   let socket = null;
@@ -20,6 +22,7 @@
   let drawn = {}; // lane -> key of what its waterfall shows
   let retries = 0;
   let retryTimer = 0;
+  let recorded = false; // the page shows the recording the binary carries
 
   // laneCard is the lane's card, cloned from the one the server rendered
   // for it, named and explained (views.LaneCardView).
@@ -54,6 +57,10 @@
     document.getElementById("race-settings").open = false;
     replayStop();
     document.getElementById("race-replay").hidden = true;
+    recorded = false;
+    clear(track.querySelector(".track-rows"));
+    const label = document.getElementById("race-recording-label");
+    if (label) label.hidden = true;
   }
 
   // The form's numbers: each is refused when empty or out of range, never
@@ -284,7 +291,9 @@
     if (startBtn.disabled) return;
     A.showError(errorBox, null);
     clearFieldErrors();
-    const cfg = readForm();
+    // Presenter mode starts the ready-made race the server names
+    // (data-preset); the race page, what its form says.
+    const cfg = form.dataset.preset ? JSON.parse(form.dataset.preset) : readForm();
     if (!cfg) return;
     if (cfg.lanes.length === 0) {
       A.showError(errorBox, new Error("Lanes: choose at least one lane."));
@@ -322,8 +331,7 @@
     state.textContent = "Starting…";
     try {
       const id = await A.startRun(cfg);
-      const present = form.dataset.present !== undefined ? "present&" : "";
-      history.pushState({ run: id }, "", "/race?" + present + "run=" + encodeURIComponent(id));
+      history.pushState({ run: id }, "", "/race?" + (present ? "present&" : "") + "run=" + encodeURIComponent(id) + location.hash);
       startedHere = true;
       resetView(id, cfg.lanes);
       connect(id);
@@ -433,6 +441,7 @@
       maxNS = Math.max(maxNS, l.elapsed_ns || 0, ...(l.turns || []).map(A.charts.turnEnd));
     }
     maxNS = roundUp(maxNS);
+    if (!replay) A.track.draw(track, snap); // the replay draws the track
     for (const l of snap.lanes) {
       if (replay) break; // the replay draws the lanes
       const card = laneCard(l.lane);
@@ -462,13 +471,14 @@
       showSummary(snap);
       // A race started here or on the home page, or watched running,
       // hands the focus to its result, which sits at the top.
-      if (first && (startedHere || watched)) {
+      if (first && !recorded && (startedHere || watched)) {
         startedHere = false;
         watched = false;
         document.getElementById("race-settings").open = false;
         document.getElementById("race-end-title").focus();
-        // Presenter mode plays the lanes side by side after the run.
-        if (form.dataset.present !== undefined && replayOffered()) replayPlay(4);
+        // Presenter mode plays a race that ran one lane after another on
+        // the track after the run.
+        if (present && last.config.sequential && replayOffered()) replayPlay(A.track.pace(last));
       }
     }
   }
@@ -551,11 +561,29 @@
     }
     A.labelCells(document.getElementById("race-summary-table"));
     document.getElementById("race-replay").hidden = !replayOffered();
-    showOverlap(snap.run_id);
+    document.getElementById("race-replay-apart").hidden = !snap.config.sequential;
+    savingBar(s.split_parts || []);
+    if (!recorded) showOverlap(snap.run_id);
     document.getElementById("race-end").hidden = false;
     A.charts.drawTimeBars(document.getElementById("time-bars"), s.lanes || []);
     A.charts.timeBarsTable(document.getElementById("time-bars-data"), s.lanes || []);
     drawOverheadChart();
+  }
+
+  // savingBar splits the time WebSocket saved into its measured and its
+  // modelled parts (the summary's split parts, which sum to it), one bar.
+  function savingBar(parts) {
+    const fig = document.getElementById("race-saving");
+    const sum = { measured: 0, modelled: 0 };
+    for (const p of parts) if (p.kind in sum) sum[p.kind] += p.ns;
+    const total = Math.max(sum.measured, 0) + Math.max(sum.modelled, 0);
+    fig.hidden = !(total > 0);
+    if (fig.hidden) return;
+    for (const kind of ["measured", "modelled"]) {
+      const part = fig.querySelector('[data-kind="' + kind + '"]');
+      part.style.flexGrow = String(Math.max(sum[kind], 0) / total);
+      part.dataset.ns = String(sum[kind]);
+    }
   }
 
   // showOverlap says in the result when other races ran alongside, in the
@@ -603,23 +631,33 @@
   const replayClock = document.getElementById("race-replay-clock");
 
   function replayOffered() {
-    return !!last && !!last.config && last.config.sequential && A.terminal.has(last.status) && last.lanes.some((l) => (l.turns || []).length > 0);
+    return !!last && !!last.config && A.terminal.has(last.status) && last.lanes.some((l) => (l.turns || []).length > 0);
   }
 
   function replaySpan() {
-    return Math.max(1, ...last.lanes.flatMap((l) => (l.turns || []).map(A.charts.turnEnd)));
+    return A.track.span(last);
   }
 
+  // replayDraw draws the track at the replay's clock, and each lane's
+  // card as it stood then: its clock, the track's words for it, and its
+  // waterfall cut there.
   function replayDraw(untilNS) {
     const maxNS = replaySpan();
+    A.track.draw(track, last, untilNS);
     for (const l of last.lanes) {
       const card = laneCard(l.lane);
       const turns = l.turns || [];
-      const real = turns.filter((t) => t.index >= 0);
-      const shown = real.filter((t) => (t.sent_ns || 0) <= untilNS).length;
-      card.dataset.replayTurns = String(shown);
-      card.dataset.replayOf = String(real.length);
-      counter(card, "turn", shown + " of " + real.length);
+      const row = track.querySelector('.track-row[data-lane="' + CSS.escape(l.lane) + '"]');
+      const end = Math.max(l.elapsed_ns || 0, ...turns.map(A.charts.turnEnd));
+      const at = Math.min(untilNS, end);
+      const tokens = turns.filter((t) => A.charts.turnEnd(t) <= untilNS).reduce((n, t) => n + (t.output_tokens || 0), 0);
+      counter(card, "elapsed", fmtNS(at));
+      counter(card, "turn", row.dataset.turnsDone + " / " + row.dataset.turnsOf);
+      counter(card, "tokens", fmtInt(tokens));
+      counter(card, "tps", at > 0 ? fmtInt(Math.round(tokens / (at / 1e9))) : "–");
+      const st = card.querySelector('[data-testid="lane-status"]');
+      st.textContent = row.querySelector(".track-result").textContent;
+      st.dataset.status = row.dataset.state;
       A.charts.drawWaterfall(card.querySelector(".waterfall"), turns, { maxNS: roundUp(maxNS), untilNS });
     }
     replayClock.textContent = "Replay of the measured run: " + fmtNS(Math.min(untilNS, maxNS)) + " of " + fmtNS(maxNS) +
@@ -646,14 +684,14 @@
     replay.frame = requestAnimationFrame(tick);
   }
 
-  // replayStep pauses, and moves the clock to the next turn's start in any
-  // lane (the first step shows every lane's first turn at 0).
+  // replayStep pauses, and moves the clock to the next moment a turn ends
+  // in any lane: the track moves one turn (the first step, and the one
+  // after the end, start again at 0).
   function replayStep() {
     if (!replayOffered()) return;
     if (replay) cancelAnimationFrame(replay.frame);
-    const at = replay ? replay.untilNS : -1;
-    const starts = [...new Set(last.lanes.flatMap((l) => (l.turns || []).filter((t) => t.index >= 0).map((t) => t.sent_ns || 0)))].sort((a, b) => a - b);
-    const next = starts.find((v) => v > at);
+    const at = replay && replay.untilNS < replaySpan() ? replay.untilNS : -1;
+    const next = at < 0 ? 0 : A.track.steps(last).find((v) => v > at);
     replay = { untilNS: next === undefined ? replaySpan() : next, speed: 0, frame: 0 };
     replayDraw(replay.untilNS);
   }
@@ -663,10 +701,6 @@
     cancelAnimationFrame(replay.frame);
     replay = null;
     replayClock.textContent = "";
-    for (const card of lanesBox.querySelectorAll(".lane")) {
-      delete card.dataset.replayTurns;
-      delete card.dataset.replayOf;
-    }
     drawn = {};
     if (last) render(last);
   }
@@ -677,37 +711,87 @@
   document.getElementById("race-replay-step").addEventListener("click", replayStep);
   document.getElementById("race-replay-stop").addEventListener("click", replayStop);
 
-  // Presenter mode's keys: S starts the race, R cancels a running race
-  // and resets to a fresh one, P
-  // replays the finished race at 4×, N steps the replay to the next turn.
-  // They never fire while typing in a field.
-  if (form.dataset.present !== undefined) {
+  // showRecording opens the page on the recorded race the binary carries
+  // (views.Recording): a finished race, played on the track.
+  function showRecording() {
+    const data = document.getElementById("race-recording");
+    if (!data || view.dataset.run) return false;
+    recorded = true;
+    last = null;
+    view.hidden = false;
+    document.getElementById("race-recording-label").hidden = false;
+    render(JSON.parse(data.textContent));
+    return true;
+  }
+
+  // ---- presenter mode: four steps, one screen each ----
+  // The step on screen is html[data-step] (CSS shows its parts) and the
+  // URL's #step-N, so a reset or a started race keeps it. → and ← move
+  // between steps; S starts the race, R cancels a running race and resets
+  // to the recording, P replays the finished race, N steps the replay a
+  // turn: each shows the race's step first. They never fire while typing
+  // in a field.
+  const steps = 4;
+  let played = false; // the recording played once on the track
+  function showStep(n) {
+    n = Math.min(Math.max(n, 1), steps);
+    document.documentElement.dataset.step = String(n);
+    const name = document.querySelector('#present-step-names').content.querySelector('[data-step="' + n + '"]');
+    document.getElementById("present-step-name").textContent = name ? name.textContent : "";
+    history.replaceState(history.state, "", location.pathname + location.search + "#step-" + n);
+    // The recording plays as a race the first time its step shows.
+    if (n === 2 && recorded && !played && replayOffered()) {
+      played = true;
+      replayPlay(A.track.pace(last));
+    }
+  }
+  const stepNow = () => Number(document.documentElement.dataset.step) || 1;
+
+  if (present) {
+    for (const b of document.querySelectorAll("[data-step-move]")) {
+      b.addEventListener("click", () => showStep(stepNow() + Number(b.dataset.stepMove)));
+    }
     document.addEventListener("keydown", (ev) => {
       if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.repeat) return;
       const t = ev.target;
       if (t instanceof Element && t.closest("input, select, textarea, [contenteditable]")) return;
-      const k = ev.key.toLowerCase();
-      if (k === "s" && !startBtn.disabled) {
+      const k = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
+      if (k === "ArrowRight" || k === "ArrowLeft") {
         ev.preventDefault();
-        form.requestSubmit();
+        showStep(stepNow() + (k === "ArrowRight" ? 1 : -1));
+      } else if (k === "s") {
+        ev.preventDefault();
+        showStep(2);
+        if (!startBtn.disabled) form.requestSubmit();
       } else if (k === "r") {
         ev.preventDefault();
         // The race still running stops first: it would hold this
         // client's share of the race slots, and the fresh one would wait.
-        const running = runID && last && !A.terminal.has(last.status);
-        (running ? A.stopRun(runID, "cancel").catch(() => {}) : Promise.resolve())
-          .then(() => location.assign("/race?present"));
+        const running = runID && last && !recorded && !A.terminal.has(last.status);
+        (running ? A.stopRun(runID, "cancel").catch(() => {}) : Promise.resolve()).then(() => {
+          history.replaceState(null, "", "/race?present#step-2");
+          location.reload();
+        });
       } else if (k === "p") {
         ev.preventDefault();
+        showStep(2);
         replayPlay(4);
       } else if (k === "n") {
         ev.preventDefault();
+        showStep(2);
         replayStep();
       }
     });
-    if (!view.dataset.run) startBtn.focus();
   }
 
+  const opened = showRecording();
+  if (present) {
+    const m = /^#step-(\d)$/.exec(location.hash);
+    showStep(m ? Number(m[1]) : 1);
+    if (!view.dataset.run) startBtn.focus();
+  } else if (opened) {
+    replayPlay(A.track.pace(last));
+  }
   if (view.dataset.run) {
     runID = view.dataset.run;
     // A race started on the home page: its result takes the focus.
