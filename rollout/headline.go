@@ -345,6 +345,11 @@ func measuredModelled(saved int64, raw []SplitPart, st apistack.Stack) string {
 	if modelled == 0 {
 		return head + "all was measured on this machine (" + presetWords(st) + ")."
 	}
+	if r[0] == 0 {
+		// What this machine measured rounds away: say so in words rather
+		// than as "0.0 s was measured".
+		return head + "all is " + model + " (" + presetWords(st) + "); what was measured on this machine comes to less than " + show(step) + "."
+	}
 	return head + signed(r[0]) + " was measured on this machine and " + signed(r[1]) + " is " + model + " (" + presetWords(st) + ")."
 }
 

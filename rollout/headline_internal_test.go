@@ -220,3 +220,23 @@ func TestSplitKindsFollowTheRace(t *testing.T) {
 		t.Errorf("40 ms round trip, 100 ms tools: %v", wide)
 	}
 }
+
+// TestMeasuredPartThatRoundsAwayIsSaidInWords: a measured part smaller
+// than the sentence's precision is not "0.0 s was measured"; the sentence
+// says all is modelled and how small the measured part is.
+func TestMeasuredPartThatRoundsAwayIsSaidInWords(t *testing.T) {
+	raw := []SplitPart{
+		{Group: StageAPIStack, NS: 1_702_200_001, Kind: api.Modelled},
+		{Group: StageNetwork, NS: -62_812_119, Kind: api.Modelled},
+		{Group: StageOverhead, NS: -34_163_377, Kind: api.Measured},
+	}
+	got := measuredModelled(1_605_224_505, raw, apistack.HostedPostSprint)
+	want := "Of the 1.6 s saved, all is a model of a hosted API's work and the network (preset hosted-post-sprint, post-sprint reading); what was measured on this machine comes to less than 0.1 s."
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	raw[2].NS = 400_000_000 // large enough to show
+	if got := measuredModelled(2_039_387_882, raw, apistack.HostedPostSprint); !strings.Contains(got, "0.4 s was measured on this machine and 1.6 s is a model") {
+		t.Errorf("a measured part that shows: %q", got)
+	}
+}
