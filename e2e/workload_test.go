@@ -58,8 +58,15 @@ func TestRaceThisSession(t *testing.T) {
 	if cfg := getRun(t, a.URL(), id).Config; string(cfg["sequential"]) != "true" || string(cfg["repeats"]) != "3" {
 		t.Errorf("the session raced with sequential %s, repeats %s; want the fair defaults", cfg["sequential"], cfg["repeats"])
 	}
+	// The race page that followed the race shows the answer when it ends,
+	// the same sentence as the permalink.
+	live := page.GetByTestId("workload-answer")
+	check(t, expect.Locator(live).ToContainText("Your workload: WebSocket mode would finish"), "the answer on the race page")
+	liveAnswer, err := live.TextContent()
+	check(t, err, "read the race page's answer")
 	goTo(t, page, a.URL()+"/runs/"+id)
 	answer := page.GetByTestId("workload-answer")
+	check(t, expect.Locator(answer).ToHaveText(liveAnswer), "the permalink's answer is the race page's")
 	check(t, expect.Locator(answer).ToContainText("Your workload: WebSocket mode would finish"), "the answer in one sentence")
 	check(t, expect.Locator(answer).ToContainText(regexp.MustCompile(`than optimized HTTP at spark, under hosted-post-sprint \(the median of 3 repeats; from \d+% (sooner|later) to \d+% (sooner|later) across them\); −?\d+% under lean\.`)), "at this speed, under this stack, across the repeats, and under lean")
 	check(t, expect.Locator(page.GetByTestId("workload-link")).ToHaveAttribute("href", regexp.MustCompile(`^/api/workloads/wl_`)), "the workload's permalink")

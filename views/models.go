@@ -37,11 +37,15 @@ type LaneChoice struct {
 
 // Home is the first-visit page.
 type Home struct {
-	// Preset is the ready-made race's config as JSON, posted by the button.
+	// Preset is the ready-made race's config as JSON, posted by "Race it
+	// live": the race the recording ran.
 	Preset      string
 	PresetLabel string
-	// Estimate says how long the ready-made race will take ("about 85 s").
+	// Estimate says how long the ready-made race will take ("about 20 s").
 	Estimate string
+	// Full is the full race (the longer scenario, lanes one after
+	// another) as JSON, with its label and estimate.
+	Full, FullLabel, FullEstimate string
 	// Stack is the ready-made race's preset and Reading its reading.
 	Stack, Reading string
 	// Recording is the recorded race the page plays; nil for none.

@@ -43,10 +43,11 @@ func (p *Playground) problem(c echo.Context, status int, title, msg string) erro
 	return render(c, status, views.ProblemPage(p.page(title, ""), views.Problem{Status: status, Title: title, Message: msg}))
 }
 
-// preset is the home page's ready-made race ("Race it live"): the full
-// comparison at a pace a first-time visitor can watch, fair (lanes one
-// after another) and with the modelled hosted API stack
-// (docs/decisions.md, "Defaults that tell the story").
+// preset is the home page's full race, beside "Race it live" (the
+// classroom race the recording ran): the full comparison at a pace a
+// first-time visitor can watch, fair (lanes one after another) and with
+// the modelled hosted API stack (docs/decisions.md, "Defaults that tell
+// the story").
 var preset = rollout.Config{Scenario: "fix-failing-test", Profile: api.DefaultModel, RTTms: 20, ToolTimeMs: 50, Lanes: rollout.DefaultLanes,
 	Sequential: true, Stack: apistack.DefaultRace}
 
@@ -61,15 +62,12 @@ func RecordedRace() rollout.Config {
 }
 
 func (p *Playground) home(c echo.Context) error {
-	cfg := p.preset
-	if _, ok := findScenario(cfg.Scenario); !ok {
-		if all := rollout.Scenarios(); len(all) > 0 {
-			cfg.Scenario = all[0].Name
-		}
-	}
+	cfg, full := p.classroom, p.preset
 	b, _ := json.Marshal(cfg)
+	f, _ := json.Marshal(full)
 	return render(c, http.StatusOK, views.HomePage(p.page("Home", "home", "js/track.js", "js/home.js"), views.Home{Preset: string(b), PresetLabel: presetLabel(cfg),
-		Estimate: estimate(cfg), Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset), Recording: p.recordingView()}))
+		Estimate: estimate(cfg), Full: string(f), FullLabel: presetLabel(full), FullEstimate: estimate(full),
+		Stack: cfg.Stack.Preset, Reading: apistack.Reading(cfg.Stack.Preset), Recording: p.recordingView()}))
 }
 
 // estimate says how long cfg's race will take ("about 25 s";

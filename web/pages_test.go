@@ -20,8 +20,12 @@ func TestPages(t *testing.T) {
 		want   []string
 		avoid  []string
 	}{
-		{"/", 200, []string{`id="start-preset"`, `data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`, `&#34;sequential&#34;:true`,
+		// "Race it live" races what the recording ran (the classroom's
+		// race); the full race is beside it.
+		{"/", 200, []string{`id="start-preset" class="primary big" data-start data-preset="{&#34;scenario&#34;:&#34;quick-fix&#34;`, `&#34;take_turns&#34;:true`,
+			`id="start-full" data-start data-preset="{&#34;scenario&#34;:&#34;fix-failing-test&#34;`, `&#34;sequential&#34;:true`,
 			`&#34;stack&#34;:{&#34;preset&#34;:&#34;hosted-post-sprint&#34;`, "modelled hosted-post-sprint API stack", `data-testid="preset-estimate">about `,
+			`data-testid="full-estimate">about `,
 			`<script id="race-recording" type="application/json">`, "A recording (", "Race it live", `data-testid="race-track"`}, nil},
 		// Presenter mode starts the classroom's race: lanes taking turns,
 		// with how long it takes by its start button.

@@ -1,25 +1,26 @@
 // home.js: the home page plays the recorded race the binary carries on
-// the race track from the first second; "Race it live" posts the
-// ready-made config and opens the race view.
+// the race track from the first second; "Race it live" (the recorded
+// race) and "The full race" post their config and open the race view.
 "use strict";
 (function () {
   const A = window.agentloop;
-  const btn = document.getElementById("start-preset");
-  if (!btn) return;
-  btn.addEventListener("click", async () => {
-    const errBox = document.getElementById("start-error");
-    A.showError(errBox, null);
-    btn.disabled = true;
-    try {
-      const id = await A.startRun(JSON.parse(btn.dataset.preset));
-      // The race page hands the focus to the result when this race ends.
-      sessionStorage.setItem("agentloop.follow", id);
-      location.assign("/race?run=" + encodeURIComponent(id));
-    } catch (err) {
-      A.showError(errBox, err);
-      btn.disabled = false;
-    }
-  });
+  const buttons = document.querySelectorAll("button[data-start]");
+  for (const btn of buttons) {
+    btn.addEventListener("click", async () => {
+      const errBox = document.getElementById("start-error");
+      A.showError(errBox, null);
+      for (const b of buttons) b.disabled = true;
+      try {
+        const id = await A.startRun(JSON.parse(btn.dataset.preset));
+        // The race page hands the focus to the result when this race ends.
+        sessionStorage.setItem("agentloop.follow", id);
+        location.assign("/race?run=" + encodeURIComponent(id));
+      } catch (err) {
+        A.showError(errBox, err);
+        for (const b of buttons) b.disabled = false;
+      }
+    });
+  }
   const data = document.getElementById("race-recording");
   const root = document.getElementById("race-track");
   if (data && root && A.track) {

@@ -525,6 +525,9 @@
     const s = snap.summary;
     // The sentences are the summary's own, built once in Go.
     document.getElementById("race-summary").textContent = s.headline || "";
+    const answer = document.getElementById("race-workload-answer");
+    answer.textContent = s.workload_answer || "";
+    answer.hidden = !s.workload_answer;
     const split = document.getElementById("race-split");
     split.textContent = s.split || "";
     split.hidden = !s.split;
