@@ -3,13 +3,8 @@ GO        ?= go
 PW_DIR    := $(CURDIR)/.pw
 E2E_ENV   := PLAYWRIGHT_DRIVER_PATH=$(PW_DIR) PLAYWRIGHT_NODEJS_PATH=$$(command -v node)
 # Every package; the slowest first (go test runs each once), so that they
-# start first and the short ones fill the cores around them.
+# start first and the short ones fill the other core around them.
 PKGS      := ./e2e/ ./rollout/ ./cmd/agentloop/ ./server/ ./...
-# The slow packages mostly wait (a browser, modelled time, another
-# process), so more of them, and more of their parallel tests, run at once
-# than there are cores: their waits overlap and the cores stay busy.
-# (go test's defaults are the number of cores for both.)
-TESTPAR   := -p 4 -parallel 4
 
 .PHONY: run cluster build test unit e2e e2e-deps clients-deps bench fuzz lint generate clean
 
@@ -25,7 +20,7 @@ build:
 
 ## test: every test, with the race detector; installs the browser test set-up and the real clients first.
 test: e2e-deps clients-deps
-	$(E2E_ENV) $(GO) test -race -count=1 $(TESTPAR) -timeout 20m $(PKGS)
+	$(E2E_ENV) $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## unit: every test but the browser tests.
 unit:

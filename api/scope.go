@@ -34,4 +34,8 @@ type Scope struct {
 	// TracesDropped counts the oldest that no longer fit.
 	Traces        []Trace `json:"traces"`
 	TracesDropped int     `json:"traces_dropped,omitempty"`
+	// InFlight counts the HTTP requests and WebSocket connections on the
+	// scope's mount that have not ended: while it is above 0, traces may
+	// still come. A request's trace is kept before it ends.
+	InFlight int `json:"in_flight"`
 }

@@ -225,26 +225,34 @@ func (cfg Config) startClient(ctx context.Context, base string) int {
 }
 
 // settledTraces reads the scope's traces once the engine has handed over
-// the last of them: the count holds still across two reads.
+// the last of them: no request or WebSocket connection of the client is
+// still in flight on the scope's mount (api.Scope.InFlight), however
+// loaded the machine. The client has exited by then, so this ends unless
+// it left something open behind it, which settleDeadline bounds.
 func (cfg Config) settledTraces(ctx context.Context, id string) ([]api.Trace, error) {
-	var last api.Scope
-	for range 20 {
+	deadline := time.Now().Add(settleDeadline)
+	for {
 		var sc api.Scope
 		if err := cfg.Call(ctx, http.MethodGet, "/api/scopes/"+id, nil, &sc); err != nil {
 			return nil, err
 		}
-		if len(sc.Traces) == len(last.Traces) && last.ID != "" {
-			break
+		if sc.InFlight == 0 {
+			return Ordered(sc.Traces), nil
 		}
-		last = sc
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the client exited, but %d of its requests or connections on the scope were still open after %s", sc.InFlight, settleDeadline)
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return Ordered(last.Traces), nil
 }
+
+// settleDeadline bounds how long a check waits, after its client exited,
+// for the requests the client left open to end.
+const settleDeadline = 30 * time.Second
 
 // Ordered sorts traces in the order their requests arrived, which
 // grading reads them in (the engine hands them over as they end).

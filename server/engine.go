@@ -129,7 +129,7 @@ func (o scopeObserver) ObserveClose(session string) {
 // under /api, and /metrics on e.
 func (es Engines) Register(e *echo.Echo) {
 	es.V1.Register(e.Group("/v1"))
-	es.V1.Register(e.Group("/scope/:scope/v1", scoped))
+	es.V1.Register(e.Group("/scope/:scope/v1", scoped(es.Shared.Scopes)))
 	scope.Register(e.Group("/api"), es.Shared.Scopes)
 	es.Baseline.Register(e.Group("/baseline/v1"))
 	httpapi.RegisterTraces(e.Group("/api"), es.Shared.Traces)

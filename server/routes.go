@@ -5,6 +5,7 @@ import (
 
 	"agentloop/api"
 	"agentloop/server/drill"
+	"agentloop/server/scope"
 
 	"github.com/labstack/echo/v4"
 )
@@ -55,15 +56,20 @@ func invalidURL(c echo.Context) error {
 // scoped is the mount /scope/{id}/v1: the request is /v1's with its
 // X-Agentloop-Scope header set to id, over HTTP and on a WebSocket's
 // upgrade alike (docs/protocol.md, "Scopes"). The path wins over a header
-// the client also sent.
-func scoped(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		id := c.Param("scope")
-		if id == "" || len(id) > maxScopeID {
-			return api.BadRequest("", api.CodeInvalidValue, "A scope in /scope/{id}/v1 is 1 to %d bytes.", maxScopeID)
+// the client also sent. The scope counts the request in flight until the
+// handler returns, which is after its trace was handed over (a WebSocket:
+// after its connection's last).
+func scoped(scopes *scope.Scopes) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			id := c.Param("scope")
+			if id == "" || len(id) > maxScopeID {
+				return api.BadRequest("", api.CodeInvalidValue, "A scope in /scope/{id}/v1 is 1 to %d bytes.", maxScopeID)
+			}
+			c.Request().Header.Set(api.HeaderScope, id)
+			defer scopes.Enter(id)()
+			return next(c)
 		}
-		c.Request().Header.Set(api.HeaderScope, id)
-		return next(c)
 	}
 }
 

@@ -109,6 +109,27 @@ func copyScope(sc *api.Scope) api.Scope {
 	return c
 }
 
+// Enter counts a request or a WebSocket connection on scope id's mount
+// (api.Scope.InFlight) until leave is called, after its trace was kept;
+// a scope not created here counts nothing.
+func (s *Scopes) Enter(id string) (leave func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc, ok := s.byID[id]
+	if !ok {
+		return func() {}
+	}
+	sc.InFlight++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			sc.InFlight--
+		})
+	}
+}
+
 // ObserveTrace keeps a trace of a created scope. It holds the lock for an
 // append only, so it never blocks the request that hands it over.
 func (s *Scopes) ObserveTrace(t *api.Trace) {

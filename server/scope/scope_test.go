@@ -61,3 +61,29 @@ func FuzzDecodeScopeSpec(f *testing.F) {
 		}
 	})
 }
+
+// TestInFlightCountsUntilLeave: a request on a scope's mount counts in
+// flight from Enter until its leave, once however often leave is called;
+// an unknown scope counts nothing.
+func TestInFlightCountsUntilLeave(t *testing.T) {
+	s := New()
+	sc, _ := s.Create(api.ScopeSpec{}, "addr:1")
+	inFlight := func() int {
+		got, _ := s.Get(sc.ID, "addr:1")
+		return got.InFlight
+	}
+	a, b := s.Enter(sc.ID), s.Enter(sc.ID)
+	s.Enter("scope_unknown")()
+	if n := inFlight(); n != 2 {
+		t.Fatalf("in flight %d, want 2", n)
+	}
+	a()
+	a()
+	if n := inFlight(); n != 1 {
+		t.Fatalf("in flight %d after one leave (called twice), want 1", n)
+	}
+	b()
+	if n := inFlight(); n != 0 {
+		t.Fatalf("in flight %d after both left", n)
+	}
+}
