@@ -68,13 +68,20 @@ func gathered(t *testing.T, m *Metrics, name string) float64 {
 func TestStateBudgetFreesMemoryOnceABurstSettles(t *testing.T) {
 	b := NewStateBudget(0, nil)
 	var frees atomic.Int32
-	b.free, b.quiet = func() { frees.Add(1) }, 10*time.Millisecond
+	// The burst lasts as long as its states keep coming: a quiet spell
+	// longer than the test makes sure the timer cannot fire within it,
+	// however slow the machine; the last state re-arms it short.
+	b.free, b.quiet = func() { frees.Add(1) }, time.Hour
 	state := func(bytes int) *ChainState { return &ChainState{tokens: make([]int, 0, bytes/8)} }
 	small := b.Hold(state(freeAfterGrowth/4), func() bool { return true })
 	b.Release(small) // came and went: no burst
 	for range 3 {
 		b.Hold(state(freeAfterGrowth/2), func() bool { return true }) // the burst: 1.5× the growth
 	}
+	b.mu.Lock()
+	b.quiet = 10 * time.Millisecond
+	b.mu.Unlock()
+	b.Hold(state(8), func() bool { return true }) // the burst's last state
 	wait.Until(t, "the burst's memory freed", func() bool { return frees.Load() == 1 })
 	b.mu.Lock()
 	settled := b.sizeAtFree == b.size
