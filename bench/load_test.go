@@ -36,7 +36,10 @@ func TestLoadCountsEveryToken(t *testing.T) {
 			if rep.Engine.TokensStreamed != float64(rep.Tokens) {
 				t.Fatalf("the engine counted %.0f tokens, the clients %d", rep.Engine.TokensStreamed, rep.Tokens)
 			}
-			if rep.TTFT.P50 <= 0 || rep.StreamTPS.P50 <= 0 || rep.TargetTPS != 4000 {
+			// A stream whose tokens all came in one delta has no rate (0): on
+			// a busy machine most may, so only a negative median is wrong;
+			// the traced streams below have rates.
+			if rep.TTFT.P50 <= 0 || rep.StreamTPS.P50 < 0 || rep.TargetTPS != 4000 {
 				t.Fatalf("ttft %+v, rate %+v, target %.0f", rep.TTFT, rep.StreamTPS, rep.TargetTPS)
 			}
 			// A stream whose tokens all arrived in one delta (a busy machine
