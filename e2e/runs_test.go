@@ -34,6 +34,24 @@ func TestRaceStartedByAPI(t *testing.T) {
 	}
 }
 
+// TestTakeTurnsRaceMovesLive: a race whose lanes take turns, joined
+// live, moves every runner on the track at once (both lanes are running
+// on it together before either finishes, drawn at the race clock), then
+// gives each lane its place.
+func TestTakeTurnsRaceMovesLive(t *testing.T) {
+	startBrowserTest(t)
+	a := apptest.Start(t)
+	id := startRace(t, a.URL(), `{"scenario":"quick-fix","profile":"burst","rtt_ms":0,"tool_time_ms":0,"lanes":["http-optimized","ws"],"take_turns":true,"stack":"hosted-post-sprint"}`)
+	page := newPage(t)
+	goTo(t, page, a.URL()+"/race?run="+id)
+	track := page.GetByTestId("race-track")
+	both := track.Locator(`.track-row[data-state="running"]`)
+	check(t, expect.Locator(both).ToHaveCount(2, playwright.LocatorAssertionsToHaveCountOptions{Timeout: playwright.Float(raceDeadline)}), "both lanes running on the track at once")
+	raceEnds(t, page)
+	check(t, expect.Locator(track.Locator(`.track-row[data-lane="ws"] .track-result`)).ToContainText("1st"), "WebSocket's place")
+	check(t, expect.Locator(track.Locator(`.track-row[data-state="finished"]`)).ToHaveCount(2), "both lanes crossed")
+}
+
 // TestLoginWithKey: with --api-key, a page asks for the key once; the
 // session cookie then opens the pages and the engine over HTTP, until Sign
 // out.
