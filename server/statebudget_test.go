@@ -130,6 +130,17 @@ func sessionText(i int) string {
 	return strings.Repeat(fmt.Sprintf("Session %d reads handler_%d.go and the tests beside it. ", i, i), 160)
 }
 
+// oneSessionState is what one session's state weighs, held by an engine
+// with no bound: the budget tests size theirs in sessions.
+func oneSessionState(t *testing.T) int64 {
+	t.Helper()
+	probe := newHarness(t)
+	newStateSession(t, probe, sessionText(9))
+	held(t, probe, 1, "0")
+	one, _ := probe.sh.States.Size()
+	return one
+}
+
 // TestStateBudgetDropsOldestIdleAndClientsRecover holds the connection
 // state to about two sessions' worth: a third session's state drops the
 // oldest idle one, a continuation moves its session to the front, the
@@ -137,11 +148,7 @@ func sessionText(i int) string {
 // their load span says why, for the inspector), and a client that resends
 // its full context recovers on the same socket.
 func TestStateBudgetDropsOldestIdleAndClientsRecover(t *testing.T) {
-	// What one session's state weighs, with no bound.
-	probe := newHarness(t)
-	newStateSession(t, probe, sessionText(9))
-	held(t, probe, 1, "0")
-	one, _ := probe.sh.States.Size()
+	one := oneSessionState(t)
 
 	traces := newTraceLog()
 	h := newHarness(t, func(c *enginetest.Config) { c.StateBytes = one * 5 / 2; c.Observer = traces })
@@ -210,10 +217,7 @@ func TestStateBudgetReleasesClosedConnections(t *testing.T) {
 // budget drop each other's idle state, never the one in flight, whose
 // response then becomes its session's state and continues from the cache.
 func TestStateBudgetNeverDropsAResponseInFlight(t *testing.T) {
-	probe := newHarness(t)
-	newStateSession(t, probe, sessionText(9))
-	held(t, probe, 1, "0")
-	one, _ := probe.sh.States.Size()
+	one := oneSessionState(t)
 
 	traces := newTraceLog()
 	h := newHarness(t, func(c *enginetest.Config) { c.StateBytes = one * 3 / 2; c.Observer = traces })

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ func TestLinesSkipBlankAndNameTheLine(t *testing.T) {
 	in := newLines(strings.NewReader("a\n\n  \nb\n"+strings.Repeat("x", 100)+"\nc\n"), 1<<20, 64)
 	var got []string
 	for in.Scan() {
-		got = append(got, string(in.Bytes())+"@"+string(rune('0'+in.Line())))
+		got = append(got, string(in.Bytes())+"@"+strconv.Itoa(in.Line()))
 	}
 	if strings.Join(got, " ") != "a@1 b@4" {
 		t.Errorf("lines %q, want a@1 b@4", got)
