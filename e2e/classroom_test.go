@@ -45,8 +45,8 @@ func TestClassroom(t *testing.T) {
 		}
 		// A short scenario on the instant profile: the race takes moments.
 		tabTo(t, page, "#race-scenario")
-		check(t, kb.Type("config"), "choose the scenario by typing")
-		check(t, expect.Locator(page.GetByTestId("race-scenario")).ToHaveValue("config-migration"), "short scenario chosen")
+		check(t, kb.Type("quick"), "choose the scenario by typing")
+		check(t, expect.Locator(page.GetByTestId("race-scenario")).ToHaveValue("quick-fix"), "short scenario chosen")
 		tabTo(t, page, "#race-profile")
 		check(t, kb.Type("instant"), "choose the profile by typing")
 		check(t, expect.Locator(page.GetByTestId("race-profile")).ToHaveValue("instant"), "instant profile chosen")

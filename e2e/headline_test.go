@@ -50,7 +50,7 @@ func getRun(t *testing.T, base, id string) runJSON {
 func TestHeadlineIsOneSentenceEverywhere(t *testing.T) {
 	startBrowserTest(t)
 	a := apptest.Start(t)
-	id := startRace(t, a.URL(), `{"scenario":"fix-failing-test","profile":"instant","rtt_ms":0,"tool_time_ms":0,"lanes":["http-optimized","ws"],"seed":1,"repeats":1,"sequential":true,"stack":"hosted-post-sprint"}`)
+	id := startRace(t, a.URL(), `{"scenario":"quick-fix","profile":"instant","rtt_ms":0,"tool_time_ms":0,"lanes":["http-optimized","ws"],"seed":1,"repeats":1,"sequential":true,"stack":"hosted-post-sprint"}`)
 	if st := waitRun(t, a.URL(), id, 3*time.Minute); st != "passed" {
 		t.Fatalf("the race %s", st)
 	}

@@ -39,7 +39,7 @@ func TestOverlappingRaces(t *testing.T) {
 	page := newPage(t, "status of 403") // the refused cancel
 	goTo(t, page, a.URL()+"/race")
 	check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
-	choose(t, page.GetByTestId("race-scenario"), "config-migration", "choose the scenario")
+	choose(t, page.GetByTestId("race-scenario"), "quick-fix", "choose the scenario")
 	choose(t, page.GetByTestId("race-profile"), "instant", "choose the profile")
 	choose(t, page.GetByTestId("race-stack"), "lean", "choose the stack")
 	for _, l := range []string{"http", "http-optimized", "http-chained"} {

@@ -27,7 +27,7 @@ func TestRaceThenRestart(t *testing.T) {
 
 	t.Run("race", func(t *testing.T) {
 		goTo(t, page, first.URL()+"/race")
-		choose(t, page.GetByTestId("race-scenario"), "fix-failing-test", "choose the scenario")
+		choose(t, page.GetByTestId("race-scenario"), "quick-fix", "choose the scenario (the shortest)")
 		choose(t, page.GetByTestId("race-profile"), "instant", "choose the profile (no modelled decode: the figure is not the point here)")
 		check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
 		check(t, page.GetByLabel("Tool time (ms)").Fill("0"), "set the tool time")

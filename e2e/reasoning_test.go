@@ -58,7 +58,7 @@ func shortWSRaceForm(t *testing.T, page playwright.Page, url string) {
 	t.Helper()
 	goTo(t, page, url+"/race")
 	check(t, expect.Locator(page.Locator(`html[data-ready="race"]`)).ToHaveCount(1), "race script ready")
-	choose(t, page.GetByTestId("race-scenario"), "config-migration", "choose the scenario")
+	choose(t, page.GetByTestId("race-scenario"), "quick-fix", "choose the scenario")
 	choose(t, page.GetByTestId("race-profile"), "instant", "choose the profile")
 	check(t, page.GetByTestId("race-rtt").Fill("0"), "set the round trip")
 	for _, l := range []string{"http", "http-optimized", "http-chained"} {

@@ -20,7 +20,7 @@ import (
 func TestRaceStartedByAPI(t *testing.T) {
 	startBrowserTest(t)
 	a := apptest.Start(t)
-	id := startRace(t, a.URL(), `{"scenario":"fix-failing-test","profile":"burst","rtt_ms":0,"tool_time_ms":0,"lanes":["ws"]}`)
+	id := startRace(t, a.URL(), `{"scenario":"quick-fix","profile":"burst","rtt_ms":0,"tool_time_ms":0,"lanes":["ws"]}`)
 	page := newPage(t)
 	goTo(t, page, a.URL()+"/race?run="+id)
 	lane := page.GetByTestId("lane-ws")

@@ -52,13 +52,12 @@ func DB(path string) func(*app.Config) {
 }
 
 // ShortRace sets the home page's ready-made race (and presenter mode's
-// form) to a short one: the cheapest scenario (fix-failing-test: the
-// fewest turns and the smallest context, so the least to re-render on
-// HTTP) on the instant profile, lean stack, no round trip or tool time,
-// HTTP, optimized HTTP and WebSocket one after another. Browser tests
-// share one such race.
+// form) to a short one: the cheapest scenario (quick-fix: the fewest
+// turns and the smallest context, so the least to re-render on HTTP) on
+// the instant profile, lean stack, no round trip or tool time, HTTP,
+// optimized HTTP and WebSocket one after another.
 func ShortRace(c *app.Config) {
-	c.HomePreset = &rollout.Config{Scenario: "fix-failing-test", Profile: "instant", Lanes: []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS},
+	c.HomePreset = &rollout.Config{Scenario: "quick-fix", Profile: "instant", Lanes: []string{rollout.LaneHTTP, rollout.LaneHTTPOptimized, rollout.LaneWS},
 		Seed: 1, Repeats: 1, Sequential: true, Stack: apistack.Lean}
 }
 
