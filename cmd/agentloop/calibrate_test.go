@@ -28,7 +28,7 @@ func TestCalibrate(t *testing.T) {
 	// The hosted stack's stages, with fast classifiers to keep it short.
 	st := apistack.Hosted
 	st.Preset, st.ClassifyTPS, st.ClassifyTPSBaseline = "custom", 5e6, 1e6
-	c, err := calibrate(ctx, a, st, "fix-failing-test", "instant", 1, 1)
+	c, err := calibrate(ctx, a, st, "quick-fix", "instant", 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 // at each reading and speed; a check races it for real too; bad flags are
 // refused.
 func TestBenchCorpus(t *testing.T) {
+	t.Parallel() // its own engine: overlaps the other slow tests of this package
 	getenv := func(string) string { return "" }
 	var out bytes.Buffer
 	args := []string{"bench", "corpus", "--limit", "1", "--speeds", "1000,4000", "--check", "1", "--check-speeds", "4000", "--tool-time", "0",

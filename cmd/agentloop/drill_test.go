@@ -141,7 +141,7 @@ func TestRaceDrillFlagParses(t *testing.T) {
 func TestRaceDrillInProcess(t *testing.T) {
 	t.Parallel() // its own engine or process: overlaps the other slow tests of this package
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), []string{"race", "--profile", "instant", "--scenario", "config-migration", "--lanes", "ws",
+	err := run(context.Background(), []string{"race", "--profile", "instant", "--scenario", "quick-fix", "--lanes", "ws",
 		"--drill", "ws:evict-cache:after=2", "--db", filepath.Join(t.TempDir(), "race.db")}, func(string) string { return "" }, &out, &errOut)
 	if err != nil {
 		t.Fatalf("race: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
