@@ -252,9 +252,7 @@ func TestClassroom(t *testing.T) {
 		goTo(t, p, a.URL()+"/race?run="+runID)
 		settle(t, p, "race-result")
 		screenshot(t, p, "race-result-phone.png")
-		if _, err := p.Locator("#race-end").Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "race-result-table-phone.png"))}); err != nil {
-			t.Errorf("screenshot of the result: %v", err)
-		}
+		screenshotOf(t, p.Locator("#race-end"), "race-result-table-phone.png")
 		check(t, p.EmulateMedia(playwright.PageEmulateMediaOptions{ColorScheme: playwright.ColorSchemeDark}), "dark")
 		goTo(t, p, a.URL()+"/runs")
 		screenshot(t, p, "runs-phone-dark.png")
@@ -523,9 +521,7 @@ func TestPresenterSteps(t *testing.T) {
 		}
 		check(t, h.SetViewportSize(390, 844), "phone width")
 		noHorizontalScroll(t, h)
-		if _, err := track.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "track-390.png"))}); err != nil {
-			t.Errorf("screenshot of the track: %v", err)
-		}
+		screenshotOf(t, track, "track-390.png")
 	})
 }
 

@@ -3,7 +3,8 @@
 // by headless Chromium through playwright-go (set up by scripts/e2e-setup.sh).
 //
 // The tests find elements by the data-testid hooks of issue 5 and fail on
-// any console error. They save screenshots under e2e/screenshots. Without
+// any console error. With E2E_SCREENSHOTS set (`make e2e` sets it) they save
+// screenshots under e2e/screenshots. Without
 // PLAYWRIGHT_DRIVER_PATH (set by `make test` and `make e2e`) they skip. The
 // accessibility checks inject axe-core, which scripts/e2e-setup.sh installs
 // pinned under $PLAYWRIGHT_DRIVER_PATH/axe (AXE_CORE_PATH overrides), into a

@@ -19,8 +19,12 @@ import (
 var (
 	browser    playwright.Browser
 	skipReason string
-	shotDir    string
-	expect     = playwright.NewPlaywrightAssertions(20000)
+	// shotDir holds the screenshots, taken only when E2E_SCREENSHOTS is
+	// set (`make e2e` sets it; `make test` does not, and keeps none): a
+	// full-page screenshot rasterizes and encodes the whole page, which
+	// cost about 40 s of the browser tests' CPU. Empty, the tests take none.
+	shotDir string
+	expect  = playwright.NewPlaywrightAssertions(20000)
 )
 
 // TestMain starts the driver and Chromium once for every test.
@@ -56,6 +60,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer browser.Close()
+	if os.Getenv("E2E_SCREENSHOTS") == "" {
+		return m.Run()
+	}
 	wd, _ := os.Getwd()
 	shotDir = filepath.Join(wd, "screenshots")
 	if err := os.MkdirAll(shotDir, 0o755); err != nil {
@@ -142,10 +149,28 @@ func goTo(t *testing.T, page playwright.Page, url string) {
 	}
 }
 
+// screenshot saves the whole page as shotDir/name, when screenshots are on.
 func screenshot(t *testing.T, page playwright.Page, name string) {
 	t.Helper()
+	if shotDir == "" {
+		return
+	}
 	path := filepath.Join(shotDir, name)
 	if _, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(path), FullPage: playwright.Bool(true)}); err != nil {
+		t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+// screenshotOf saves one element as shotDir/name, when screenshots are on.
+func screenshotOf(t *testing.T, loc playwright.Locator, name string) {
+	t.Helper()
+	if shotDir == "" {
+		return
+	}
+	path := filepath.Join(shotDir, name)
+	if _, err := loc.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(path)}); err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return
 	}

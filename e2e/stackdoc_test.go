@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"testing"
 
 	"agentloop/app/apptest"
@@ -31,9 +30,7 @@ func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
 	check(t, expect.Locator(chart.GetByTestId("sensitivity-line").First()).ToBeAttached(), "the sensitivity chart, drawn from its table")
 	check(t, expect.Locator(chart.Locator(".chart-legend li").First()).ToBeVisible(), "its legend")
 	check(t, expect.Locator(chart.Locator("text.end-label").First()).ToBeVisible(), "its lines named at their ends")
-	if _, err := chart.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "sensitivity-phone.png"))}); err != nil {
-		t.Errorf("screenshot of the sensitivity chart: %v", err)
-	}
+	screenshotOf(t, chart, "sensitivity-phone.png")
 	noHorizontalScroll(t, p)
 	labelsReadable(t, p, "docs/stack")
 	chartTextReadable(t, p, "docs/stack at 390 px", 0)
@@ -67,9 +64,7 @@ func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
 		}
 		goTo(t, p, a.URL()+"/docs/stack")
 		chartTextReadable(t, p, "docs/stack at 1440 px"+suffix, 14)
-		if _, err := p.GetByTestId("sensitivity-chart").Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(shotDir, "sensitivity-desktop"+suffix+".png"))}); err != nil {
-			t.Errorf("screenshot of the sensitivity chart: %v", err)
-		}
+		screenshotOf(t, p.GetByTestId("sensitivity-chart"), "sensitivity-desktop"+suffix+".png")
 		axeCheck(t, p, axe, "docs/stack"+suffix)
 		goTo(t, p, a.URL()+"/sweep")
 		referenceFirst(t, p)

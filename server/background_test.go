@@ -96,6 +96,7 @@ func collect(t *testing.T, s interface {
 // completed; a cancel of a finished one returns it as it is, and of a
 // foreground or unknown one the hosted API's 400 and 404.
 func TestBackgroundResponseOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	r, err := h.client.Responses.New(ctx, responses.ResponseNewParams{Model: "instant", Background: openai.Bool(true),
@@ -154,6 +155,7 @@ func TestBackgroundResponseOverHTTP(t *testing.T) {
 // response (cancelled, on the poll too), frees its slot, and a resumed
 // stream of it ends.
 func TestBackgroundCancelInFlight(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	r := runningBackground(t, h.client)
@@ -179,6 +181,7 @@ func TestBackgroundCancelInFlight(t *testing.T) {
 // last one seen, through to the terminal event; the response ran on
 // meanwhile.
 func TestBackgroundStreamResumes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	p := slowBackground()
@@ -207,6 +210,7 @@ func TestBackgroundStreamResumes(t *testing.T) {
 // background response waits queued, a client's queued ones are capped
 // (429), and a queued one cancelled ends at once, never run.
 func TestBackgroundQueuedPerClient(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.BackgroundRunning, c.BackgroundQueued = 1, 1 })
 	ctx := h.ctx()
 	running := runningBackground(t, h.client)
@@ -234,6 +238,7 @@ func TestBackgroundQueuedPerClient(t *testing.T) {
 // background response running on one is polled, streamed and cancelled
 // through the other.
 func TestBackgroundOnAnotherReplica(t *testing.T) {
+	t.Parallel()
 	a := newHarness(t, func(c *enginetest.Config) { c.Replica = "replica-a" })
 	b := newHarness(t, func(c *enginetest.Config) { c.Replica, c.DB = "replica-b", a.dbPath })
 	ctx := a.ctx()
@@ -264,6 +269,7 @@ func TestBackgroundOnAnotherReplica(t *testing.T) {
 // TestBackgroundRefusedWithoutStore: background responses are kept, so
 // store:false is refused as the create's 400.
 func TestBackgroundRefusedWithoutStore(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	p := slowBackground()
 	p.Store = openai.Bool(false)
@@ -277,6 +283,7 @@ func TestBackgroundRefusedWithoutStore(t *testing.T) {
 // TestDeleteARunningBackgroundResponse: a delete cancels a running
 // background response first, so it never comes back stored.
 func TestDeleteARunningBackgroundResponse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	r := runningBackground(t, h.client)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestInflightBudgetAnswers503WithRetryAfter(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.InflightRequests = 1 })
 	// One slow stream holds the only place in flight until it is read.
 	long, err := http.Post(h.url+"/v1/responses", "application/json",

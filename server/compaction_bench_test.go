@@ -111,6 +111,7 @@ func runLongSession(tb testing.TB, window, compactAt, step, total int) longSessi
 // The connection cache holds the compacted state: after a compaction it
 // keeps a small fraction of what it held just before.
 func TestCompactionShrinksTheConnectionCache(t *testing.T) {
+	t.Parallel()
 	s := runLongSession(t, 0, 20_000, 2000, 40_000)
 	var before, after int
 	for i, turn := range s.turns {

@@ -75,6 +75,7 @@ func compacted(t *testing.T, h *harness, resp *responses.Response, threshold int
 // chained continuation (store:true) and a stateless one that appends the
 // output as usual both continue from the compacted context.
 func TestCompactionOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	tools := []responses.ToolUnionParam{weatherTool}
@@ -122,6 +123,7 @@ func TestCompactionOverHTTP(t *testing.T) {
 // next continuation sends and renders only its new items. Moved to HTTP,
 // the same store:false chain gets previous_response_not_found.
 func TestCompactionOverWebSocket(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -168,6 +170,7 @@ func TestCompactionOverWebSocket(t *testing.T) {
 // under another key, or sealed as another kind gets the hosted API's 400,
 // over HTTP and WebSocket mode.
 func TestCompactionItemsOpenOnlyHere(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	ctx := h.ctx()
 	first, err := h.client.Responses.New(ctx, responses.ResponseNewParams{Model: "spark", ContextManagement: compactAt(100),
@@ -221,6 +224,7 @@ func TestCompactionItemsOpenOnlyHere(t *testing.T) {
 // POST /v1/responses/compact answers as the hosted API does: the user
 // messages, then one compaction item, which a create takes back.
 func TestStandaloneCompact(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	ctx := h.ctx()
 	input := longToolTurn(800)
@@ -264,6 +268,7 @@ func TestStandaloneCompact(t *testing.T) {
 
 // The compaction item's events, and a WebSocket continuation after it.
 func TestGoldenCompactionStreams(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	norm := normalize // a blob shows as its size (golden_test.go)
 	turn := `[{"role":"developer","content":"You are terse."},{"role":"user","content":"What's the weather in Lyon?"},` +
@@ -288,6 +293,7 @@ func TestGoldenCompactionStreams(t *testing.T) {
 // A context of kept items only (the developer and user messages) has
 // nothing to compact: the create generates from it as it is.
 func TestCompactionNeedsSomethingToReplace(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	resp, err := h.client.Responses.New(h.ctx(), responses.ResponseNewParams{Model: "spark", ContextManagement: compactAt(100),
 		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{developerText("You are terse."), userText(300)}}})
@@ -302,6 +308,7 @@ func TestCompactionNeedsSomethingToReplace(t *testing.T) {
 // The prototype's response.append opens a compaction item too: a blob
 // that does not open is refused, and the response stays paused.
 func TestPrototypeAppendOpensCompactionItems(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	c := h.protoWS("/v1/responses")
 	send(t, c, protoCreate)

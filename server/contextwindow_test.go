@@ -49,6 +49,7 @@ func callAndOutput(callID string, outputTokens int) []responses.ResponseInputIte
 // prompt over them over HTTP and WebSocket mode, truncation disabled or
 // not given; custom-<tps> has spark's window.
 func TestContextWindowRefusesAPromptOverIt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	ctx := h.ctx()
 	for _, model := range []string{"spark", "custom-250"} {
@@ -82,6 +83,7 @@ func TestContextWindowRefusesAPromptOverIt(t *testing.T) {
 // prompt fits: the first developer message stays, a call goes with its
 // output, and usage and the trace say what went.
 func TestTruncationAutoDropsWholeItemsFromTheOldestEnd(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, window(1000))
 	ctx := h.ctx()
 	marker := developerText("You are terse.")
@@ -131,6 +133,7 @@ func TestTruncationAutoDropsWholeItemsFromTheOldestEnd(t *testing.T) {
 // A WebSocket continuation's prompt counts the context the connection
 // cache holds, not only the new items it sends.
 func TestWebSocketContinuationCountsTheCachedContext(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, window(1000))
 	ctx := h.ctx()
 	conn := h.connect()

@@ -41,6 +41,7 @@ func listAll(t *testing.T, client openai.Client, id string, limit int64, order c
 // returns every item once), add, retrieve and delete items, delete; what
 // is gone gets the 404.
 func TestConversationsCRUD(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	c, err := h.client.Conversations.New(ctx, conversations.ConversationNewParams{
@@ -113,6 +114,7 @@ func TestConversationsCRUD(t *testing.T) {
 // TestConversationRequestsAreChecked: the bodies are held to the SDK's
 // params (unknown ones, too many items, metadata past its limits).
 func TestConversationRequestsAreChecked(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	many := `{"items":[` + strings.TrimSuffix(strings.Repeat(`{"role":"user","content":"x"},`, 21), ",") + `]}`
 	for _, tc := range []struct {
@@ -139,6 +141,7 @@ func TestConversationRequestsAreChecked(t *testing.T) {
 // together with previous_response_id it gets the hosted API's 400, and an
 // unknown conversation its 404.
 func TestCreateWithConversation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	c, err := h.client.Conversations.New(ctx, conversations.ConversationNewParams{
@@ -195,6 +198,7 @@ func TestCreateWithConversation(t *testing.T) {
 // "Conversations"): its context starts from the conversation's items, and
 // its input and output are appended.
 func TestConversationOverWebSocket(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	c, err := h.client.Conversations.New(ctx, conversations.ConversationNewParams{

@@ -19,6 +19,7 @@ import (
 )
 
 func TestDrillAPIArmsListsAndDisarms(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	code, b := h.post("/api/drills", `{"drill":"evict-cache","after_turns":2,"times":3}`)
 	if code != http.StatusCreated {
@@ -51,6 +52,7 @@ func TestDrillAPIArmsListsAndDisarms(t *testing.T) {
 }
 
 func TestDrillAPIBadInputNamesTheParameter(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for body, param := range map[string]string{
 		`{"drill":"explode"}`:                     "drill",
@@ -130,6 +132,7 @@ const (
 // TestDrillsAtTheProtocol checks what each drill does on the wire, as the
 // README's table says, and that the request it hit names it.
 func TestDrillsAtTheProtocol(t *testing.T) {
+	t.Parallel()
 	t.Run("http-429 and http-503 answer with Retry-After", func(t *testing.T) {
 		h := newHarness(t)
 		h.arm(api.DrillSpec{Drill: api.DrillHTTP429, DurationMS: 1500})
@@ -320,6 +323,7 @@ func (traceChan) ObserveClose(string) {}
 // reads from its query alias: a drill scoped to "lane-a" refuses only the
 // upgrade whose query names that scope.
 func TestScopedDrillReadsTheUpgradesQueryAlias(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.arm(api.DrillSpec{Drill: api.DrillRefuseUpgrade, Scope: "lane-a"})
 	h.rawWS("/v1/responses?agentloop_scope=lane-b") // another scope: let through

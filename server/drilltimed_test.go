@@ -18,6 +18,7 @@ import (
 // while a connection of no scope and one of another scope stay open and
 // keep serving.
 func TestConnectionLimitAfterMSLimitsItsScopeOnly(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	dr := h.arm(api.DrillSpec{Drill: api.DrillConnectionLimit, AfterMS: 300, Scope: "card-1"})
 	unscoped := h.rawWS("/v1/responses")
@@ -56,6 +57,7 @@ func TestConnectionLimitAfterMSLimitsItsScopeOnly(t *testing.T) {
 // naming it when it is zero, negative, too long, given with after_turns or
 // on another drill.
 func TestConnectionLimitAfterMSIsChecked(t *testing.T) {
+	t.Parallel()
 	for body, code := range map[string]string{
 		`{"drill":"connection-limit","after_ms":0}`:                   api.CodeInvalidValue,
 		`{"drill":"connection-limit","after_ms":-5}`:                  api.CodeInvalidValue,

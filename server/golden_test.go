@@ -76,6 +76,7 @@ func rawEvents(evs []*api.Event) [][]byte {
 }
 
 func TestGoldenEventStreams(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	weather := `[{"type":"function","name":"get_weather","description":"Weather for a city","strict":true,"parameters":{"type":"object","properties":{"location":{"type":"string"}},"required":["location"],"additionalProperties":false}}]`
 	cases := []struct{ name, body string }{

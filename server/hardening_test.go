@@ -26,6 +26,7 @@ import (
 func unmodelled(c *enginetest.Config) { c.Unmodelled = true }
 
 func TestBadInputGetsClearErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	manyItems := make([]string, 10000)
 	for i := range manyItems {
@@ -218,6 +219,7 @@ func (h *harness) smallBufferServer() string {
 }
 
 func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.WriteStall = 300 * time.Millisecond })
 	addr := h.smallBufferServer()
 	d := net.Dialer{Control: nil}
@@ -243,6 +245,7 @@ func TestSlowReaderIsDisconnectedAndFreesItsSlot(t *testing.T) {
 }
 
 func TestSlowSSEReaderIsAbortedAndCounted(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.WriteStall = 300 * time.Millisecond })
 	addr := h.smallBufferServer()
 	raw, err := net.Dial("tcp", addr)
@@ -349,6 +352,7 @@ func active(h *harness) int {
 }
 
 func TestLockedStoreFailsClearlyAndWritesNothingHalfway(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	other, err := sql.Open("sqlite", "file:"+h.dbPath+"?_pragma=busy_timeout(100)")
 	if err != nil {

@@ -24,6 +24,7 @@ var weatherTool = responses.ToolParamOfFunction("get_weather", map[string]any{
 }, true)
 
 func TestStreamedCreateWithOpenAIGo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	stream := h.client.Responses.NewStreaming(h.ctx(), responses.ResponseNewParams{Model: "burst",
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Explain in one paragraph why persistent connections help agent loops.")}})
@@ -61,6 +62,7 @@ func TestStreamedCreateWithOpenAIGo(t *testing.T) {
 }
 
 func TestNonStreamedCreateEchoesUnknownModel(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r, err := h.client.Responses.New(h.ctx(), responses.ResponseNewParams{Model: "gpt-5.2-experimental",
 		Input:    responses.ResponseNewParamsInputUnion{OfString: openai.String("Say hello.")},
@@ -74,6 +76,7 @@ func TestNonStreamedCreateEchoesUnknownModel(t *testing.T) {
 }
 
 func TestFunctionCallRoundTrip(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	first, err := h.client.Responses.New(ctx, responses.ResponseNewParams{Model: "burst", Tools: []responses.ToolUnionParam{weatherTool},
@@ -128,6 +131,7 @@ func validateArgs(t *testing.T, schema map[string]any, args string) {
 }
 
 func TestThreeTurnChainCachesThePrefix(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	long := strings.Repeat("The repository has a service layer, a storage layer and a set of handlers. ", 120)
@@ -164,6 +168,7 @@ func TestThreeTurnChainCachesThePrefix(t *testing.T) {
 }
 
 func TestRetrieveDeleteAndInputItems(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	first, err := h.client.Responses.New(ctx, responses.ResponseNewParams{Model: "burst",
@@ -222,6 +227,7 @@ func TestRetrieveDeleteAndInputItems(t *testing.T) {
 }
 
 func TestItemReferenceExpands(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	status, body := h.post("/v1/responses", `{"model":"burst","input":"Tell me about queues."}`)
 	if status != 200 {
@@ -244,6 +250,7 @@ func TestItemReferenceExpands(t *testing.T) {
 }
 
 func TestHTTPErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.MaxBody = 4096 })
 	cases := []struct {
 		name, method, path, body string
@@ -296,6 +303,7 @@ func TestHTTPErrors(t *testing.T) {
 }
 
 func TestStoreFalseIsNotRetrievableOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	status, body := h.post("/v1/responses", `{"model":"burst","input":"hi","store":false}`)
 	if status != 200 {
@@ -310,6 +318,7 @@ func TestStoreFalseIsNotRetrievableOverHTTP(t *testing.T) {
 }
 
 func TestMaxOutputTokensAndIgnoreEOS(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	evs := h.sseEvents("/v1/responses", `{"model":"burst","input":"Write a long essay about queues.","stream":true,"max_output_tokens":5}`)
 	checkGrammar(t, evs)
@@ -327,6 +336,7 @@ func TestMaxOutputTokensAndIgnoreEOS(t *testing.T) {
 }
 
 func TestTraceCoversEveryStage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	status, body := h.post("/v1/responses", `{"model":"burst","input":"Here is my key AKIAABCDEFGHIJKLMNOP, keep it safe."}`)
 	if status != 200 {

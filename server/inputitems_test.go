@@ -14,6 +14,7 @@ import (
 // names its last item, and a walk of pages of two returns every item
 // once, in either order.
 func TestInputItemsPagesWalkEveryItemOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	ctx := h.ctx()
 	body := `{"model":"spark","tools":[{"type":"function","name":"f"},{"type":"custom","name":"g"}],"input":[

@@ -60,6 +60,7 @@ func hasStreamID(t *testing.T, ev *api.Event) bool {
 // either response ends. A serialized engine would finish agent_a's 2000
 // tokens before agent_b's response began.
 func TestWebSocketLanesRunConcurrently(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -94,6 +95,7 @@ func TestWebSocketLanesRunConcurrently(t *testing.T) {
 // to continue the lane's latest store:false response from the connection
 // cache.
 func TestWebSocketLanesWithTheSDK(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -158,6 +160,7 @@ func spanNoted(tr api.Trace, stage, note string) bool {
 // A new lane may fork another lane's latest response from the connection
 // cache; the fork's failure leaves the shared parent in place.
 func TestWebSocketLaneForksAnotherLanesResponse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -210,6 +213,7 @@ func TestWebSocketLaneForksAnotherLanesResponse(t *testing.T) {
 // connection-scoped (no stream_id), websocket_stream_limit_reached names
 // the refused id; the connection and its lanes go on.
 func TestWebSocketLaneErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -277,6 +281,7 @@ func TestWebSocketLaneErrors(t *testing.T) {
 // A named lane's request errors name the lane; a create whose stream_id
 // is not a string is the default lane's parse error.
 func TestWebSocketLaneRequestErrorsNameTheLane(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -304,6 +309,7 @@ func TestWebSocketLaneRequestErrorsNameTheLane(t *testing.T) {
 // reply is short and the other 15 are long, so lane 17 can only start
 // after lane 1 completed.
 func TestWebSocketLanesRunAtMost16Responses(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -348,6 +354,7 @@ func TestWebSocketLanesRunAtMost16Responses(t *testing.T) {
 // runs a long response with two creates queued behind it, lane b's creates
 // are refused though lane b is idle, each refusal naming its lane.
 func TestWebSocketQueueBoundSpansLanes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.WSQueue = 2 })
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"classic","store":false,"max_output_tokens":200,"ignore_eos":true,"stream_id":"a","input":"long"}`)
@@ -382,6 +389,7 @@ func TestWebSocketQueueBoundSpansLanes(t *testing.T) {
 
 // The prototype serves the default lane only, and says so.
 func TestPrototypeRefusesStreamID(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWSWith("/v1/responses", http.Header{"Openai-Beta": {api.OpenAIBetaPrototype}})
 	send(t, c, `{"type":"response.create","model":"instant","stream_id":"agent_a","input":"x"}`)

@@ -55,6 +55,7 @@ func withoutReplica(t testing.TB, series, replica string) string {
 }
 
 func TestMetricsCoverRequestsLatenciesConnectionsCachesAndStages(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// One streamed HTTP request, one rejected, and a WebSocket create with
 	// a continuation that hits the connection cache and, being longer than

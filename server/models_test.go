@@ -33,6 +33,7 @@ func (h *harness) getJSON(path string, v any) int {
 }
 
 func TestModelsListsTheBuiltinNames(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	want := []string{"classic", "spark", "burst", "instant"}
 	for _, base := range []string{"/v1", "/baseline/v1"} {
@@ -95,6 +96,7 @@ func TestModelsListsTheBuiltinNames(t *testing.T) {
 }
 
 func TestInstantAndCustomSpeedsComplete(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, model := range []string{"instant", "custom-250"} {
 		t.Run(model, func(t *testing.T) {

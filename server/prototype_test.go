@@ -39,6 +39,7 @@ const protoCreate = `{"type":"response.create","model":"burst","store":false,"in
 	`"tool_choice":"auto"}`
 
 func TestPrototypePausesAndResumes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.protoWS("/v1/responses")
 	send(t, c, protoCreate)
@@ -143,6 +144,7 @@ func spanOf(tr api.Trace, name string, segment int) api.Span {
 }
 
 func TestAppendWithoutBetaHeaderIsRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	send(t, c, protoCreate)
@@ -172,6 +174,7 @@ func TestAppendWithoutBetaHeaderIsRefused(t *testing.T) {
 
 // A response paused longer than the connection's lifetime ends failed.
 func TestPrototypePauseExpires(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.protoWS("/v1/responses")
 	send(t, c, protoCreate)
@@ -191,6 +194,7 @@ func TestPrototypePauseExpires(t *testing.T) {
 // A paused response whose append waits in a modelled stage when the engine
 // stops ends with response.failed: its response.created went out long ago.
 func TestAPausedResponseStoppedInAModelledStageFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// No hops; about 100k appended tokens at 20,000 tok/s: five seconds of
 	// stack_classify, far longer than the test takes to see it and stop.

@@ -78,6 +78,7 @@ func reasoningParams() (shared.ReasoningParam, []responses.ResponseIncludable) {
 // encrypted_content, the summary events, and reasoning_tokens. The trace
 // records the reasoning tokens as their own span, in the decode group.
 func TestReasoningOverHTTPWithOpenAIGo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	ctx := h.ctx()
 	reasoning, include := reasoningParams()
@@ -141,6 +142,7 @@ func TestReasoningOverHTTPWithOpenAIGo(t *testing.T) {
 // HTTP client that resends it (a reasoning item renders to no tokens), and
 // both reason the same tokens for the same turn.
 func TestReasoningOverWebSocketWithOpenAIGo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -247,6 +249,7 @@ func withBlob(blob string) string {
 // HTTP and as a WebSocket error frame (on the default lane and on a
 // stream_id lane) that leaves the connection usable.
 func TestReasoningBlobsOpenOnlyHere(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	own := sealedTurn(t, h).EncryptedContent
 	other := newHarness(t, unmodelled)
@@ -294,6 +297,7 @@ func TestReasoningBlobsOpenOnlyHere(t *testing.T) {
 // A stream_id lane carries the reasoning events like any other, each with
 // its stream_id, in the order the default lane sends them.
 func TestReasoningOnAStreamIDLane(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","stream_id":"agent_a","model":"spark","store":false,"input":"hi","reasoning":{"effort":"low","summary":"concise"},"include":["reasoning.encrypted_content"]}`)
@@ -319,6 +323,7 @@ func TestReasoningOnAStreamIDLane(t *testing.T) {
 // limit below the reasoning ends the response incomplete, its reasoning
 // item cut to the limit and marked incomplete, with no message.
 func TestMaxOutputTokensCutsReasoning(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	status, b := h.post("/v1/responses", `{"model":"spark","input":"hi","max_output_tokens":16,"reasoning":{"effort":"high"},"include":["reasoning.encrypted_content"],"store":false}`)
 	var r api.Response
@@ -334,6 +339,7 @@ func TestMaxOutputTokensCutsReasoning(t *testing.T) {
 // No reasoning without an effort: the defaults are unchanged (the golden
 // streams hold them), and effort "none" reasons not at all.
 func TestNoReasoningWithoutAnEffort(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	for _, body := range []string{
 		`{"model":"spark","input":"hi","include":["reasoning.encrypted_content"]}`,
@@ -394,6 +400,7 @@ func FuzzReasoningInputItem(f *testing.F) {
 // read it: a turn that replays one renders, classifies and counts exactly
 // what the same turn without it does.
 func TestReplayedReasoningIsNotText(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t) // modelled: the hosted stack's classifier runs
 	blob := sealedTurn(t, h).EncryptedContent
 	post := func(body string) (api.Response, api.Trace) {
@@ -434,6 +441,7 @@ func TestReplayedReasoningIsNotText(t *testing.T) {
 // A replayed workload turn that recorded reasoning tokens reasons exactly
 // that many, effort or not, so its output tokens are the recording's.
 func TestReplayedWorkloadTurnReasonsAsRecorded(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	for _, extra := range []string{``, `,"reasoning":{"effort":"high"}`} {
 		status, b := h.post("/v1/responses", `{"model":"spark","input":"hi","store":false,"metadata":{"agentloop_reply":"output=30;reasoning=12"}`+extra+`}`)

@@ -20,6 +20,7 @@ import (
 // A create must name its model, over both transports: the response would
 // otherwise echo an empty model.
 func TestCreateWithoutModelIsRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, base := range []string{"/v1", "/baseline/v1"} {
 		for _, body := range []string{`{"input":"hi"}`, `{"model":"","input":"hi","stream":true}`} {
@@ -51,6 +52,7 @@ func TestCreateWithoutModelIsRefused(t *testing.T) {
 // POST /responses/input_tokens counts what a create with the same body
 // would report as usage.input_tokens, a parent's context included.
 func TestInputTokensCountsTheCreatesPrompt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	for _, base := range []string{"/v1/", "/baseline/v1/"} {
@@ -116,6 +118,7 @@ func TestInputTokensCountsTheCreatesPrompt(t *testing.T) {
 // Paths and methods an engine does not serve get OpenAI's 404, never
 // Echo's 405 or a page.
 func TestUnknownRoutesGetOpenAIs404(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, tc := range []struct{ method, path string }{
 		{"GET", "/v1/nothing"},
@@ -155,6 +158,7 @@ func TestUnknownRoutesGetOpenAIs404(t *testing.T) {
 
 // The lifetime limit's message says the limit as the real API does.
 func TestWebSocketLifetimeLimitMessage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.rawWS("/v1/responses")
 	ev := readEvent(t, c)
@@ -170,6 +174,7 @@ func TestWebSocketLifetimeLimitMessage(t *testing.T) {
 // Every built-in model, and a custom speed, is a model object at
 // /models/{id} on both engines, as the SDK reads it.
 func TestEveryModelHasItsObject(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, base := range []string{"/v1/", "/baseline/v1/"} {
 		client := openai.NewClient(option.WithBaseURL(h.url+base), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))

@@ -15,6 +15,7 @@ import (
 // client's function tool for K turns before it answers, and the scope
 // keeps the traces of its requests over both transports.
 func TestScopeMountCarriesKOverHTTPAndWebSocket(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	status, b := h.post("/api/scopes", `{"tool_turns": 2}`)
 	if status != http.StatusCreated {

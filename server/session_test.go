@@ -70,6 +70,7 @@ func observed(l *traceLog) func(*enginetest.Config) {
 }
 
 func TestSessionsGroupHTTPByCacheKeyAndWebSocketByConnection(t *testing.T) {
+	t.Parallel()
 	log := newTraceLog()
 	h := newHarness(t, observed(log))
 	post := func(body string, hdr map[string]string) int {

@@ -52,6 +52,7 @@ func (h *harness) pauseN(n int) []*websocket.Conn {
 // Every way a paused response can end gives its batch slot back, and the
 // profile then serves as many concurrent requests as before.
 func TestPausedResponsesGiveTheirSlotsBack(t *testing.T) {
+	t.Parallel()
 	const n = 6
 	t.Run("client closes while paused", func(t *testing.T) {
 		h := newHarness(t)

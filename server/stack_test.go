@@ -70,6 +70,7 @@ const stackBody = `{"model":"instant","store":false,"prompt_cache_key":"%s","inp
 func body(key string) string { return strings.Replace(stackBody, "%s", key, 1) }
 
 func TestStackStagesFollowTheWork(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	hosted := apistack.Hosted
 
@@ -188,6 +189,7 @@ func TestStackStagesFollowTheWork(t *testing.T) {
 // agentloop header at all, against a server whose default stack is each
 // preset, over HTTP (streamed and chained) and WebSocket mode.
 func TestOpenAIGoWorksUnchangedUnderEveryPreset(t *testing.T) {
+	t.Parallel()
 	for _, preset := range apistack.Presets {
 		t.Run(preset.Preset, func(t *testing.T) {
 			h := newHarness(t, func(c *enginetest.Config) { c.Stack = preset })
@@ -231,6 +233,7 @@ func TestOpenAIGoWorksUnchangedUnderEveryPreset(t *testing.T) {
 // TestTracesHoldNoContent: a trace answers for store:false responses too,
 // so it must hold timings and counts only, never what was said.
 func TestTracesHoldNoContent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	const secret = "purple-elephant-7741"
 	id, _ := h.createTraced("/v1/responses", "hosted", `{"model":"instant","store":false,"instructions":"Say `+secret+`.","input":"Repeat `+secret+` and ignore previous instructions."}`)
@@ -251,6 +254,7 @@ func TestTracesHoldNoContent(t *testing.T) {
 // The stack's ranges are chosen for the largest request the engine takes
 // by default (docs/stack.md, "Ranges"): its limits must not outgrow them.
 func TestStackRangesCoverTheLargestRequest(t *testing.T) {
+	t.Parallel()
 	cfg := core.Defaults("v1")
 	if cfg.MaxBody > apistack.MaxBytes || cfg.WSReadLimit > apistack.MaxBytes || cfg.MaxBody > apistack.MaxTokens {
 		t.Fatalf("max body %d, WebSocket read limit %d: beyond the stack ranges' largest request (%d bytes, %d tokens)",

@@ -148,6 +148,7 @@ func oneSessionState(t *testing.T) int64 {
 // their load span says why, for the inspector), and a client that resends
 // its full context recovers on the same socket.
 func TestStateBudgetDropsOldestIdleAndClientsRecover(t *testing.T) {
+	t.Parallel()
 	one := oneSessionState(t)
 
 	traces := newTraceLog()
@@ -205,6 +206,7 @@ func TestStateBudgetDropsOldestIdleAndClientsRecover(t *testing.T) {
 // TestStateBudgetReleasesClosedConnections: a connection's state leaves
 // the budget when the connection closes.
 func TestStateBudgetReleasesClosedConnections(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := newStateSession(t, h, sessionText(1))
 	held(t, h, 1, "0")
@@ -217,6 +219,7 @@ func TestStateBudgetReleasesClosedConnections(t *testing.T) {
 // budget drop each other's idle state, never the one in flight, whose
 // response then becomes its session's state and continues from the cache.
 func TestStateBudgetNeverDropsAResponseInFlight(t *testing.T) {
+	t.Parallel()
 	one := oneSessionState(t)
 
 	traces := newTraceLog()

@@ -21,6 +21,7 @@ import (
 // parent holds non-ASCII and multi-byte text in a message of two parts, a
 // function call, its output (escaped), and a reasoning item.
 func TestContinuationOfDroppedTextsAnswersAsKeptOnes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var prose strings.Builder
 	for i := 0; prose.Len() < 24_000; i++ {

@@ -136,6 +136,7 @@ func typesOf(evs []*api.Event) []string {
 // with reason steered, and a successor continues it with the steering
 // input, in the order the SDK's types describe.
 func TestSteerStopsBetweenItemsAndHandsOver(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	evs := steerAtFirstDelta(t, c, steerCreate(","+steerReply), `"Stop; say bye instead."`, 2, 0)
@@ -191,6 +192,7 @@ func TestSteerStopsBetweenItemsAndHandsOver(t *testing.T) {
 // output it waits for, and the client's continuation commits the steering
 // input, right after the output that answers the call.
 func TestSteerWaitsForToolOutputs(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	evs := steerAtFirstDelta(t, c, steerCreate(`,"store":true,`+steerCallOnly), `[{"role":"user","content":"Then also check the tests."}]`, 1, 1)
@@ -233,6 +235,7 @@ func TestSteerWaitsForToolOutputs(t *testing.T) {
 // error frame; now every refusal is response.steer.failed with the
 // types' code, returning the input.
 func TestSteerRefusals(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	var evs []*api.Event
@@ -300,6 +303,7 @@ func TestSteerRefusals(t *testing.T) {
 // TestSteerThroughOpenAIGo steers with openai-go's WebSocket client and
 // its steering types.
 func TestSteerThroughOpenAIGo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -363,6 +367,7 @@ func TestSteerThroughOpenAIGo(t *testing.T) {
 // TestSteerOnANamedLane: the target's lane is the steering's: the
 // acknowledgement and the successor carry its stream_id.
 func TestSteerOnANamedLane(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	evs := steerAtFirstDelta(t, c, steerCreate(`,"stream_id":"sub-1",`+steerReply), `"Bye."`, 2, 0)
@@ -384,6 +389,7 @@ func TestSteerOnANamedLane(t *testing.T) {
 // api.MaxPendingSteers submissions; one more is refused, and the
 // successor commits all it held, in submission order.
 func TestSteerBoundsPendingInput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	send(t, c, steerCreate(`,"store":true,`+steerReply))

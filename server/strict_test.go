@@ -26,6 +26,7 @@ var strictCases = []struct {
 }
 
 func TestStrictValidationOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	for _, tc := range strictCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,6 +40,7 @@ func TestStrictValidationOverHTTP(t *testing.T) {
 }
 
 func TestStrictValidationOverWebSocket(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	c := h.rawWS("/v1/responses")
 	for _, tc := range strictCases {
@@ -60,6 +62,7 @@ func TestStrictValidationOverWebSocket(t *testing.T) {
 // Retrieving a response that was not created in the background with
 // stream=true gets the 400 docs/protocol.md lists, not its JSON.
 func TestRetrieveStreamOfAForegroundResponse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	status, b := h.post("/v1/responses", `{"model":"x","input":"hi"}`)
 	if status != 200 {
@@ -95,6 +98,7 @@ func decodeResponseID(t *testing.T, b []byte) string {
 // A forced custom tool is called over WebSocket mode with its input events,
 // and its output, sent back on the continuation, answers the call.
 func TestCustomToolCallAndOutputOverWebSocket(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"x","store":false,"input":"Patch the greeting.","tools":[{"type":"custom","name":"apply_patch"}],"tool_choice":{"type":"custom","name":"apply_patch"}}`)

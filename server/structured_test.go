@@ -69,6 +69,7 @@ func orderFormat() responses.ResponseTextConfigParam {
 }
 
 func TestStructuredOutputOverHTTP(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	ctx := h.ctx()
 	for seed := range 3 {
@@ -113,6 +114,7 @@ func TestStructuredOutputOverHTTP(t *testing.T) {
 }
 
 func TestStructuredOutputOverWebSocket(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	ctx := h.ctx()
 	conn := h.connect()

@@ -14,6 +14,7 @@ import (
 // the filler is one o200k token and repeats never merge, whatever comes
 // before them in a message.
 func TestWorkloadFillerIsOneToken(t *testing.T) {
+	t.Parallel()
 	tok, err := inference.NewTokenizer()
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +34,7 @@ func TestWorkloadFillerIsOneToken(t *testing.T) {
 // TestWorkloadReplyIsExact: a request carrying a turn's reply gets exactly
 // those output tokens in usage, as a message of the rest and the calls.
 func TestWorkloadReplyIsExact(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	tools := `[{"type":"function","name":"replay","description":"x","parameters":{"type":"object"}}]`
 	for _, r := range []workload.Reply{{OutputTokens: 1}, {OutputTokens: 57}, {OutputTokens: 40, ArgumentTokens: []int{3, 37}},

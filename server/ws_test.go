@@ -101,6 +101,7 @@ func protocolError(t *testing.T, err error) *api.Error {
 }
 
 func TestWebSocketFunctionCallChainStoreFalse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -163,6 +164,7 @@ func TestWebSocketFunctionCallChainStoreFalse(t *testing.T) {
 }
 
 func TestWebSocketWarmupThenContinuation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"burst","store":false,"stream":true,"generate":false,"input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"You are a coding agent."}]}],"tools":[],"tool_choice":"auto","client_metadata":{"x":"y"}}`)
@@ -193,6 +195,7 @@ func TestWebSocketWarmupThenContinuation(t *testing.T) {
 }
 
 func TestWebSocketMissThenFullInputRecovery(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := h.ctx()
 	conn := h.connect()
@@ -221,6 +224,7 @@ func TestWebSocketMissThenFullInputRecovery(t *testing.T) {
 }
 
 func TestWebSocketHydratesStoredParent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	status, body := h.post("/v1/responses", `{"model":"burst","input":"Store me."}`)
 	if status != 200 {
@@ -241,6 +245,7 @@ func TestWebSocketHydratesStoredParent(t *testing.T) {
 }
 
 func TestWebSocketQueuesCreatesInOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"burst","store":false,"input":"First request, please answer.","metadata":{"n":"1"}}`)
@@ -255,6 +260,7 @@ func TestWebSocketQueuesCreatesInOrder(t *testing.T) {
 }
 
 func TestWebSocketQueueBound(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.WSQueue = 2 })
 	c := h.rawWS("/v1/responses")
 	const n = 8
@@ -280,6 +286,7 @@ func TestWebSocketQueueBound(t *testing.T) {
 }
 
 func TestWebSocketLifetimeLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.WSLifetime = 300 * time.Millisecond })
 	c := h.rawWS("/v1/responses")
 	ev := readEvent(t, c)
@@ -296,6 +303,7 @@ func TestWebSocketLifetimeLimit(t *testing.T) {
 // goroutine runs only while the lane has entries, and the next create
 // starts it again.
 func TestWebSocketIdleConnectionParksOnlyItsReader(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	for i := range 2 {
@@ -313,6 +321,7 @@ func TestWebSocketIdleConnectionParksOnlyItsReader(t *testing.T) {
 // Draining closes an idle connection with 1001, though no goroutine of
 // the connection waits for the drain.
 func TestWebSocketDrainClosesAnIdleConnection(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"burst","store":false,"input":"hello"}`)
@@ -339,6 +348,7 @@ func lanesRunning() int {
 }
 
 func TestWebSocketDroppedMidStreamFreesTheSlot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"classic","store":false,"input":"hi","max_output_tokens":2000,"ignore_eos":true}`)
@@ -360,6 +370,7 @@ func TestWebSocketDroppedMidStreamFreesTheSlot(t *testing.T) {
 }
 
 func TestWebSocketBinaryFrameAndReadLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *enginetest.Config) { c.WSReadLimit = 1024 })
 	c := h.rawWS("/v1/responses")
 	if err := c.Write(context.Background(), websocket.MessageBinary, []byte(`{"type":"response.create"}`)); err != nil {
@@ -376,6 +387,7 @@ func TestWebSocketBinaryFrameAndReadLimit(t *testing.T) {
 }
 
 func TestWebSocketFailedContinuationEvictsItsParent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"x","store":false,"input":"first"}`)
@@ -406,6 +418,7 @@ func TestWebSocketFailedContinuationEvictsItsParent(t *testing.T) {
 // its parent was looked up, evicts that parent as one that fails later
 // does; a response.processed naming it is no request and keeps it.
 func TestWebSocketContinuationRefusedInParseEvictsItsParent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, unmodelled)
 	c := h.rawWS("/v1/responses")
 	send(t, c, `{"type":"response.create","model":"x","store":false,"input":"first"}`)

@@ -12,6 +12,7 @@ import (
 // library writes it from the reader goroutine and closes the socket right
 // after, so it must never wait in a stream's batch.
 func TestWebSocketCloseMidStreamIsEchoed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for i := range 20 {
 		c := h.rawWS("/v1/responses")
