@@ -213,8 +213,14 @@
     });
   }
 
+  // replayEveryMS is how often a replay redraws: ten times a second, not
+  // on every frame. A draw rebuilds each lane's waterfall whole, and the
+  // track's runners glide between draws (their CSS transition); drawing
+  // every frame kept a core of a modest machine busy for a whole replay.
+  const replayEveryMS = 100;
+
   window.agentloop = {
     el, svg, clear, fmtNS, fmtInt,
-    sendJSON, getJSON, startRun, stopRun, showError, setFieldError, wsURL, terminal, labelCells, copyLink,
+    sendJSON, getJSON, startRun, stopRun, showError, setFieldError, wsURL, terminal, labelCells, copyLink, replayEveryMS,
   };
 })();

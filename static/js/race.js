@@ -672,15 +672,18 @@
     if (!replayOffered()) return;
     cancelAnimationFrame(replay ? replay.frame : 0);
     const from = replay && replay.untilNS < replaySpan() ? replay.untilNS : 0;
-    replay = { untilNS: from, speed, t0: performance.now(), from, frame: 0 };
+    replay = { untilNS: from, speed, t0: performance.now(), from, frame: 0, drawnAt: -Infinity };
     const tick = (now) => {
       if (!replay || replay.speed !== speed) return;
       replay.untilNS = replay.from + (now - replay.t0) * 1e6 * speed;
-      replayDraw(replay.untilNS);
       if (replay.untilNS >= replaySpan()) {
         replay.speed = 0;
         replayDraw(replay.untilNS);
         return;
+      }
+      if (now - replay.drawnAt >= A.replayEveryMS) {
+        replay.drawnAt = now;
+        replayDraw(replay.untilNS);
       }
       replay.frame = requestAnimationFrame(tick);
     };

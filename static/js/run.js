@@ -52,10 +52,13 @@
   function tick(now) {
     if (!replay) return;
     const t = (now - replay.t0) * 1e6 * replay.speed;
-    const maxNS = draw(t);
-    if (t >= maxNS) {
+    if (t >= span(lanesOf(run))) {
       stop();
       return;
+    }
+    if (now - replay.drawnAt >= A.replayEveryMS) {
+      replay.drawnAt = now;
+      draw(t);
     }
     frame = requestAnimationFrame(tick);
   }
@@ -71,7 +74,7 @@
     b.addEventListener("click", () => {
       if (!run) return;
       cancelAnimationFrame(frame);
-      replay = { t0: performance.now(), speed: Number(b.dataset.speed) };
+      replay = { t0: performance.now(), speed: Number(b.dataset.speed), drawnAt: -Infinity };
       stopBtn.disabled = false;
       frame = requestAnimationFrame(tick);
     });

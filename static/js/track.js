@@ -97,9 +97,12 @@
     const order = lanes.filter((l) => l.crossed && l.passed).sort((a, b) => a.finishNS - b.finishNS);
     const first = order[0];
     const places = w.places || [];
-    for (const l of lanes) {
+    const rows = root.querySelector(".track-rows");
+    lanes.forEach((l, i) => {
       const r = row(root, l);
-      root.querySelector(".track-rows").append(r); // the snapshot's order
+      // The snapshot's order, moving a row only when it is out of place:
+      // a moved node is laid out and painted again.
+      if (rows.children[i] !== r) rows.insertBefore(r, rows.children[i] || null);
       r.dataset.turnsDone = String(l.done);
       r.dataset.turnsOf = String(l.real.length && l.crossed ? l.real.length : of);
       r.dataset.state = l.crossed ? "finished" : l.done > 0 ? "running" : "waiting";
@@ -134,7 +137,7 @@
       mark.hidden = !(first && l !== first && at < of);
       if (!mark.hidden) mark.style.left = (100 * at) / of + "%";
       l.atFirst = at;
-    }
+    });
     // The caption names that moment: "WebSocket finished — HTTP at turn 16".
     const caption = root.querySelector(".track-caption");
     if (caption) {
@@ -187,11 +190,14 @@
   // a frame at a time; it returns a function that stops it.
   function play(root, snap, speed) {
     const end = span(snap);
-    let frame = 0;
+    let frame = 0, drawnAt = -Infinity;
     const t0 = performance.now();
     const tick = (now) => {
       const at = Math.min((now - t0) * 1e6 * speed, end);
-      draw(root, snap, at);
+      if (at >= end || now - drawnAt >= A.replayEveryMS) {
+        drawnAt = now;
+        draw(root, snap, at);
+      }
       if (at < end) frame = requestAnimationFrame(tick);
     };
     draw(root, snap, 0);
