@@ -187,7 +187,8 @@
   }
 
   // play replays a finished race on the track from its start at speed×,
-  // a frame at a time; it returns a function that stops it.
+  // ten draws a second (A.replayEveryMS); it returns a function that stops
+  // it.
   function play(root, snap, speed) {
     const end = span(snap);
     let frame = 0, drawnAt = -Infinity;
