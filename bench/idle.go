@@ -63,7 +63,7 @@ func Idle(ctx context.Context, cfg IdleConfig) (*IdleReport, error) {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	url := "ws" + strings.TrimPrefix(base, "http") + cfg.Path + "/responses"
 	mc := &http.Client{Timeout: 30 * time.Second}
-	before, err := scrapeMetrics(ctx, mc, base+"/metrics", cfg.Header)
+	before, err := settledMetrics(ctx, mc, base+"/metrics", cfg.Header)
 	if err != nil {
 		return nil, fmt.Errorf("idle: engine metrics: %w", err)
 	}
@@ -178,4 +178,24 @@ func FormatIdle(w io.Writer, r *IdleReport) {
 	fmt.Fprintf(w, "  %s per connection: RSS %.1f KiB, heap in use %.1f KiB, stacks %.1f KiB, %.2f goroutines\n",
 		who, r.RSSPerConn/1024, r.HeapPerConn/1024, r.StackPerConn/1024, r.GoroutinesPer)
 	fmt.Fprintf(w, "  RSS %.1f → %.1f MiB\n", r.RSSBefore/(1<<20), r.RSSHeld/(1<<20))
+}
+
+// settledMetrics samples the engine once its goroutine count has held
+// still for 250 ms (or after 5 s): an engine just started, or winding down
+// what it just served, sheds goroutines, and a fall while the connections
+// open would hide theirs (a test read −0.10 goroutines a connection so).
+func settledMetrics(ctx context.Context, c *http.Client, url string, header http.Header) (metricsSample, error) {
+	s, err := scrapeMetrics(ctx, c, url, header)
+	still, deadline := time.Now(), time.Now().Add(5*time.Second)
+	for err == nil && time.Since(still) < 250*time.Millisecond && time.Now().Before(deadline) && ctx.Err() == nil {
+		pause(ctx, 50*time.Millisecond)
+		var next metricsSample
+		if next, err = scrapeMetrics(ctx, c, url, header); err == nil {
+			if next.get("go_goroutines") != s.get("go_goroutines") {
+				still = time.Now()
+			}
+			s = next
+		}
+	}
+	return s, err
 }

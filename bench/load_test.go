@@ -3,14 +3,12 @@ package bench_test
 import (
 	"bytes"
 	"context"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"agentloop/app/apptest"
 	"agentloop/bench"
-	"agentloop/internal/wait"
 )
 
 func TestLoadCountsEveryToken(t *testing.T) {
@@ -82,17 +80,6 @@ func TestLoadRejectsBadConfig(t *testing.T) {
 func TestIdleHoldsEveryConnection(t *testing.T) {
 	a := apptest.Start(t)
 	const n = 20
-	// The bench counts every goroutine of the process, the engine's and the
-	// clients' alike: first let the count settle (the earlier tests' apps
-	// wind down, this one starts), or a fall while the connections open
-	// hides theirs (it read −0.10 per connection once, on a loaded machine).
-	count, since := runtime.NumGoroutine(), time.Now()
-	wait.Until(t, "the process's goroutine count to hold still for 250 ms", func() bool {
-		if now := runtime.NumGoroutine(); now != count {
-			count, since = now, time.Now()
-		}
-		return time.Since(since) >= 250*time.Millisecond
-	})
 	rep, err := bench.Idle(context.Background(), bench.IdleConfig{BaseURL: a.URL(), Conns: n, Model: "burst", SharedProcess: true})
 	if err != nil {
 		t.Fatal(err)

@@ -152,25 +152,29 @@ func goTo(t *testing.T, page playwright.Page, url string) {
 // screenshot saves the whole page as shotDir/name, when screenshots are on.
 func screenshot(t *testing.T, page playwright.Page, name string) {
 	t.Helper()
-	if shotDir == "" {
-		return
-	}
-	path := filepath.Join(shotDir, name)
-	if _, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(path), FullPage: playwright.Bool(true)}); err != nil {
-		t.Errorf("screenshot %s: %v", name, err)
-		return
-	}
-	t.Logf("screenshot: %s", path)
+	save(t, name, func(path string) error {
+		_, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(path), FullPage: playwright.Bool(true)})
+		return err
+	})
 }
 
 // screenshotOf saves one element as shotDir/name, when screenshots are on.
 func screenshotOf(t *testing.T, loc playwright.Locator, name string) {
 	t.Helper()
+	save(t, name, func(path string) error {
+		_, err := loc.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(path)})
+		return err
+	})
+}
+
+// save runs shoot on shotDir/name when screenshots are on.
+func save(t *testing.T, name string, shoot func(path string) error) {
+	t.Helper()
 	if shotDir == "" {
 		return
 	}
 	path := filepath.Join(shotDir, name)
-	if _, err := loc.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(path)}); err != nil {
+	if err := shoot(path); err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return
 	}

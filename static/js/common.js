@@ -213,15 +213,23 @@
     });
   }
 
-  // replayEveryMS is how often a replay redraws: ten times a second, not
-  // on every frame. A draw rebuilds each lane's waterfall whole, and the
-  // track's runners glide between draws (their CSS transition); drawn on
-  // every frame, the home page's track alone kept a quarter of a core busy
-  // in headless Chromium for the whole replay.
-  const replayEveryMS = 100;
+  // replayPace returns due(now), which says whether a replay's frame at
+  // now should draw: ten times a second, not on every frame. A draw
+  // rebuilds each lane's waterfall whole, and the track's runners glide
+  // between draws (their CSS transition); drawn on every frame, the home
+  // page's track alone kept a quarter of a core busy in headless Chromium
+  // for the whole replay.
+  function replayPace() {
+    let drawnAt = -Infinity;
+    return (now) => {
+      if (now - drawnAt < 100) return false;
+      drawnAt = now;
+      return true;
+    };
+  }
 
   window.agentloop = {
     el, svg, clear, fmtNS, fmtInt,
-    sendJSON, getJSON, startRun, stopRun, showError, setFieldError, wsURL, terminal, labelCells, copyLink, replayEveryMS,
+    sendJSON, getJSON, startRun, stopRun, showError, setFieldError, wsURL, terminal, labelCells, copyLink, replayPace,
   };
 })();

@@ -672,7 +672,7 @@
     if (!replayOffered()) return;
     cancelAnimationFrame(replay ? replay.frame : 0);
     const from = replay && replay.untilNS < replaySpan() ? replay.untilNS : 0;
-    replay = { untilNS: from, speed, t0: performance.now(), from, frame: 0, drawnAt: -Infinity };
+    replay = { untilNS: from, speed, t0: performance.now(), from, frame: 0, due: A.replayPace() };
     const tick = (now) => {
       if (!replay || replay.speed !== speed) return;
       replay.untilNS = replay.from + (now - replay.t0) * 1e6 * speed;
@@ -681,10 +681,7 @@
         replayDraw(replay.untilNS);
         return;
       }
-      if (now - replay.drawnAt >= A.replayEveryMS) {
-        replay.drawnAt = now;
-        replayDraw(replay.untilNS);
-      }
+      if (replay.due(now)) replayDraw(replay.untilNS);
       replay.frame = requestAnimationFrame(tick);
     };
     replay.frame = requestAnimationFrame(tick);

@@ -12,7 +12,7 @@
   const stopBtn = document.getElementById("replay-stop");
   const repeatSel = document.getElementById("timeline-repeat");
   let run = null;
-  let replay = null; // {t0, speed}
+  let replay = null; // {t0, speed, end, due}
   let frame = 0;
 
   function lanesOf(r) {
@@ -52,14 +52,11 @@
   function tick(now) {
     if (!replay) return;
     const t = (now - replay.t0) * 1e6 * replay.speed;
-    if (t >= span(lanesOf(run))) {
+    if (t >= replay.end) {
       stop();
       return;
     }
-    if (now - replay.drawnAt >= A.replayEveryMS) {
-      replay.drawnAt = now;
-      draw(t);
-    }
+    if (replay.due(now)) draw(t);
     frame = requestAnimationFrame(tick);
   }
 
@@ -74,7 +71,7 @@
     b.addEventListener("click", () => {
       if (!run) return;
       cancelAnimationFrame(frame);
-      replay = { t0: performance.now(), speed: Number(b.dataset.speed), drawnAt: -Infinity };
+      replay = { t0: performance.now(), speed: Number(b.dataset.speed), end: span(lanesOf(run)), due: A.replayPace() };
       stopBtn.disabled = false;
       frame = requestAnimationFrame(tick);
     });

@@ -187,18 +187,16 @@
   }
 
   // play replays a finished race on the track from its start at speed×,
-  // ten draws a second (A.replayEveryMS); it returns a function that stops
+  // ten draws a second (A.replayPace); it returns a function that stops
   // it.
   function play(root, snap, speed) {
     const end = span(snap);
-    let frame = 0, drawnAt = -Infinity;
+    let frame = 0;
+    const due = A.replayPace();
     const t0 = performance.now();
     const tick = (now) => {
       const at = Math.min((now - t0) * 1e6 * speed, end);
-      if (at >= end || now - drawnAt >= A.replayEveryMS) {
-        drawnAt = now;
-        draw(root, snap, at);
-      }
+      if (at >= end || due(now)) draw(root, snap, at);
       if (at < end) frame = requestAnimationFrame(tick);
     };
     draw(root, snap, 0);
