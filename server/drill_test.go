@@ -137,11 +137,16 @@ func TestDrillsAtTheProtocol(t *testing.T) {
 		h := newHarness(t)
 		h.arm(api.DrillSpec{Drill: api.DrillHTTP429, DurationMS: 1500})
 		h.arm(api.DrillSpec{Drill: api.DrillHTTP503, AfterTurns: 1})
+		// One client session across the three requests, named by its
+		// prompt_cache_key: without one, the session is the TCP connection,
+		// and a shared client's idle connection may be gone by the third
+		// (the tests run in parallel).
+		create := `{"prompt_cache_key":"drills-at-the-protocol",` + drillCreate[1:]
 		for _, want := range []struct {
 			status           int
 			drill, after, ms string
 		}{{429, api.DrillHTTP429, "2", "1500"}, {200, "", "", ""}, {503, api.DrillHTTP503, "1", "1000"}} {
-			resp, err := http.Post(h.url+"/v1/responses", "application/json", strings.NewReader(drillCreate))
+			resp, err := http.Post(h.url+"/v1/responses", "application/json", strings.NewReader(create))
 			if err != nil {
 				t.Fatal(err)
 			}
