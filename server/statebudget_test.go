@@ -6,10 +6,13 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"agentloop/api"
 	"agentloop/internal/wait"
+	"agentloop/server"
 	"agentloop/server/core"
 	"agentloop/server/enginetest"
 
@@ -222,15 +225,31 @@ func TestStateBudgetNeverDropsAResponseInFlight(t *testing.T) {
 	t.Parallel()
 	one := oneSessionState(t)
 
+	// a's continuation is held in flight, after its output and before its
+	// terminal event, until the other sessions have filled the budget:
+	// the test waits for states, not for a stream to be slow enough.
+	var inFlight atomic.Pointer[string] // the parent a's continuation names
+	release := make(chan struct{})
+	releaseOnce := sync.OnceFunc(func() { close(release) })
 	traces := newTraceLog()
-	h := newHarness(t, func(c *enginetest.Config) { c.StateBytes = one * 3 / 2; c.Observer = traces })
+	h := newHarness(t, func(c *enginetest.Config) {
+		c.StateBytes, c.Observer = one*3/2, traces
+		c.BeforeServing = func(es server.Engines) {
+			es.V1.OnFinished(func(fl *core.Flight) {
+				if p := inFlight.Load(); p != nil && fl.Request() != nil && fl.Request().PreviousResponseID == *p {
+					<-release
+				}
+			})
+		}
+	})
+	t.Cleanup(releaseOnce) // a failed test still lets the engine stop
 	a := newStateSession(t, h, sessionText(1))
 	held(t, h, 1, "0")
-	// a's continuation streams slowly (classic, 65 tokens/s): it is in
-	// flight from its first delta until its terminal event.
-	body, _ := json.Marshal(map[string]any{"type": "response.create", "model": "classic", "store": false,
+	parent := a.prev
+	inFlight.Store(&parent)
+	body, _ := json.Marshal(map[string]any{"type": "response.create", "model": "instant", "store": false,
 		"previous_response_id": a.prev, "input": []json.RawMessage{userItem("Explain the tests at length.")},
-		"instructions": "You are a careful coding agent.", "max_output_tokens": 45, "ignore_eos": true})
+		"instructions": "You are a careful coding agent.", "max_output_tokens": 8, "ignore_eos": true})
 	send(t, a.c, string(body))
 	for ev := readEvent(t, a.c); ev.Type != "response.output_text.delta"; ev = readEvent(t, a.c) {
 		if e := ev.AsError(); e != nil || api.IsTerminal(ev.Type) {
@@ -241,6 +260,8 @@ func TestStateBudgetNeverDropsAResponseInFlight(t *testing.T) {
 	held(t, h, 1, "0")
 	newStateSession(t, h, sessionText(3)) // drops b's, the only idle one
 	held(t, h, 1, "1")
+	inFlight.Store(nil)
+	releaseOnce()
 	var done *api.Event
 	for done = readEvent(t, a.c); !api.IsTerminal(done.Type); done = readEvent(t, a.c) {
 	}
