@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +43,11 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: PLAYWRIGHT_DRIVER_PATH is set but PLAYWRIGHT_NODEJS_PATH is not; set it to the node binary (make test does)")
 		return 1
 	}
+	chromium := os.Getenv("CHROMIUM_PATH")
+	if chromium == "" {
+		fmt.Fprintln(os.Stderr, "e2e: PLAYWRIGHT_DRIVER_PATH is set but CHROMIUM_PATH is not; set it to the browser (make test does)")
+		return 1
+	}
 	pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: driver, SkipInstallBrowsers: true, Verbose: false, Stdout: io.Discard})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: start the playwright driver:", err)
@@ -51,7 +55,7 @@ func runMain(m *testing.M) int {
 	}
 	defer pw.Stop()
 	browser, err = pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
-		ExecutablePath: playwright.String(cmp.Or(os.Getenv("CHROMIUM_PATH"), "/usr/bin/chromium")),
+		ExecutablePath: playwright.String(chromium),
 		Headless:       playwright.Bool(true),
 		Args:           []string{"--disable-gpu", "--disable-quic"},
 	})

@@ -1,16 +1,17 @@
 #!/bin/sh
-# Installs what the browser tests need, offline-safe and idempotent: Debian's
-# Chromium, Node.js, and the playwright-core driver whose version the Go
+# Installs what the browser tests need, offline-safe and idempotent: the
+# Debian package of the Chromium that CHROMIUM_PATH names (the Makefile's
+# CHROMIUM: /usr/bin/chromium-headless-shell is the package of that name), Node.js, and the playwright-core driver whose version the Go
 # module pins. It never downloads a browser from anywhere else.
 set -eu
 cd "$(dirname "$0")/.."
 PW_MODULE=github.com/mxschmitt/playwright-go
 PW_DIR=${PLAYWRIGHT_DRIVER_PATH:-$PWD/.pw}
-CHROMIUM=${CHROMIUM_PATH:-/usr/bin/chromium}
+CHROMIUM=${CHROMIUM_PATH:?set CHROMIUM_PATH to the browser to install (make e2e-deps does)}
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 if [ ! -x "$CHROMIUM" ]; then
   $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$(basename "$CHROMIUM")"
 fi
 if [ -z "${PLAYWRIGHT_NODEJS_PATH:-}" ] && ! command -v node >/dev/null; then
   $SUDO apt-get update -qq
