@@ -19,10 +19,9 @@ import (
 // finds nothing serious on the page.
 func TestCheckPageGradesAClientPointedByHand(t *testing.T) {
 	startBrowserTest(t)
-	axe := axeScript(t)
 	client := testbin.Path(t, "agentloop/check/internal/refclient")
 	a := apptest.Start(t)
-	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)})
+	page := newAxePage(t, playwright.BrowserNewContextOptions{})
 	_, err := page.Goto(a.URL() + "/check")
 	check(t, err, "open /check")
 	choose(t, page.GetByLabel("Check"), "honours-retry-after", "choose the check")
@@ -37,7 +36,7 @@ func TestCheckPageGradesAClientPointedByHand(t *testing.T) {
 	}
 	verdict := page.GetByTestId("check-verdict")
 	check(t, expect.Locator(verdict).ToHaveText("not_exercised"), "no request yet")
-	axeCheck(t, page, axe, "/check armed")
+	axeCheck(t, page, "/check armed")
 
 	cmd := exec.Command(client, "-transport", "http", "-mistakes", "no-backoff")
 	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+base[1], "OPENAI_API_KEY=sk-x")

@@ -15,9 +15,8 @@ import (
 // survives a reload.
 func TestExplorerConsole(t *testing.T) {
 	startBrowserTest(t)
-	axe := axeScript(t)
 	a := apptest.Start(t)
-	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)})
+	page := newAxePage(t, playwright.BrowserNewContextOptions{})
 	goTo(t, page, a.URL()+"/explorer")
 	check(t, expect.Locator(page.Locator(`html[data-ready="explorer"]`)).ToHaveCount(1), "explorer ready")
 	body := page.GetByTestId("explorer-body")
@@ -60,7 +59,7 @@ func TestExplorerConsole(t *testing.T) {
 	check(t, body.Fill(`{"type": "response.nonsense"}`), "type a frame")
 	check(t, page.GetByTestId("explorer-send-raw").Click(), "send the frame")
 	check(t, expect.Locator(page.Locator(`[data-testid="event"][data-type="error"]`)).ToHaveCount(1), "the server's answer")
-	axeCheck(t, page, axe, "explorer with events")
+	axeCheck(t, page, "explorer with events")
 	screenshot(t, page, "explorer-console.png")
 
 	// The history survives a reload and loads a request back.

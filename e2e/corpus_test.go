@@ -28,8 +28,7 @@ func TestCorpusPageRacesASession(t *testing.T) {
 		}
 	}
 	a := apptest.Start(t)
-	axe := axeScript(t)
-	p := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)})
+	p := newAxePage(t, playwright.BrowserNewContextOptions{})
 	check(t, p.SetViewportSize(390, 844), "phone width")
 
 	goTo(t, p, a.URL()+"/corpus")
@@ -40,7 +39,7 @@ func TestCorpusPageRacesASession(t *testing.T) {
 	check(t, expect.Locator(p.GetByTestId("corpus-sources")).ToContainText(corpus.NoLicence), "the attribution of a source without a licence")
 	noHorizontalScroll(t, p)
 	labelsReadable(t, p, "corpus")
-	axeCheck(t, p, axe, "corpus")
+	axeCheck(t, p, "corpus")
 	screenshot(t, p, "corpus-phone.png")
 
 	// Your own session, from a file: stored, then placed among them.

@@ -23,10 +23,9 @@ type drilledTurn struct {
 // and turns carry it. axe-core finds nothing serious in the schedule.
 func TestRaceFormDrillSchedule(t *testing.T) {
 	startBrowserTest(t)
-	axe := axeScript(t)
 	a := apptest.Start(t)
 	// The refused start logs its 400; axe-core goes in as an inline script.
-	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)}, "status of 400")
+	page := newAxePage(t, playwright.BrowserNewContextOptions{}, "status of 400")
 	shortWSRaceForm(t, page, a.URL())
 	add := page.GetByTestId("race-drill-add")
 	check(t, add.Click(), "add a drill")
@@ -54,7 +53,7 @@ func TestRaceFormDrillSchedule(t *testing.T) {
 	check(t, expect.Locator(lane).ToHaveAttribute("aria-describedby", "race-drill-0-lane-error"), "the error is tied to it")
 	check(t, expect.Locator(page.Locator("#race-drill-0-lane-error")).ToContainText("Drill 1, Lane: Lane 'http' is not in the race's lanes"), "the error names the field")
 	check(t, expect.Locator(page.Locator("#race-view")).ToBeHidden(), "no race started")
-	axeCheck(t, page, axe, "race form with a refused drill")
+	axeCheck(t, page, "race form with a refused drill")
 
 	choose(t, lane, "ws", "the ws lane")
 	check(t, page.GetByTestId("race-start").Click(), "start")
@@ -77,7 +76,7 @@ func TestRaceFormDrillSchedule(t *testing.T) {
 	check(t, page.Locator("#race-detail-link").Focus(), "focus the permalink")
 	tabTo(t, page, `[data-testid="lane-ws"] [data-testid="drill-mark"]`)
 	screenshot(t, page, "drilled-race.png")
-	axeCheck(t, page, axe, "a drilled race's result")
+	axeCheck(t, page, "a drilled race's result")
 	goTo(t, page, a.URL()+"/runs/"+runID)
 	check(t, expect.Locator(page.Locator(".fields")).ToContainText("evict-cache on WebSocket after 2 turns"), "the permalink's settings list the drill")
 	check(t, expect.Locator(page.Locator(`#timeline-lanes [data-lane="ws"] .chart-data table`)).ToContainText("drill evict-cache"), "the permalink's turn table names the drill")

@@ -156,10 +156,9 @@ func TestInspectWatchesAClientLive(t *testing.T) {
 // list stays live meanwhile, and axe-core finds nothing serious.
 func TestInspectArmsAndDisarmsADrill(t *testing.T) {
 	startBrowserTest(t)
-	axe := axeScript(t)
 	a := apptest.Start(t)
 	// The refused arming logs its 400; axe-core goes in as an inline script.
-	page := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)}, "status of 400")
+	page := newAxePage(t, playwright.BrowserNewContextOptions{}, "status of 400")
 	goTo(t, page, a.URL()+"/inspect")
 	check(t, expect.Locator(page.Locator(`#drills[data-loaded="true"]`)).ToHaveCount(1), "the armed drills are read")
 	check(t, expect.Locator(page.GetByTestId("drills-empty")).ToBeVisible(), "none armed")
@@ -176,7 +175,7 @@ func TestInspectArmsAndDisarmsADrill(t *testing.T) {
 	check(t, expect.Locator(page.Locator("#drill-duration-error")).ToContainText("Duration (ms, optional): duration_ms applies to"), "error names the field")
 	check(t, expect.Locator(duration).ToBeFocused(), "focus on the field")
 	check(t, expect.Locator(drillRows).ToHaveCount(0), "nothing armed")
-	axeCheck(t, page, axe, "inspect with a refused drill")
+	axeCheck(t, page, "inspect with a refused drill")
 
 	// slow-first-token for 5 ms on the first response: the turn completes.
 	choose(t, name, "slow-first-token", "choose slow-first-token")
@@ -196,7 +195,7 @@ func TestInspectArmsAndDisarmsADrill(t *testing.T) {
 	check(t, expect.Locator(page.GetByTestId("session-row")).ToHaveCount(1), "the session list stays live")
 	check(t, expect.Locator(drillRows.First().GetByTestId("drill-fired")).ToHaveText("1 / 1"), "the firing shows")
 	check(t, expect.Locator(drillRows.First()).ToContainText(client.last), "on the response it hit")
-	axeCheck(t, page, axe, "inspect with an armed drill")
+	axeCheck(t, page, "inspect with an armed drill")
 	screenshot(t, page, "inspect-drills.png")
 
 	check(t, drillRows.First().GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Disarm slow-first-token"}).Click(), "disarm")

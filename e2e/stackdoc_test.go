@@ -18,8 +18,7 @@ import (
 func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
 	startBrowserTest(t)
 	a := apptest.Start(t)
-	axe := axeScript(t)
-	p := newPageWith(t, playwright.BrowserNewContextOptions{BypassCSP: playwright.Bool(true)})
+	p := newAxePage(t, playwright.BrowserNewContextOptions{})
 	check(t, p.SetViewportSize(390, 844), "phone width")
 
 	goTo(t, p, a.URL()+"/docs/stack")
@@ -34,7 +33,7 @@ func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
 	noHorizontalScroll(t, p)
 	labelsReadable(t, p, "docs/stack")
 	chartTextReadable(t, p, "docs/stack at 390 px", 0)
-	axeCheck(t, p, axe, "docs/stack")
+	axeCheck(t, p, "docs/stack")
 	screenshot(t, p, "docs-stack-phone.png")
 
 	goTo(t, p, a.URL()+"/sweep")
@@ -50,7 +49,7 @@ func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
 	noHorizontalScroll(t, p)
 	labelsReadable(t, p, "sweep")
 	chartTextReadable(t, p, "sweep at 390 px", 0)
-	axeCheck(t, p, axe, "sweep")
+	axeCheck(t, p, "sweep")
 	screenshot(t, p, "sweep-phone.png")
 
 	// At desktop width the labels render at their full 14 px, in both
@@ -65,11 +64,11 @@ func TestStackDocAndSweepReadOnAPhone(t *testing.T) {
 		goTo(t, p, a.URL()+"/docs/stack")
 		chartTextReadable(t, p, "docs/stack at 1440 px"+suffix, 14)
 		screenshotOf(t, p.GetByTestId("sensitivity-chart"), "sensitivity-desktop"+suffix+".png")
-		axeCheck(t, p, axe, "docs/stack"+suffix)
+		axeCheck(t, p, "docs/stack"+suffix)
 		goTo(t, p, a.URL()+"/sweep")
 		referenceFirst(t, p)
 		chartTextReadable(t, p, "sweep at 1440 px"+suffix, 14)
-		axeCheck(t, p, axe, "sweep"+suffix)
+		axeCheck(t, p, "sweep"+suffix)
 		screenshot(t, p, "sweep-desktop"+suffix+".png")
 	}
 	focusedHeadingDrawsNoBox(t, p)
