@@ -3,7 +3,6 @@ package apptest
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"agentloop/apistack"
 	"agentloop/app"
 	"agentloop/rollout"
+	"agentloop/store/sqlite/sqlitetest"
 )
 
 // Grace is the shutdown grace period of a test app, shorter than serve's
@@ -19,12 +19,13 @@ import (
 const Grace = 2 * time.Second
 
 // Start starts the app and shuts it down in t.Cleanup, reporting a failed
-// shutdown. It listens on 127.0.0.1:0 with a database in t.TempDir(); opts
-// edit the configuration after those defaults.
+// shutdown. It listens on 127.0.0.1:0 with a migrated database in
+// t.TempDir() (sqlitetest.Path); opts edit the configuration after those
+// defaults.
 func Start(t testing.TB, opts ...func(*app.Config)) *app.App {
 	t.Helper()
 	cfg := app.Defaults()
-	cfg.Addr, cfg.DB, cfg.Grace = "127.0.0.1:0", filepath.Join(t.TempDir(), "agentloop.db"), Grace
+	cfg.Addr, cfg.DB, cfg.Grace = "127.0.0.1:0", sqlitetest.Path(t), Grace
 	for _, o := range opts {
 		o(&cfg)
 	}

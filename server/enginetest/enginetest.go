@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"agentloop/server"
 	"agentloop/server/core"
 	"agentloop/store/sqlite"
+	"agentloop/store/sqlite/sqlitetest"
 
 	"github.com/labstack/echo/v4"
 )
@@ -24,7 +24,8 @@ type Config struct {
 	// Observer sees every request both engines finish or reject; nil:
 	// none.
 	Observer core.Observer
-	// DB is the SQLite file; "" puts one in t.TempDir().
+	// DB is the SQLite file; "" puts a migrated one in t.TempDir()
+	// (sqlitetest.Path).
 	DB string
 	// Replica labels the traces and metrics, as app's replica id does.
 	Replica string
@@ -41,7 +42,7 @@ type Engines struct {
 	Path string // the SQLite file
 }
 
-// Start starts both engines over a SQLite store in t.TempDir() (or
+// Start starts both engines over a migrated SQLite store in t.TempDir() (or
 // Config.DB) and an httptest server, built by server.NewEngines as app
 // builds them, and stops them in t.Cleanup as app shuts down. opts edit
 // the configuration after the flag defaults.
@@ -52,7 +53,7 @@ func Start(t testing.TB, opts ...func(*Config)) *Engines {
 		o(&cfg)
 	}
 	if cfg.DB == "" {
-		cfg.DB = filepath.Join(t.TempDir(), "agentloop.db")
+		cfg.DB = sqlitetest.Path(t)
 	}
 	log := slog.New(slog.DiscardHandler)
 	db, err := sqlite.Open(context.Background(), cfg.DB, log)
