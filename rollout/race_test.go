@@ -206,9 +206,13 @@ func TestRaceOverTLSPaysRealHandshakes(t *testing.T) {
 		t.Fatalf("%d turns paid for a new connection, want one per lane", connects)
 	}
 	// The trace lookups (one per turn, at most two at a time) share one
-	// engine client: they reuse its connections too.
-	if n := int(handshakes.Load()) - connects; n > 2 {
-		t.Fatalf("the trace lookups of %d turns made %d TLS handshakes, want at most two", len(rec.Turns), n)
+	// engine client: they reuse its connections too. Not two handshakes
+	// exactly: a lookup can start before the transport has put the last
+	// one's connection back in its idle pool (it does so once the body is
+	// read, on its own goroutine), and then dials a third (seen once under
+	// a loaded make test). A client per lookup pays one a turn.
+	if n := int(handshakes.Load()) - connects; n > len(rec.Turns)/2 {
+		t.Fatalf("the trace lookups of %d turns made %d TLS handshakes: they do not reuse their connections", len(rec.Turns), n)
 	}
 }
 
