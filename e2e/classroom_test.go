@@ -348,6 +348,7 @@ func newAxePage(t *testing.T, opts playwright.BrowserNewContextOptions, allowed 
 func axeCheck(t *testing.T, p playwright.Page, where string) {
 	t.Helper()
 	v, err := p.Evaluate(`async () => {
+		if (typeof axe === "undefined") return "not loaded";
 		const r = await axe.run(document, { resultTypes: ["violations"] });
 		return JSON.stringify(r.violations
 			.filter((v) => v.impact === "serious" || v.impact === "critical")
@@ -355,6 +356,9 @@ func axeCheck(t *testing.T, p playwright.Page, where string) {
 	}`)
 	if err != nil {
 		t.Fatalf("%s: run axe-core: %v", where, err)
+	}
+	if v == "not loaded" {
+		t.Fatalf("%s: axe-core is not in the page: open it with newAxePage", where)
 	}
 	var found []struct {
 		ID, Impact, Help string

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Installs what the browser tests need, offline-safe and idempotent: the
-# Debian package of the Chromium that CHROMIUM_PATH names (the Makefile's
-# CHROMIUM: /usr/bin/chromium-headless-shell is the package of that name), Node.js, and the playwright-core driver whose version the Go
-# module pins. It never downloads a browser from anywhere else.
+# Chromium that CHROMIUM_PATH names (the Makefile's CHROMIUM), from the
+# Debian package of the same name (/usr/bin/chromium-headless-shell is in
+# chromium-headless-shell), Node.js, and the playwright-core driver whose
+# version the Go module pins. It never downloads a browser from anywhere
+# else.
 set -eu
 cd "$(dirname "$0")/.."
 PW_MODULE=github.com/mxschmitt/playwright-go
@@ -11,7 +13,10 @@ CHROMIUM=${CHROMIUM_PATH:?set CHROMIUM_PATH to the browser to install (make e2e-
 SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
 if [ ! -x "$CHROMIUM" ]; then
   $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$(basename "$CHROMIUM")"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$(basename "$CHROMIUM")" || {
+    echo "$CHROMIUM is missing and no Debian package is named $(basename "$CHROMIUM"): install that browser, or set CHROMIUM to one" >&2
+    exit 1
+  }
 fi
 if [ -z "${PLAYWRIGHT_NODEJS_PATH:-}" ] && ! command -v node >/dev/null; then
   $SUDO apt-get update -qq

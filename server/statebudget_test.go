@@ -260,7 +260,6 @@ func TestStateBudgetNeverDropsAResponseInFlight(t *testing.T) {
 	held(t, h, 1, "0")
 	newStateSession(t, h, sessionText(3)) // drops b's, the only idle one
 	held(t, h, 1, "1")
-	inFlight.Store(nil)
 	releaseOnce()
 	var done *api.Event
 	for done = readEvent(t, a.c); !api.IsTerminal(done.Type); done = readEvent(t, a.c) {
