@@ -23,12 +23,6 @@ func refclient(t *testing.T) string {
 	return testbin.Path(t, "agentloop/check/internal/refclient")
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Remove()
-	os.Exit(code)
-}
-
 // gauntlet grades the reference client, started with args, on the checks
 // ids name, against an engine of its own.
 func gauntlet(t *testing.T, ids string, args ...string) *check.Report {

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"agentloop/internal/testbin"
-
 	"github.com/mxschmitt/playwright-go"
 )
 
@@ -32,7 +30,6 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	defer testbin.Remove()
 	driver := os.Getenv("PLAYWRIGHT_DRIVER_PATH")
 	if driver == "" {
 		skipReason = "browser tests skipped: PLAYWRIGHT_DRIVER_PATH is not set; `make test` or `make e2e` installs the driver (scripts/e2e-setup.sh) and sets it"

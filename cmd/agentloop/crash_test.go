@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"agentloop/app/apptest"
-	"agentloop/internal/testbin"
 	"agentloop/internal/wait"
 	"agentloop/rollout"
 	"agentloop/store"
@@ -30,7 +29,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	pgtest.Main(m, pgtest.AfterRun(testbin.Remove))
+	pgtest.Main(m)
 }
 
 func child(t *testing.T, args ...string) *exec.Cmd {

@@ -8,8 +8,10 @@ import (
 )
 
 // TestPathBuildsOnceAndRuns: the first call builds an executable that
-// runs, the second returns the same file without building again, and a
-// package that does not exist fails the test with go build's words.
+// runs, the second returns the same file without building again, a new
+// process (here, the process's builds forgotten) finds it up to date and
+// leaves it as it is, and a package that does not exist fails the test
+// with go build's words.
 func TestPathBuildsOnceAndRuns(t *testing.T) {
 	p := Path(t, "agentloop/check/internal/refclient")
 	fi, err := os.Stat(p)
@@ -26,6 +28,19 @@ func TestPathBuildsOnceAndRuns(t *testing.T) {
 	if !strings.Contains(string(out), "-mistakes") {
 		t.Errorf("the built client's usage does not name -mistakes:\n%s", out)
 	}
+
+	// Another process: go build finds the executable up to date and does
+	// not replace it (a new link would be a new file).
+	mu.Lock()
+	builds = map[string]*build{}
+	mu.Unlock()
+	if again := Path(t, "agentloop/check/internal/refclient"); again != p {
+		t.Errorf("another process's call %s, want %s", again, p)
+	}
+	if fi3, err := os.Stat(p); err != nil || !os.SameFile(fi, fi3) {
+		t.Errorf("another process linked the executable again (%v)", err)
+	}
+
 	ft := &fakeT{TB: t}
 	func() {
 		defer func() { recover() }()
@@ -34,12 +49,6 @@ func TestPathBuildsOnceAndRuns(t *testing.T) {
 	if !strings.Contains(ft.fatal, "go build agentloop/internal/testbin/nonexistent") {
 		t.Errorf("a missing package: %q", ft.fatal)
 	}
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	Remove()
-	os.Exit(code)
 }
 
 // fakeT records Fatal instead of ending the test.

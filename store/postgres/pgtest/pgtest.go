@@ -53,7 +53,6 @@ var (
 	mainCalled atomic.Bool
 	prepare    func(ctx context.Context, dsn string) error
 	startOnce  sync.Once
-	afterRun   []func()
 	the        cluster
 	dbSeq      atomic.Int64
 )
@@ -68,12 +67,6 @@ func Prepare(f func(ctx context.Context, dsn string) error) Option {
 	return func() { prepare = f }
 }
 
-// AfterRun runs f after the tests, before the cluster stops: a package's
-// own clean-up, where its TestMain is this Main.
-func AfterRun(f func()) Option {
-	return func() { afterRun = append(afterRun, f) }
-}
-
 // Main runs the tests and then stops the cluster, if one was started;
 // call it from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
 func Main(m *testing.M, opts ...Option) {
@@ -82,9 +75,6 @@ func Main(m *testing.M, opts ...Option) {
 	}
 	mainCalled.Store(true)
 	code := m.Run()
-	for _, f := range afterRun {
-		f()
-	}
 	if err := stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		if code == 0 {
