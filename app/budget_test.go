@@ -24,24 +24,30 @@ func TestUploadsCountAgainstTheInflightBudget(t *testing.T) {
 	a := apptest.Start(t, func(c *app.Config) { c.InflightBytes = budget })
 	json := map[string]string{"Content-Type": "application/json"}
 
-	// An upload of the whole budget whose body stops arriving.
-	body, hold := io.Pipe()
-	req, _ := http.NewRequest("POST", a.URL()+"/api/workloads", body)
-	req.ContentLength = budget
-	req.Header.Set("Content-Type", "application/json")
-	held := make(chan int, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			held <- 0
-			return
-		}
-		resp.Body.Close()
-		held <- resp.StatusCode
-	}()
-	if _, err := hold.Write([]byte(`{"version":1,`)); err != nil {
-		t.Fatal(err)
+	// An upload of the whole budget whose body stops arriving after its
+	// first bytes; held carries its status once it is answered.
+	var hold *io.PipeWriter
+	var held chan int
+	startHold := func() {
+		body, w := io.Pipe()
+		req, _ := http.NewRequest("POST", a.URL()+"/api/workloads", body)
+		req.ContentLength = budget
+		req.Header.Set("Content-Type", "application/json")
+		hold, held = w, make(chan int, 1)
+		go func(held chan int) {
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				held <- 0
+				return
+			}
+			resp.Body.Close()
+			held <- resp.StatusCode
+		}(held)
+		// Returns once the client sends the body, its headers sent before
+		// it (or fails, once the upload is answered).
+		w.Write([]byte(`{"version":1,`))
 	}
+	startHold()
 
 	refused := func(method, path, body string) func() error {
 		return func() error {
@@ -52,7 +58,17 @@ func TestUploadsCountAgainstTheInflightBudget(t *testing.T) {
 			return nil
 		}
 	}
-	wait.UntilErr(t, "an upload refused while another holds the budget", refused("POST", "/api/workloads", smallWorkload))
+	wait.UntilErr(t, "an upload refused while another holds the budget", func() error {
+		select {
+		case code := <-held:
+			// A probe held bytes of the budget when the upload arrived,
+			// so the upload was the one refused: it is sent again.
+			startHold()
+			return fmt.Errorf("the held upload was answered %d before it held the budget", code)
+		default:
+		}
+		return refused("POST", "/api/workloads", smallWorkload)()
+	})
 	for _, check := range []func() error{
 		refused("POST", "/api/runs", `{"workload":`+smallWorkload+`,"profile":"instant"}`),
 		refused("POST", "/v1/responses", `{"model":"instant","input":"hi"}`),
