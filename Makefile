@@ -21,9 +21,8 @@ PKGS      := ./e2e/ ./rollout/ ./cmd/agentloop/ ./server/ ./...
 # re-tokenizing every stateless request's history ran four to five times
 # slower instrumented: the suite took 319 s and 618 busy CPU-seconds against
 # 351-365 s and 684-712 (one run each, the same afternoon). Our code, every
-# call into them included, stays
-# instrumented, and RACE_FULL runs the tokenizer's concurrency tests with
-# those two instrumented as well.
+# call into them included, stays instrumented, and RACE_FULL runs the
+# tokenizer's concurrency tests with those two instrumented as well.
 RACE      := -race -gcflags='github.com/dlclark/regexp2/...=-race=false' -gcflags='github.com/tiktoken-go/tokenizer/...=-race=false'
 RACE_FULL := $(GO) test -race -count=1 -run 'ConcurrentUse$$' ./inference/
 
