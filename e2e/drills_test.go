@@ -24,7 +24,7 @@ type drilledTurn struct {
 func TestRaceFormDrillSchedule(t *testing.T) {
 	startBrowserTest(t)
 	a := apptest.Start(t)
-	// The refused start logs its 400; axe-core goes in as an inline script.
+	// The refused start logs its 400.
 	page := newAxePage(t, playwright.BrowserNewContextOptions{}, "status of 400")
 	shortWSRaceForm(t, page, a.URL())
 	add := page.GetByTestId("race-drill-add")

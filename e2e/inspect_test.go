@@ -157,7 +157,7 @@ func TestInspectWatchesAClientLive(t *testing.T) {
 func TestInspectArmsAndDisarmsADrill(t *testing.T) {
 	startBrowserTest(t)
 	a := apptest.Start(t)
-	// The refused arming logs its 400; axe-core goes in as an inline script.
+	// The refused arming logs its 400.
 	page := newAxePage(t, playwright.BrowserNewContextOptions{}, "status of 400")
 	goTo(t, page, a.URL()+"/inspect")
 	check(t, expect.Locator(page.Locator(`#drills[data-loaded="true"]`)).ToHaveCount(1), "the armed drills are read")

@@ -43,16 +43,16 @@ func Path(t testing.TB, pkg string) string {
 		builds[pkg] = b
 	}
 	mu.Unlock()
-	b.once.Do(func() { b.path, b.err = buildLocked(pkg) })
+	b.once.Do(func() { b.path, b.err = goBuild(pkg) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.path
 }
 
-// buildLocked runs go build for pkg into its folder under .testbin, holding
-// the folder's lock.
-func buildLocked(pkg string) (string, error) {
+// goBuild runs go build for pkg into its folder under .testbin, holding the
+// folder's lock while it does.
+func goBuild(pkg string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
