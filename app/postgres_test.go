@@ -59,7 +59,7 @@ func TestPostgresStoreEndToEnd(t *testing.T) {
 		}
 	}
 
-	pgtest.Cut(t, dsn)
+	cut(t, dsn, a, replica)
 	resp, err = http.Get(a.URL() + "/v1/responses/" + created.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +77,19 @@ func TestPostgresStoreEndToEnd(t *testing.T) {
 		t.Errorf("GET with the database unreachable = %d %s (Retry-After %q), want a 503 server_error saying the database cannot be reached, with Retry-After",
 			resp.StatusCode, got, resp.Header.Get("Retry-After"))
 	}
+}
+
+// cut makes the database at dsn unreachable once every usage row the apps
+// have queued is durable: a row still queued when the database goes would
+// be lost at shutdown, which Shutdown rightly reports as an error.
+func cut(t *testing.T, dsn string, apps ...*app.App) {
+	t.Helper()
+	for _, a := range apps {
+		if err := a.DB.FlushLedger(context.Background()); err != nil {
+			t.Fatalf("flush the usage ledger before cutting the database: %v", err)
+		}
+	}
+	pgtest.Cut(t, dsn)
 }
 
 // Replicas on one PostgreSQL: a trace recorded by one is served by the
@@ -127,7 +140,7 @@ func TestReplicasShareTracesAndReadiness(t *testing.T) {
 	if ready(a.URL()) != 200 || ready(b.URL()) != 200 {
 		t.Fatal("replicas on a live store are not ready")
 	}
-	pgtest.Cut(t, dsn)
+	cut(t, dsn, a, b)
 	if code := ready(b.URL()); code != http.StatusServiceUnavailable {
 		t.Errorf("readiness with the store cut off: %d, want 503", code)
 	}
