@@ -337,7 +337,7 @@ func TestEveryBigFieldCostsABoundedMultipleOfItsSize(t *testing.T) {
 			body:   `{"type":"response.create","model":"instant","store":false,"tools":[` + lookup + `],"input":"look it up"}`,
 			append: `{"type":"response.append","input":[` + strings.Replace(output, "call_1", "%s", 1) + `]}`, bound: 12},
 		{name: "tool definition", body: `{"model":"instant","store":false,"input":"hi","tools":[{"type":"function","name":"lookup","description":` + string(text) +
-			`,"parameters":{"type":"object","properties":{}}}]}`, bound: 16},
+			`,"parameters":{"type":"object","properties":{}}}]}`, bound: 14.5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"container/list"
+	"crypto/sha256"
 	"encoding/json"
 	"hash/maphash"
 	"sync"
@@ -116,6 +117,14 @@ func newTokenCache(maxTokens int) *tokenCache {
 	return newLRU(maxTokens, packedTokens.len)
 }
 
+// toolsSum identifies a request's raw "tools" in the caches that are kept
+// per tools: their SHA-256, so that a cached entry need not hold a copy of
+// tools that may run to megabytes (a tool's description) only to confirm
+// that a later request sent the same bytes.
+type toolsSum [sha256.Size]byte
+
+func sumTools(raw []byte) toolsSum { return sha256.Sum256(raw) }
+
 // resolvedModel is the resolved model configuration: the profile, the tools
 // decoded, and the tools' rendered tokens.
 type resolvedModel struct {
@@ -123,9 +132,14 @@ type resolvedModel struct {
 	partition  string
 	model      string
 	profile    inference.Profile
-	toolsRaw   string
+	toolsSum   toolsSum
 	tools      []policy.Tool
 	toolTokens []int
+}
+
+// serves says whether m was resolved for this partition, model and tools.
+func (m *resolvedModel) serves(partition, model string, tools toolsSum) bool {
+	return m.partition == partition && m.model == model && m.toolsSum == tools
 }
 
 // configCache is the request-level cache of resolved model
@@ -141,7 +155,7 @@ var hashSeed = maphash.MakeSeed()
 // checkedTools is a "tools" array that api.CheckTools accepted, and the
 // names it offers.
 type checkedTools struct {
-	raw   string
+	sum   toolsSum
 	names api.ToolNames
 }
 
@@ -164,18 +178,19 @@ func (c *toolChecks) check(partition string, raw json.RawMessage) (api.ToolNames
 	if c == nil {
 		return api.CheckTools(raw)
 	}
+	sum := sumTools(raw)
 	var h maphash.Hash
 	h.SetSeed(hashSeed)
 	h.WriteString(partition)
 	h.WriteByte(0)
-	h.Write(raw)
+	h.Write(sum[:])
 	key := h.Sum64()
-	if t, ok := c.cache.get(key); ok && t.raw == string(raw) {
+	if t, ok := c.cache.get(key); ok && t.sum == sum {
 		return t.names, nil
 	}
 	names, err := api.CheckTools(raw)
 	if err == nil {
-		c.cache.put(key, partition, checkedTools{raw: string(raw), names: names})
+		c.cache.put(key, partition, checkedTools{sum: sum, names: names})
 	}
 	return names, err
 }

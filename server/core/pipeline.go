@@ -92,6 +92,7 @@ func (e *Engine) decode(_ context.Context, fl *Flight) (StageResult, *api.Error)
 		}
 	}
 	fl.parsed.seed = seedOf(req)
+	fl.parsed.tools = sumTools(req.Tools)
 	if fl.Via.Admit != nil {
 		err = fl.Via.Admit(req)
 	}
@@ -121,12 +122,12 @@ func (e *Engine) findParent(_ context.Context, fl *Flight) (StageResult, *api.Er
 func (e *Engine) resolve(_ context.Context, fl *Flight) (StageResult, *api.Error) {
 	req, c := fl.parsed.req, fl.found.parent
 	if c != nil && c.model != nil &&
-		c.model.model == req.Model && c.model.toolsRaw == string(req.Tools) && c.model.partition == fl.parsed.partition {
+		c.model.serves(fl.parsed.partition, req.Model, fl.parsed.tools) {
 		fl.resolved.model = c.model
 		e.sh.Metrics.cacheLookup("connection_model", true)
 		return StageResult{note: "connection cache"}, nil
 	}
-	m, hit, err := e.resolveModel(fl.parsed.partition, req, fl.parsed.toolsChecked)
+	m, hit, err := e.resolveModel(fl.parsed.partition, req, fl.parsed.tools, fl.parsed.toolsChecked)
 	if err != nil {
 		return StageResult{bytes: len(req.Tools)}, err
 	}

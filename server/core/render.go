@@ -93,21 +93,21 @@ func (e *Engine) renderItemsCounted(ctx context.Context, dst []int, partition st
 	return dst, hits, nil
 }
 
-func (e *Engine) resolveModel(partition string, req *api.CreateRequest, toolsChecked bool) (*resolvedModel, bool, *api.Error) {
+func (e *Engine) resolveModel(partition string, req *api.CreateRequest, tools toolsSum, toolsChecked bool) (*resolvedModel, bool, *api.Error) {
 	var h maphash.Hash
 	h.SetSeed(hashSeed)
 	h.WriteString(partition)
 	h.WriteByte(0)
 	h.WriteString(req.Model)
 	h.WriteByte(0)
-	h.Write(req.Tools)
+	h.Write(tools[:])
 	key := h.Sum64()
 	if e.models != nil {
-		if m, ok := e.models.get(key); ok && m.model == req.Model && m.toolsRaw == string(req.Tools) {
+		if m, ok := e.models.get(key); ok && m.serves(partition, req.Model, tools) {
 			return m, true, nil
 		}
 	}
-	m, err := e.buildModel(partition, req, toolsChecked)
+	m, err := e.buildModel(partition, req, tools, toolsChecked)
 	if err != nil {
 		return nil, false, err
 	}
@@ -121,7 +121,7 @@ func (e *Engine) resolveModel(partition string, req *api.CreateRequest, toolsChe
 // buildModel resolves the profile and the tools; toolsChecked says parse
 // has already held the tools to api.CheckTools (a create), so only
 // input_tokens, which decodes leniently, is checked here.
-func (e *Engine) buildModel(partition string, req *api.CreateRequest, toolsChecked bool) (*resolvedModel, *api.Error) {
+func (e *Engine) buildModel(partition string, req *api.CreateRequest, sum toolsSum, toolsChecked bool) (*resolvedModel, *api.Error) {
 	profile := inference.ProfileFor(req.Model)
 	profile.ContextWindow = e.cfg.Windows().Of(req.Model)
 	if e.cfg.Unmodelled {
@@ -136,7 +136,7 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest, toolsCheck
 			return nil, err
 		}
 	}
-	m := &resolvedModel{partition: partition, model: req.Model, profile: profile, toolsRaw: string(req.Tools)}
+	m := &resolvedModel{partition: partition, model: req.Model, profile: profile, toolsSum: sum}
 	var rendered []byte
 	var add func(t api.Tool, ns string, param string) *api.Error
 	add = func(t api.Tool, ns, param string) *api.Error {
