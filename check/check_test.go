@@ -270,6 +270,25 @@ func TestLiveCheckGradesAClientPointedByHand(t *testing.T) {
 	}
 }
 
+// A client quick enough to finish its 12 tool turns before the idle limit
+// runs again with a longer session, until one outlasts the limit: with a
+// 40 ms tool, 12 turns take about half a second, and 48 at least 1.9 s,
+// past the 1.5 s limit whatever the machine's speed.
+func TestAFastClientOutrunningTheIdleLimitRunsAgainLonger(t *testing.T) {
+	t.Parallel()
+	a := apptest.Start(t)
+	var out, progress bytes.Buffer
+	rep, err := check.Run(context.Background(), check.Config{Server: a.URL(),
+		Command: []string{refclient(t), "-transport", "ws", "-tool-time", "40ms"},
+		Checks:  []*check.Check{check.Lookup(check.ReconnectsAtConnectionLimit)}, TimeLimit: 30 * time.Second,
+		ClientOutput: &out, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("progress:\n%s", progress.String())
+	want(t, rep, map[string]check.Verdict{check.ReconnectsAtConnectionLimit: check.Pass})
+}
+
 // TestAClientWithoutToolsIsNotExercised: a client that offers no
 // function tool finishes at once, before any drill fires, and every check
 // says so instead of passing.
