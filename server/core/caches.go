@@ -172,13 +172,12 @@ func newToolChecks(max int) *toolChecks {
 	return &toolChecks{cache: newLRU(max, func(checkedTools) int { return 1 })}
 }
 
-// check answers as api.CheckTools does, kept per partition; a nil
-// toolChecks (no ModelCache) checks every time.
-func (c *toolChecks) check(partition string, raw json.RawMessage) (api.ToolNames, *api.Error) {
+// check answers as api.CheckTools does for raw, whose sumTools is sum,
+// kept per partition; a nil toolChecks (no ModelCache) checks every time.
+func (c *toolChecks) check(partition string, sum toolsSum, raw json.RawMessage) (api.ToolNames, *api.Error) {
 	if c == nil {
 		return api.CheckTools(raw)
 	}
-	sum := sumTools(raw)
 	var h maphash.Hash
 	h.SetSeed(hashSeed)
 	h.WriteString(partition)

@@ -132,7 +132,7 @@ func (e *Engine) buildModel(partition string, req *api.CreateRequest, sum toolsS
 		return nil, err
 	}
 	if !toolsChecked {
-		if _, err := e.checks.check(partition, req.Tools); err != nil {
+		if _, err := e.checks.check(partition, sum, req.Tools); err != nil {
 			return nil, err
 		}
 	}

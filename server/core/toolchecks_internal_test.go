@@ -15,11 +15,11 @@ func TestToolChecksAreKeptPerPartition(t *testing.T) {
 	good := json.RawMessage(`[{"type":"function","name":"f","parameters":{"type":"object","properties":{}}}]`)
 	bad := json.RawMessage(`[{"type":"function","name":"f g"}]`)
 	for _, p := range []string{"a", "b"} {
-		names, err := c.check(p, good)
+		names, err := c.check(p, sumTools(good), good)
 		if err != nil || !names.Functions["f"] {
 			t.Fatalf("%s: %v %+v", p, err, names)
 		}
-		if _, err := c.check(p, bad); err == nil || err.Param != "tools[0].name" {
+		if _, err := c.check(p, sumTools(bad), bad); err == nil || err.Param != "tools[0].name" {
 			t.Fatalf("%s: a bad name passed: %+v", p, err)
 		}
 	}
@@ -37,7 +37,7 @@ func TestToolChecksAreKeptPerPartition(t *testing.T) {
 // model's resolution.
 func TestAnEngineWithoutModelCacheKeepsNoToolChecks(t *testing.T) {
 	var none *toolChecks
-	if _, err := none.check("a", json.RawMessage(`[{"type":"function","name":"f g"}]`)); err == nil {
+	if _, err := none.check("a", toolsSum{}, json.RawMessage(`[{"type":"function","name":"f g"}]`)); err == nil {
 		t.Fatal("a nil toolChecks passed a bad name")
 	}
 	if e := New(Config{ModelCache: false}, nil); e.checks != nil {
@@ -81,8 +81,8 @@ func TestCachesKeptPerToolsTellToolsApartByTheirBytes(t *testing.T) {
 	if !mf.serves("p", "instant", sumTools(f.Tools)) || mf.serves("p", "instant", sumTools(g.Tools)) || mf.serves("q", "instant", sumTools(f.Tools)) {
 		t.Fatal("serves does not tell partitions or tools apart")
 	}
-	fn, _ := e.checks.check("p", f.Tools)
-	gn, _ := e.checks.check("p", g.Tools)
+	fn, _ := e.checks.check("p", sumTools(f.Tools), f.Tools)
+	gn, _ := e.checks.check("p", sumTools(g.Tools), g.Tools)
 	if !fn.Functions["f"] || fn.Functions["g"] || !gn.Functions["g"] || gn.Functions["f"] {
 		t.Fatalf("tool checks answered f: %+v, g: %+v", fn, gn)
 	}
