@@ -135,7 +135,7 @@ const longerSessions = 2
 // (longerSessions) when its drill fires on time and the client, offering
 // tools, ended well before it fired.
 func runTimed(ctx context.Context, cfg Config, c *Check) (Result, error) {
-	k := toolTurns(c, cfg.Options)
+	k, timed := toolTurns(c, cfg.Options), c.Drill(cfg.Options).AfterMS > 0
 	for again := 0; ; again++ {
 		res, run, err := runChecks(ctx, cfg, []*Check{c}, k)
 		if err != nil {
@@ -143,7 +143,7 @@ func runTimed(ctx context.Context, cfg Config, c *Check) (Result, error) {
 		}
 		fired := run.Drill != nil && len(run.Drill.Firings) > 0
 		outrun := !fired && run.Exit == 0 && len(run.Traces) > 0 && offeredTools(run)
-		if !outrun || again == longerSessions || c.Drill(cfg.Options).AfterMS == 0 {
+		if !timed || !outrun || again == longerSessions {
 			return res[0], nil
 		}
 		k *= 2
