@@ -84,15 +84,18 @@ func (o *Options) defaults() {
 // finishes first, so the drill hits a continuation.
 const drillTurn = 1
 
-// ToolTurns is K of the check's scope: at least the drill's turn + 2, so
-// the session goes on past the drill (docs/protocol.md, "Scopes").
-func (c *Check) ToolTurns() int { return toolTurns(c, Options{}) }
+// sessionTurns is K of a check's scope, and of the run the checks without
+// a drill share: at least the drill's turn + 2, so the session goes on
+// past the drill (docs/protocol.md, "Scopes").
+const sessionTurns = drillTurn + 3
 
-func toolTurns(c *Check, o Options) int {
+// ToolTurns is K of the check's scope: sessionTurns, or idleTurns for the
+// idle-limit check.
+func (c *Check) ToolTurns() int {
 	if c.ID == ReconnectsAtConnectionLimit {
 		return idleTurns
 	}
-	return drillTurn + 3
+	return sessionTurns
 }
 
 // idleTurns is K of the idle-limit check: enough turns that a client's

@@ -101,14 +101,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			passive = append(passive, c)
 			continue
 		}
-		res, err := runTimed(ctx, cfg, c)
+		res, err := runDrilled(ctx, cfg, c)
 		if err != nil {
 			return nil, err
 		}
 		results[c.ID] = res
 	}
 	if len(passive) > 0 {
-		res, _, err := runChecks(ctx, cfg, passive, drillTurn+3)
+		res, _, err := runChecks(ctx, cfg, passive, sessionTurns)
 		if err != nil {
 			return nil, err
 		}
@@ -131,11 +131,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // limit (docs/decisions.md, "the one timed check").
 const longerSessions = 2
 
-// runTimed runs one check that has a drill, again with a longer session
+// runDrilled runs one check that has a drill, again with a longer session
 // (longerSessions) when its drill fires on time and the client, offering
-// tools, ended well before it fired.
-func runTimed(ctx context.Context, cfg Config, c *Check) (Result, error) {
-	k, timed := toolTurns(c, cfg.Options), c.Drill(cfg.Options).AfterMS > 0
+// tools, ended well before it fired; the verdict's reason then names the
+// turns it took.
+func runDrilled(ctx context.Context, cfg Config, c *Check) (Result, error) {
+	k, timed := c.ToolTurns(), c.Drill(cfg.Options).AfterMS > 0
 	for again := 0; ; again++ {
 		res, run, err := runChecks(ctx, cfg, []*Check{c}, k)
 		if err != nil {
@@ -144,6 +145,9 @@ func runTimed(ctx context.Context, cfg Config, c *Check) (Result, error) {
 		fired := run.Drill != nil && len(run.Drill.Firings) > 0
 		outrun := !fired && run.Exit == 0 && len(run.Traces) > 0 && offeredTools(run)
 		if !timed || !outrun || again == longerSessions {
+			if again > 0 {
+				res[0].Reason += fmt.Sprintf(" (run %d of the client, with K=%d: with fewer turns it finished before the drill fired)", again+1, k)
+			}
 			return res[0], nil
 		}
 		k *= 2

@@ -118,7 +118,7 @@ type parseOut struct {
 	items     []api.Item // the request's new input items
 	partition string     // the prompt_cache_key; set even if the input is bad
 	seed      int64
-	tools     toolsSum // of req.Tools, for the caches kept per tools
+	toolsSum  toolsSum // of req.Tools, for the caches kept per tools
 	// toolsChecked: parse held the tools to api.CheckTools, so resolve
 	// need not again (input_tokens decodes without parse's rules).
 	toolsChecked bool

@@ -64,7 +64,7 @@ func (e *Engine) parse(ctx context.Context, fl *Flight) (StageResult, *api.Error
 	}
 	partition, tools := fl.parsed.partition, fl.parsed.req.Tools
 	err = api.ValidateCreateWith(body, func(raw json.RawMessage) (api.ToolNames, *api.Error) {
-		sum := fl.parsed.tools
+		sum := fl.parsed.toolsSum
 		if !bytes.Equal(raw, tools) { // the same member of the same body: decode has hashed it
 			sum = sumTools(raw)
 		}
@@ -97,7 +97,7 @@ func (e *Engine) decode(_ context.Context, fl *Flight) (StageResult, *api.Error)
 		}
 	}
 	fl.parsed.seed = seedOf(req)
-	fl.parsed.tools = sumTools(req.Tools)
+	fl.parsed.toolsSum = sumTools(req.Tools)
 	if fl.Via.Admit != nil {
 		err = fl.Via.Admit(req)
 	}
@@ -127,12 +127,12 @@ func (e *Engine) findParent(_ context.Context, fl *Flight) (StageResult, *api.Er
 func (e *Engine) resolve(_ context.Context, fl *Flight) (StageResult, *api.Error) {
 	req, c := fl.parsed.req, fl.found.parent
 	if c != nil && c.model != nil &&
-		c.model.serves(fl.parsed.partition, req.Model, fl.parsed.tools) {
+		c.model.serves(fl.parsed.partition, req.Model, fl.parsed.toolsSum) {
 		fl.resolved.model = c.model
 		e.sh.Metrics.cacheLookup("connection_model", true)
 		return StageResult{note: "connection cache"}, nil
 	}
-	m, hit, err := e.resolveModel(fl.parsed.partition, req, fl.parsed.tools, fl.parsed.toolsChecked)
+	m, hit, err := e.resolveModel(fl.parsed.partition, req, fl.parsed.toolsSum, fl.parsed.toolsChecked)
 	if err != nil {
 		return StageResult{bytes: len(req.Tools)}, err
 	}
